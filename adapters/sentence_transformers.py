@@ -1,0 +1,164 @@
+"""sentence-transformers family: any SentenceTransformer model, with an instruction template.
+
+Templates (recorded in every result with their sha256):
+    none      the text alone; the instruction-blind baseline
+    prefix    "{instruction} {text}"  (default)
+    model     the model's own prompt for the prompt type (its `prompts` config), no task instruction
+    custom    any string with "{text}" and optionally "{instruction}", e.g. "Instruct: {instruction}\\nQuery: {text}"
+
+When the template ends with "{text}", the part before it goes to `SentenceTransformer.encode(prompt=...)`,
+so models configured to pool without the prompt tokens (INSTRUCTOR-style) do so.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from adapters.base import BaseEncoder
+from bench.errors import ConfigError, ModelLoadError
+from bench.fileio import sha256_text
+
+if TYPE_CHECKING:
+    from mteb.types import PromptType
+
+logger = logging.getLogger(__name__)
+
+TEMPLATES = {"none": "{text}", "prefix": "{instruction} {text}"}
+TEMPLATE_NAMES = ("none", "prefix", "model")
+
+
+def template_string(template: str) -> str:
+    """The format string behind a template name; custom strings are checked for `{text}`."""
+    if template in TEMPLATES:
+        return TEMPLATES[template]
+    if template == "model":
+        return "{model_prompt}{text}"
+    if "{text}" not in template:
+        raise ConfigError(
+            f"Instruction template {template!r} has no '{{text}}' placeholder; use one of "
+            f"{', '.join(TEMPLATE_NAMES)} or a string such as '{{instruction}} {{text}}'."
+        )
+    return template
+
+
+class SentenceTransformerEncoder(BaseEncoder):
+    """A SentenceTransformer behind MTEB's encoder protocol, with instruction templates."""
+
+    family = "sentence-transformers"
+
+    def __init__(
+        self,
+        model_path: str,
+        *,
+        name: str | None = None,
+        revision: str | None = None,
+        template: str = "prefix",
+        max_seq_length: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.model_path = model_path
+        self.template = template
+        self.template_format = template_string(template)
+        self.max_seq_length = max_seq_length
+        self.model: Any = None
+        super().__init__(name=name or model_path, revision=revision or model_revision(model_path), **kwargs)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            **super().settings(),
+            "instruction_template": self.template,
+            "instruction_template_format": self.template_format,
+            "instruction_template_sha256": sha256_text(self.template_format),
+            "max_seq_length": self.max_seq_length,
+        }
+
+    def vector_settings(self) -> dict[str, Any]:
+        return {**super().vector_settings(), "max_seq_length": self.max_seq_length}
+
+    def _load(self) -> None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            self.model = SentenceTransformer(
+                self.model_path,
+                device=self.device,
+                revision=None if Path(self.model_path).exists() else self.revision,
+                model_kwargs={"dtype": getattr(torch, self.dtype)},
+            )
+        except Exception as e:
+            raise ModelLoadError(
+                f"Could not load sentence-transformers model '{self.model_path}' "
+                f"({type(e).__name__}: {str(e).splitlines()[0][:200]}). Check the path or hub id; "
+                f"offline, use a local directory."
+            ) from None
+        if self.max_seq_length:
+            self.model.max_seq_length = self.max_seq_length
+        self.mteb_model_meta = self.mteb_model_meta.model_copy(
+            update={"embed_dim": self._dim()}
+        )
+
+    def _dim(self) -> int:
+        getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> list[str]:
+        """[prompt, text]: the prompt goes through ST's `prompt=` so prompt-excluding pooling applies."""
+        if self.template == "model":
+            self.ensure_loaded()
+            key = prompt_type.value if prompt_type is not None else None
+            return [self.model.prompts.get(key, "") if key else "", text]
+        if instruction is None or self.template == "none":
+            return ["", text]
+        fmt = self.template_format
+        if fmt.endswith("{text}"):
+            return [fmt[: -len("{text}")].format(instruction=instruction), text]
+        return ["", fmt.format(instruction=instruction, text=text)]
+
+    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+        by_prompt: dict[str, list[int]] = defaultdict(list)
+        for i, (prompt, _) in enumerate(inputs):
+            by_prompt[prompt].append(i)
+        out = np.empty((len(inputs), self._dim()), dtype=np.float32)
+        for prompt, rows in by_prompt.items():
+            out[rows] = self.model.encode(
+                [inputs[i][1] for i in rows],
+                prompt=prompt or None,
+                batch_size=batch_size,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return out
+
+
+def model_revision(model_path: str) -> str:
+    """Revision of a local model directory: a hash of its config files and of its weights' ends.
+
+    Hub ids keep the revision the user names ("main" by default). Hashing the first and last MiB of
+    weight files (plus their size) keeps this fast for multi-GB checkpoints yet changes with any
+    re-save.
+    """
+    path = Path(model_path)
+    if not path.is_dir():
+        return "main"
+    import hashlib
+
+    h = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = file.relative_to(path).as_posix()
+        if rel.startswith(".") or "/." in rel or file.suffix in (".md", ".lock"):
+            continue
+        h.update(rel.encode())
+        size = file.stat().st_size
+        h.update(str(size).encode())
+        with file.open("rb") as f:
+            h.update(f.read(1 << 20))
+            if size > 2 << 20:
+                f.seek(-(1 << 20), 2)
+                h.update(f.read())
+    return f"local-{h.hexdigest()[:12]}"

@@ -1,0 +1,1 @@
+"""Static leaderboard built from result files (not implemented yet: see the leaderboard issue)."""

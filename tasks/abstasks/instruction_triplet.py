@@ -1,0 +1,59 @@
+"""Instruction triplets: per criterion, is the anchor closer to the positive than to the negative?"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from tasks.abstasks.base import InstructionTask, encode_pairs, limited
+from tasks.data import Schema
+from tasks.metrics import harmonic_mean, triplet_successes
+
+
+class AbsTaskInstructionTriplet(InstructionTask):
+    """Triplet task with one instruction per criterion (InBedder paper §3.2, IntentEmotion).
+
+    Each criterion's instruction is applied to anchor, positive and negative. The success rate of a
+    criterion is the share of its triplets with cosdist(a, p) < cosdist(a, n) (strict); the main score
+    is the harmonic mean of the per-criterion rates, so a model must follow every instruction.
+    An instruction-blind model is capped: when two criteria rank the same texts in opposite orders
+    its two rates sum to at most 1.
+
+    Attributes:
+        criteria: criterion name (also the dataset config) -> instruction.
+    """
+
+    criteria: ClassVar[dict[str, str]]
+    schema = Schema({"anchor": "text", "positive": "text", "negative": "text"})
+
+    @property
+    def hub_configs(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self.criteria)
+
+    def instruction_set(self) -> dict[str, Any]:
+        return {"criteria": dict(self.criteria)}
+
+    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        out = []
+        for criterion, rows in rows_by_part.items():
+            rows = limited(rows, [criterion] * len(rows), self.limit, self.seed)
+            out += [{**r, "criterion": criterion, "instruction": self.criteria[criterion]} for r in rows]
+        return out
+
+    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
+        n = len(data_split)
+        texts = list(data_split["anchor"]) + list(data_split["positive"]) + list(data_split["negative"])
+        emb = encode_pairs(
+            model, texts, list(data_split["instruction"]) * 3,
+            task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
+        )
+        success = triplet_successes(emb[:n], emb[n : 2 * n], emb[2 * n :])
+        criterion = np.asarray(list(data_split["criterion"]))
+        scores: dict[str, Any] = {}
+        for name in self.criteria:
+            mask = criterion == name
+            scores[f"{name}_success_rate"] = float(success[mask].mean())
+            scores[f"{name}_num_triplets"] = int(mask.sum())
+        scores["hmean_success_rate"] = harmonic_mean([scores[f"{c}_success_rate"] for c in self.criteria])
+        return scores

@@ -1,0 +1,244 @@
+"""Loading task data from the Hugging Face hub (pinned revision) or from a local directory.
+
+Local layout, the same schema as the published datasets (documented in the README):
+
+    DATA_DIR/<TaskName>/<config>.{csv,jsonl,json,parquet}   tasks with several configs (IntentEmotion)
+    DATA_DIR/<TaskName>/<split>.{csv,jsonl,json,parquet}    tasks with one config (InstructSTSB: test.jsonl)
+
+Local files are parsed with the standard library so that a malformed row is reported with its line
+number, and so that texts such as "NA" or "None" stay texts (pandas would turn them into NaN).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from bench.errors import DataError
+from bench.fileio import sha256_file, sha256_json
+
+logger = logging.getLogger(__name__)
+
+DATA_DIR_ENV = "INSTRUCT_BENCH_DATA_DIR"
+LOCAL_SUFFIXES = (".csv", ".jsonl", ".json", ".parquet")
+
+ColumnKind = Literal["text", "label", "score"]
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Columns a task type needs: texts must be non-empty strings, labels non-null, scores numbers."""
+
+    columns: Mapping[str, ColumnKind]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.columns)
+
+
+def default_data_dir() -> Path | None:
+    value = os.environ.get(DATA_DIR_ENV)
+    return Path(value).expanduser() if value else None
+
+
+def find_local_file(task_dir: Path, stem: str) -> Path:
+    """The file for one config or split; a clear error names what was expected."""
+    candidates = [task_dir / f"{stem}{suffix}" for suffix in LOCAL_SUFFIXES]
+    found = [p for p in candidates if p.is_file()]
+    if not found:
+        expected = " or ".join(p.name for p in candidates)
+        raise DataError(
+            f"Missing data file for {task_dir.name}: expected {task_dir / stem}.* ({expected}). "
+            f"See 'Local data' in the README for the layout."
+        )
+    return found[0]
+
+
+def read_local_rows(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of a local file, checked for the expected columns."""
+    suffix = path.suffix
+    if suffix == ".csv":
+        return _read_csv(path, columns)
+    if suffix in (".jsonl", ".json"):
+        return _read_json(path, columns)
+    if suffix == ".parquet":
+        return _read_parquet(path, columns)
+    raise DataError(f"{path}: unsupported file type '{suffix}'; use one of {', '.join(LOCAL_SUFFIXES)}.")
+
+
+def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            raise DataError(f"{path}: file is empty; expected a header line with {', '.join(columns)}.")
+        _check_columns(path, header, columns)
+        rows = []
+        for record in reader:
+            if not record:
+                continue
+            if len(record) != len(header):
+                raise DataError(
+                    f"{path} line {reader.line_num}: malformed row, expected {len(header)} fields "
+                    f"({', '.join(header)}) but found {len(record)}. Quote fields that contain commas."
+                )
+            rows.append(dict(zip(header, record)))
+    return rows
+
+
+def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}: invalid JSON ({e.msg} at line {e.lineno}).") from None
+        numbered = list(enumerate(records, start=1))
+        where = "item"
+    else:
+        numbered = []
+        for line_no, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                numbered.append((line_no, json.loads(line)))
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path} line {line_no}: malformed JSON row ({e.msg}).") from None
+        where = "line"
+    rows = []
+    for n, record in numbered:
+        if not isinstance(record, dict):
+            raise DataError(f"{path} {where} {n}: expected a JSON object with keys {', '.join(columns)}.")
+        missing = [c for c in columns if c not in record]
+        if missing:
+            raise DataError(f"{path} {where} {n}: malformed row, missing key(s) {', '.join(missing)}.")
+        rows.append(record)
+    return rows
+
+
+def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    from datasets import Dataset
+
+    ds = Dataset.from_parquet(str(path))
+    _check_columns(path, ds.column_names, columns)
+    return ds.to_list()
+
+
+def _check_columns(path: Path, header: Sequence[str], columns: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise DataError(
+            f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(header) or 'none'}, "
+            f"expected {', '.join(columns)}."
+        )
+
+
+def load_hub_rows(path: str, *, revision: str, config: str | None, split: str) -> list[dict[str, Any]]:
+    """Rows of a published dataset at a pinned revision."""
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(path, name=config, revision=revision, split=split)
+    except Exception as e:  # datasets raises many types; all mean "not available"
+        what = f"{path}" + (f" (config '{config}')" if config else "")
+        raise DataError(
+            f"Could not load {what} at revision {revision[:12]} from the Hugging Face hub "
+            f"({type(e).__name__}: {str(e).splitlines()[0][:200]}). Offline? Pass --data-dir DIR "
+            f"(or set {DATA_DIR_ENV}) with the files laid out as in the README."
+        ) from None
+    return ds.to_list()
+
+
+def validate_rows(rows: list[dict[str, Any]], schema: Schema, origin: str) -> list[dict[str, Any]]:
+    """Keep only the schema's columns and check every value; errors name the row (1-based)."""
+    if not rows:
+        raise DataError(f"{origin}: no rows.")
+    clean = []
+    for i, row in enumerate(rows, start=1):
+        out = {}
+        for column, kind in schema.columns.items():
+            if column not in row:
+                raise DataError(f"{origin} row {i}: missing column '{column}'.")
+            out[column] = _check_value(row[column], kind, f"{origin} row {i}, column '{column}'")
+        clean.append(out)
+    return clean
+
+
+def _check_value(value: Any, kind: ColumnKind, where: str) -> Any:
+    if kind == "text":
+        if not isinstance(value, str):
+            raise DataError(f"{where}: expected text, got {type(value).__name__} {value!r}.")
+        if not value.strip():
+            raise DataError(f"{where}: empty text. Remove the row or fill in the text.")
+        return value
+    if kind == "label":
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise DataError(f"{where}: empty label.")
+        return value
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: expected a number, got {value!r}.") from None
+    if not np.isfinite(score):
+        raise DataError(f"{where}: score is {score}.")
+    return score
+
+
+def local_revision(files: Sequence[Path]) -> str:
+    """A revision string for local data: changes whenever any file's content changes."""
+    digest = sha256_json(sorted((p.name, sha256_file(p)) for p in files))
+    return f"local-{digest[:12]}"
+
+
+def stratified_indices(labels: Sequence[Any], n: int, *, seed: int) -> list[int]:
+    """At most `n` row indices, sampled per label in proportion to label frequency, in original order.
+
+    Every label keeps at least one row when n allows it, so a quick `--limit` run still sees every
+    cluster or class. Deterministic given the seed.
+    """
+    if n <= 0:
+        raise ValueError("limit must be positive")
+    if n >= len(labels):
+        return list(range(len(labels)))
+    groups: dict[Any, list[int]] = defaultdict(list)
+    for i, label in enumerate(labels):
+        groups[label].append(i)
+    keys = sorted(groups, key=str)
+    quotas = _largest_remainder({k: len(groups[k]) for k in keys}, n)
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for k in keys:
+        members = groups[k]
+        chosen.extend(members[j] for j in rng.choice(len(members), size=quotas[k], replace=False))
+    return sorted(chosen)
+
+
+def _largest_remainder(sizes: Mapping[Any, int], n: int) -> dict[Any, int]:
+    total = sum(sizes.values())
+    floor_share = {k: max(1, int(n * s / total)) if n >= len(sizes) else int(n * s / total) for k, s in sizes.items()}
+    floor_share = {k: min(v, sizes[k]) for k, v in floor_share.items()}
+    remainder = n - sum(floor_share.values())
+    order = sorted(sizes, key=lambda k: (-(n * sizes[k] / total - int(n * sizes[k] / total)), str(k)))
+    while remainder > 0:
+        progressed = False
+        for k in order:
+            if remainder and floor_share[k] < sizes[k]:
+                floor_share[k] += 1
+                remainder -= 1
+                progressed = True
+        if not progressed:
+            break
+    while remainder < 0:  # minimum-one rule overshot: take back from the largest groups
+        k = max(floor_share, key=lambda key: (floor_share[key], str(key)))
+        floor_share[k] -= 1
+        remainder += 1
+    return floor_share

@@ -1,0 +1,31 @@
+"""IntentEmotion (InBedder paper §3.2, appendix A): BANKING77 utterances rewritten by GPT-4."""
+
+from __future__ import annotations
+
+from mteb import TaskMetadata
+
+from tasks._common import common_metadata
+from tasks.abstasks import AbsTaskInstructionTriplet
+
+
+class IntentEmotion(AbsTaskInstructionTriplet):
+    criteria = {
+        "emotion": "How does the customer feel?",
+        "intent": "What does the customer need?",
+    }
+    metadata = TaskMetadata(
+        name="IntentEmotion",
+        description=(
+            "Triplets of customer utterances that share either the intent or the emotion; the same texts "
+            "are ranked in opposite orders by the two criteria. Main score: harmonic mean of the "
+            "emotion and intent triplet success rates."
+        ),
+        dataset={"path": "BrandonZYW/IntentEmotion", "revision": "d0101c15083166b77371cf542c4045decc0a6e92"},
+        type="PairClassification",
+        main_score="hmean_success_rate",
+        domains=["Financial", "Spoken"],
+        license="mit",
+        annotations_creators="LM-generated",
+        sample_creation="LM-generated and verified",
+        **common_metadata(),
+    )

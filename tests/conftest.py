@@ -1,0 +1,41 @@
+"""Every test runs offline: no Hugging Face hub, no writes outside tmp dirs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ[_var] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+ROOT = Path(__file__).resolve().parents[1]
+RAW = ROOT.parent / "shared" / "data" / "raw"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_caches(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = tmp_path_factory.getbasetemp()
+    monkeypatch.setenv("MTEB_CACHE", str(base / "mteb-cache"))
+    monkeypatch.setenv("INSTRUCT_BENCH_CACHE", str(base / "bench-cache"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(base / "hf-datasets"))
+    monkeypatch.delenv("INSTRUCT_BENCH_DATA_DIR", raising=False)
+
+
+@pytest.fixture(scope="session")
+def raw_dir() -> Path:
+    if not RAW.is_dir():
+        pytest.skip(f"real data not found at {RAW}")
+    return RAW
+
+
+@pytest.fixture(scope="session")
+def minilm_path() -> str:
+    from adapters.registry import MODELS
+
+    return MODELS["all-MiniLM-L6-v2"].path()
