@@ -88,17 +88,19 @@ def _result_name(path_or_id: str) -> str:
 def load_model(spec: str, **options: Any) -> Any:
     """An encoder for `spec`; weights load lazily, on the first text the cache cannot serve.
 
-    Options that differ from the entry's defaults become MTEB `experiment_kwargs`, so results of an
-    ablation (say `template=none`) are stored beside, not over, the default run.
+    Options that change vectors and differ from the family's defaults (say `template="none"` or
+    `dtype="float16"`) become MTEB `experiment_kwargs`, so an ablation is stored beside the default run
+    instead of over it.
     """
-    family, path, result_name, defaults = resolve(spec)
+    family, path, result_name, entry_defaults = resolve(spec)
     module_name, class_name = FAMILIES[family].split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
-    vector_options = {k: v for k, v in options.items() if k in ("template",) and v is not None}
-    merged = {**defaults, **vector_options}
-    experiment = {k: v for k, v in merged.items() if defaults.get(k, _DEFAULT_TEMPLATE.get(k)) != v}
-    rest = {k: v for k, v in options.items() if k not in vector_options and v is not None}
-    return cls(path, name=result_name, experiment=experiment, **merged, **rest)
+    defaults = {**FAMILY_DEFAULTS.get(family, {}), **entry_defaults}
+    given = {k: v for k, v in options.items() if v is not None}
+    settings = {**defaults, **given}
+    experiment = {k: settings[k] for k in EXPERIMENT_OPTIONS if k in settings and settings[k] != defaults.get(k)}
+    return cls(path, name=result_name, experiment=experiment, **settings)
 
 
-_DEFAULT_TEMPLATE = {"template": "prefix"}
+FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {"sentence-transformers": {"template": "prefix", "dtype": "float32"}}
+EXPERIMENT_OPTIONS = ("template", "dtype", "max_seq_length")
