@@ -12,13 +12,12 @@ import logging
 import platform
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-from bench.errors import BenchError
 from bench.fileio import atomic_write_json
 from bench.results import AtomicResultCache, read_json, result_path, run_record_path
 
@@ -92,7 +91,7 @@ def run(options: RunOptions) -> list[TaskOutcome]:
         previous = None if options.overwrite else _reusable(store, model, name, key)
         if previous is not None:
             logger.info("[%d/%d] %s: finished earlier with the same settings, reused", i, len(tasks), name)
-            outcomes.append(_outcome(task, previous, "reused", read_json(record_path) or {}))
+            outcomes.append(_outcome(task, *previous, "reused"))
             continue
         logger.info("[%d/%d] %s: evaluating %s", i, len(tasks), name, model.name)
         record_path.unlink(missing_ok=True)
@@ -111,7 +110,7 @@ def run(options: RunOptions) -> list[TaskOutcome]:
         record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds)
         atomic_write_json(record_path, record)
         data = read_json(result_path(store, model.mteb_model_meta, name))
-        outcome = _outcome(task, data, "computed", record)
+        outcome = _outcome(task, data, record, "computed")
         logger.info(
             "[%d/%d] %s: %s = %.4f (%.1fs)", i, len(tasks), name, outcome.main_score_name, task_result.get_score(), seconds
         )
@@ -119,7 +118,10 @@ def run(options: RunOptions) -> list[TaskOutcome]:
     return outcomes
 
 
-def _reusable(store: AtomicResultCache, model: Any, task_name: str, key: dict[str, Any]) -> dict[str, Any] | None:
+def _reusable(
+    store: AtomicResultCache, model: Any, task_name: str, key: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(result, run record) of a finished task whose record matches this run, else None."""
     data = read_json(result_path(store, model.mteb_model_meta, task_name))
     record = read_json(run_record_path(store, model.mteb_model_meta, task_name))
     if not data or not record or record.get("resume_key") != key:
@@ -128,10 +130,10 @@ def _reusable(store: AtomicResultCache, model: Any, task_name: str, key: dict[st
         data["scores"]["test"][0]["main_score"]
     except (KeyError, IndexError, TypeError):
         return None
-    return data
+    return data, record
 
 
-def _outcome(task: Any, data: dict[str, Any], status: str, record: dict[str, Any]) -> TaskOutcome:
+def _outcome(task: Any, data: dict[str, Any], record: dict[str, Any], status: str) -> TaskOutcome:
     scores = {k: v for k, v in data["scores"]["test"][0].items() if k not in ("hf_subset", "languages", "mteb_version")}
     return TaskOutcome(
         task=task.metadata.name,
@@ -213,8 +215,4 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def options_dict(options: RunOptions) -> dict[str, Any]:
-    return asdict(options)
-
-
-__all__ = ["BenchError", "RunOptions", "TaskOutcome", "run"]
+__all__ = ["RunOptions", "TaskOutcome", "run"]

@@ -22,7 +22,7 @@ def _details(outcome: TaskOutcome) -> str:
     for key, value in outcome.scores.items():
         if key in _HIDDEN or key == outcome.main_score_name or not isinstance(value, float):
             continue
-        if key.endswith(("success_rate",)) or key.startswith("v_measure_"):
+        if key.endswith("success_rate") or key.startswith("v_measure_"):
             parts.append(f"{key.removesuffix('_success_rate').removeprefix('v_measure_')} {100 * value:.2f}")
     return ", ".join(parts)
 

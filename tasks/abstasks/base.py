@@ -24,6 +24,7 @@ from tasks.data import (
     load_hub_rows,
     local_revision,
     read_local_rows,
+    stratified_indices,
     validate_rows,
 )
 
@@ -180,8 +181,6 @@ def _to_numpy(emb: Any) -> np.ndarray:
 
 def limited(rows: list[dict[str, Any]], labels: list[Any], limit: int | None, seed: int) -> list[dict[str, Any]]:
     """The stratified `--limit` subset of `rows` (all rows when limit is None)."""
-    from tasks.data import stratified_indices
-
     if limit is None:
         return rows
     return [rows[i] for i in stratified_indices(labels, limit, seed=seed)]
