@@ -120,8 +120,6 @@ def _configure_logging(verbose: bool, quiet: bool) -> None:
     for name in ("mteb", "sentence_transformers", "transformers", "datasets"):
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.ERROR)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    if quiet:
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # also silences transformers' loading bar
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -96,7 +96,7 @@ def run(options: RunOptions) -> list[TaskOutcome]:
         logger.info("[%d/%d] %s: evaluating %s", i, len(tasks), name, model.name)
         record_path.unlink(missing_ok=True)
         before, started, tick = model.stats.copy(), datetime.now(UTC), time.perf_counter()
-        result = mteb.evaluate(
+        mteb.evaluate(
             model,
             task,
             cache=store,
@@ -106,13 +106,12 @@ def run(options: RunOptions) -> list[TaskOutcome]:
             co2_tracker=False,
         )
         seconds = time.perf_counter() - tick
-        task_result = result.task_results[0]
         record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds)
         atomic_write_json(record_path, record)
         data = read_json(result_path(store, model.mteb_model_meta, name))
         outcome = _outcome(task, data, record, "computed")
         logger.info(
-            "[%d/%d] %s: %s = %.4f (%.1fs)", i, len(tasks), name, outcome.main_score_name, task_result.get_score(), seconds
+            "[%d/%d] %s: %s = %.4f (%.1fs)", i, len(tasks), name, outcome.main_score_name, outcome.main_score, seconds
         )
         outcomes.append(outcome)
     return outcomes
