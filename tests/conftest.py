@@ -39,3 +39,13 @@ def minilm_path() -> str:
     from adapters.registry import MODELS
 
     return MODELS["all-MiniLM-L6-v2"].path()
+
+
+@pytest.fixture
+def fake_openai():
+    """A local OpenAI-compatible server (see tests/fake_openai.py); closed after the test."""
+    from fake_openai import FakeOpenAI
+
+    server = FakeOpenAI().start()
+    yield server
+    server.close()
