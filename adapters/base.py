@@ -8,6 +8,12 @@ MTEB's batches, asks the family to build the exact model input for each (`render
    writing each group to the cache as soon as it is done, so a killed run loses at most one group,
 4. refuses NaN/inf output with an error naming the inputs.
 
+Inside a group, `run_batches` cuts batches by count (`batch_size`) and, optionally, by a token budget
+(`max_tokens`: batch rows x longest row), so long inputs get small batches and short ones large. On a
+CUDA/MPS out-of-memory error it halves the limits and retries the failed batch only; finished batches
+are kept and the smaller limits stay for the rest of the run. With more than one visible GPU and
+`device` left at auto/"cuda", `parallel(module)` wraps a module in `torch.nn.DataParallel`.
+
 A family implements `_load`, `render`, `_encode_group` and `settings`; it never knows which task calls it.
 """
 
@@ -30,7 +36,7 @@ from adapters.cache import EmbeddingCache, input_key
 from bench.errors import ConfigError, EncodingError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from mteb import TaskMetadata
     from mteb.types import PromptType
@@ -109,6 +115,8 @@ class BaseEncoder(AbsEncoder):
         device: str | None = None,
         dtype: str = "float32",
         batch_size: int = 32,
+        max_tokens: int | None = None,
+        data_parallel: bool = True,
         cache_dir: str | Path | None = None,
         use_cache: bool = True,
         show_progress_bar: bool | None = None,
@@ -118,11 +126,16 @@ class BaseEncoder(AbsEncoder):
             raise ConfigError(f"Unknown dtype '{dtype}'; choose one of {', '.join(DTYPES)}.")
         if batch_size <= 0:
             raise ConfigError(f"--batch-size must be positive, got {batch_size}.")
+        if max_tokens is not None and max_tokens <= 0:
+            raise ConfigError(f"max_tokens (the token budget per batch) must be positive, got {max_tokens}.")
         self.name = name
         self.revision = revision
         self.device_option = device
         self.dtype_option = dtype
         self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self.data_parallel = data_parallel
+        self._oom_limits: tuple[int, int | None] | None = None  # (batch rows, tokens) after an OOM
         self.show_progress_bar = show_progress_bar
         self.stats = EncodeStats()
         self._cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
@@ -166,6 +179,77 @@ class BaseEncoder(AbsEncoder):
     def input_length(model_input: Any) -> int:
         """Proxy for token count, used to sort inputs so that batches need little padding."""
         return len(model_input) if isinstance(model_input, str) else sum(len(str(p)) for p in model_input)
+
+    @staticmethod
+    def batch_group(model_input: Any) -> str:
+        """Inputs of one group are batched together before length is considered (families whose
+        batches must share something, such as a prompt prefix, override it)."""
+        return ""
+
+    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
+        """Sequence length of each input for the token budget; families with a tokenizer count tokens."""
+        return [self.input_length(x) for x in inputs]
+
+    # ------------------------------------------------------------------ batching helpers for families
+    def run_batches(
+        self,
+        inputs: Sequence[Any],
+        fn: Callable[[list[Any]], np.ndarray],
+        *,
+        batch_size: int | None = None,
+        lengths: Sequence[int] | None = None,
+    ) -> np.ndarray:
+        """Concatenated `fn(batch)` over batches planned by `plan_batches`, halving on out-of-memory.
+
+        A failed batch is retried with half the rows and half the token budget; batches already done
+        are kept, and the smaller limits stay for later calls (the next group would fail the same way).
+        """
+        if not inputs:
+            return np.zeros((0, 0), dtype=np.float32)
+        if lengths is None:  # lengths matter only under a token budget
+            lengths = self.token_lengths(inputs) if self.max_tokens else [0] * len(inputs)
+        lengths = list(lengths)
+        rows, tokens = self._oom_limits or (batch_size or self.batch_size, self.max_tokens)
+        done: list[np.ndarray] = []
+        start = 0
+        while start < len(inputs):
+            stop = start + plan_batches(lengths[start:], rows, tokens)[0]
+            try:
+                done.append(np.asarray(fn(list(inputs[start:stop])), dtype=np.float32))
+            except Exception as e:  # noqa: BLE001 - only out-of-memory is handled, the rest re-raised
+                if not is_out_of_memory(e):
+                    raise
+                if stop - start == 1:
+                    raise EncodingError(
+                        f"{self.name}: out of memory on a single input"
+                        f"{f' of {lengths[start]} tokens' if lengths[start] else ''}. Use a "
+                        f"smaller max input length, --dtype bfloat16, or a device with more memory."
+                    ) from e
+                free_accelerator_memory()
+                rows = max(1, (stop - start) // 2)
+                tokens = max(1, tokens // 2) if tokens else None
+                self._oom_limits = (rows, tokens)
+                logger.warning(
+                    "%s: out of memory on a batch of %d; retrying with %d rows.", self.name, stop - start, rows
+                )
+                continue
+            start = stop
+        return np.concatenate(done, axis=0)
+
+    def parallel(self, module: Any) -> Any:
+        """`module` wrapped for data parallelism over all visible GPUs, when there are several.
+
+        Only when the device was left to choose ("auto"/None/"cuda" without an index) and
+        `data_parallel` is on; an explicit "cuda:1" or a single GPU gets the module unchanged.
+        """
+        import torch
+
+        if not self.data_parallel or self.device_option not in (None, "auto", "cuda"):
+            return module
+        if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
+            return module
+        logger.info("%s: data parallel over %d GPUs", self.name, torch.cuda.device_count())
+        return torch.nn.DataParallel(module)
 
     # ------------------------------------------------------------------ shared machinery
     @property
@@ -220,7 +304,10 @@ class BaseEncoder(AbsEncoder):
             first.setdefault(key, i)
         cache = self.cache
         vectors = cache.get_many(list(first)) if cache is not None else {}
-        missing = sorted((k for k in first if k not in vectors), key=lambda k: -self.input_length(model_inputs[first[k]]))
+        missing = sorted(
+            (k for k in first if k not in vectors),
+            key=lambda k: (self.batch_group(model_inputs[first[k]]), -self.input_length(model_inputs[first[k]])),
+        )
         self.stats.requested += len(keys)
         self.stats.unique += len(first)
         self.stats.cache_hits += len(first) - len(missing)
@@ -257,6 +344,43 @@ class BaseEncoder(AbsEncoder):
                 f"{self.name} produced NaN or inf embeddings for {bad.size} of {len(inputs)} inputs "
                 f"(first: {example!r}). With float16/bfloat16 try --dtype float32."
             )
+
+
+def plan_batches(lengths: Sequence[int], batch_size: int, max_tokens: int | None = None) -> list[int]:
+    """Sizes of consecutive batches: at most `batch_size` rows and, with a budget, at most
+    `max_tokens` padded tokens (rows x longest row; a row longer than the budget goes alone)."""
+    sizes: list[int] = []
+    start = 0
+    while start < len(lengths):
+        stop, longest = start, 0
+        while stop < len(lengths) and stop - start < batch_size:
+            longest_if_added = max(longest, lengths[stop])
+            if max_tokens is not None and stop > start and (stop - start + 1) * longest_if_added > max_tokens:
+                break
+            longest = longest_if_added
+            stop += 1
+        sizes.append(stop - start)
+        start = stop
+    return sizes
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """CUDA, MPS or XPU out-of-memory, whichever exception type the backend raised."""
+    import torch
+
+    if isinstance(error, torch.cuda.OutOfMemoryError):
+        return True
+    return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
+
+
+def free_accelerator_memory() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _texts_and_instructions(inputs: DataLoader) -> tuple[list[str], list[str | None]]:

@@ -44,6 +44,10 @@ class DataError(BenchError):
     """Task data that is missing or does not follow the published schema."""
 
 
+class MissingDataError(DataError):
+    """A task has no folder in the local data directory: a suite run skips it, a named task fails."""
+
+
 class ModelLoadError(BenchError):
     """A model that cannot be loaded."""
 

@@ -4,21 +4,31 @@ Tasks run one at a time through `mteb.evaluate`, so a task's score is exactly wh
 the same task object and model. A finished task is reused only when its run record matches this run
 (model settings, dataset revision, limit, seed, task version, instruction set); anything else is
 recomputed, cheaply, because the embedding cache already holds the vectors.
+
+An encoder may expose `usage(since=None) -> dict` (running totals such as API requests, retries, tokens
+and cost; with `since`, what was used after that snapshot); the runner records each task's share in
+the run record's `encode.usage`. `dry_run` calls no model and writes nothing: it counts what each task
+would send to the model (after the cache), and an encoder with `estimate_usage(inputs) -> dict` adds
+its token/cost estimate.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import platform
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
-from pathlib import Path
 from typing import Any
 
+from bench.errors import MissingDataError
 from bench.fileio import atomic_write_json
+from bench.instruction_style import instruction_style_for
 from bench.results import AtomicResultCache, read_json, result_path, run_record_path
 
 logger = logging.getLogger("bench")
@@ -37,10 +47,13 @@ class RunOptions:
     model: str = "all-MiniLM-L6-v2"
     tasks: list[str] | None = None
     suite: str | None = None
+    # Family constructor options (`--model-args`, `--model-config`, family flags); see adapters.registry.
+    model_options: dict[str, Any] = field(default_factory=dict)
+    # Shorthands for common model options; None = the family's default. They override model_options.
     template: str | None = None
-    batch_size: int = 32
+    batch_size: int | None = None
     device: str | None = None
-    dtype: str = "float32"
+    dtype: str | None = None
     data_dir: str | None = None
     output_dir: str = "results"
     cache_dir: str | None = None
@@ -49,6 +62,8 @@ class RunOptions:
     overwrite: bool = False
     seed: int = 42
     show_progress_bar: bool | None = None
+    # Instruction style for tasks that offer several (GSTransform): auto|question|command|gstransform.
+    instruction_style: str | None = None
 
 
 @dataclass
@@ -67,21 +82,8 @@ def run(options: RunOptions) -> list[TaskOutcome]:
     """Evaluate the model on the tasks; return one outcome per task, in order."""
     import mteb
 
-    from adapters.registry import load_model
-    from tasks import get_tasks, task_names
-
-    names = task_names(tasks=options.tasks, suite=options.suite)
-    tasks = get_tasks(names, data_dir=options.data_dir, limit=options.limit, seed=options.seed)
-    model = load_model(
-        options.model,
-        template=options.template,
-        batch_size=options.batch_size,
-        device=options.device,
-        dtype=options.dtype,
-        cache_dir=options.cache_dir,
-        use_cache=options.use_cache,
-        show_progress_bar=options.show_progress_bar,
-    )
+    tasks = build_tasks(options)
+    model = build_model(options)
     store = AtomicResultCache(options.output_dir)
     outcomes = []
     for i, task in enumerate(tasks, start=1):
@@ -95,18 +97,20 @@ def run(options: RunOptions) -> list[TaskOutcome]:
             continue
         logger.info("[%d/%d] %s: evaluating %s", i, len(tasks), name, model.name)
         record_path.unlink(missing_ok=True)
-        before, started, tick = model.stats.copy(), datetime.now(UTC), time.perf_counter()
+        before, usage_before = model.stats.copy(), model_usage(model)
+        started, tick = datetime.now(UTC), time.perf_counter()
         mteb.evaluate(
             model,
             task,
             cache=store,
             overwrite_strategy="always",
-            encode_kwargs={"batch_size": options.batch_size},
+            encode_kwargs={"batch_size": model.batch_size},
             show_progress_bar=False,
             co2_tracker=False,
         )
         seconds = time.perf_counter() - tick
-        record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds)
+        usage = model_usage(model, since=usage_before) if usage_before is not None else None
+        record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
         atomic_write_json(record_path, record)
         data = read_json(result_path(store, model.mteb_model_meta, name))
         outcome = _outcome(task, data, record, "computed")
@@ -115,6 +119,129 @@ def run(options: RunOptions) -> list[TaskOutcome]:
         )
         outcomes.append(outcome)
     return outcomes
+
+
+def build_tasks(options: RunOptions) -> list[Any]:
+    """The run's task objects (unknown names fail here, before any model is built).
+
+    A named task without local data is an error; a suite run skips such tasks with a warning, so that
+    `--suite gstransform --data-dir D` runs every task whose data was built instead of none.
+    """
+    from tasks import get_tasks, task_names
+    from tasks.data import default_data_dir
+
+    names = task_names(tasks=options.tasks, suite=options.suite)
+    style = instruction_style_for(options.model, options.instruction_style)
+    if options.tasks or not (options.data_dir or default_data_dir()):
+        return get_tasks(names, data_dir=options.data_dir, limit=options.limit, seed=options.seed, instruction_style=style)
+    tasks: list[Any] = []
+    for name in names:
+        try:
+            tasks += get_tasks([name], data_dir=options.data_dir, limit=options.limit, seed=options.seed,
+                               instruction_style=style)
+        except MissingDataError as e:
+            logger.warning("skipped %s: %s", name, e)
+    if not tasks:
+        raise MissingDataError(f"No task of suite {options.suite!r} has data in the data directory; "
+                               "build some with `bench build-data`, or name tasks with --tasks.")
+    return tasks
+
+
+def build_model(options: RunOptions) -> Any:
+    """The encoder a run uses: its model options plus run-level settings (cache, progress bar)."""
+    from adapters.registry import load_model
+
+    return load_model(
+        options.model,
+        **given_model_options(options),
+        cache_dir=options.cache_dir,
+        use_cache=options.use_cache,
+        show_progress_bar=options.show_progress_bar,
+    )
+
+
+def given_model_options(options: RunOptions) -> dict[str, Any]:
+    """`model_options` overridden by the shorthands that are set (template, batch_size, device, dtype)."""
+    shorthands = {"template": options.template, "batch_size": options.batch_size, "device": options.device,
+                  "dtype": options.dtype}
+    return {**options.model_options, **{k: v for k, v in shorthands.items() if v is not None}}
+
+
+def model_usage(model: Any, since: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The encoder's usage ledger (API families): running totals, or what was used after `since`.
+
+    A family that keeps one implements `usage(since=None) -> dict`; others get None.
+    """
+    getter = getattr(model, "usage", None)
+    return dict(getter(since=since)) if callable(getter) else None
+
+
+# ---------------------------------------------------------------------------------------- dry run
+@dataclass
+class DryRunEstimate:
+    """What one task would send to the model: unique inputs the cache lacks, plus the family's estimate."""
+
+    task: str
+    texts: int
+    estimate: dict[str, Any] = field(default_factory=dict)
+
+
+def dry_run(options: RunOptions) -> list[DryRunEstimate]:
+    """Count, per task, the inputs a real run would encode; call no model, write nothing.
+
+    Each task runs through `mteb.evaluate` with an encoder stand-in that renders inputs exactly as the
+    model would, looks them up in the embedding cache (read only), counts the misses (an input counted
+    for an earlier task is not counted again: the real run would have cached it) and returns
+    placeholder vectors. Scores from the placeholders are thrown away.
+    """
+    import mteb
+
+    tasks = build_tasks(options)
+    model = build_model(options)
+    seen: set[str] = set()
+    estimates = []
+    for task in tasks:
+        missing: list[Any] = []
+        with _counting_encoder(model, seen, missing):
+            mteb.evaluate(model, task, cache=None, encode_kwargs={"batch_size": model.batch_size},
+                          show_progress_bar=False, co2_tracker=False)
+        estimator = getattr(model, "estimate_usage", None)
+        estimate = dict(estimator(missing)) if callable(estimator) else {}
+        estimates.append(DryRunEstimate(task.metadata.name, len(missing), estimate))
+    return estimates
+
+
+@contextmanager
+def _counting_encoder(model: Any, seen: set[str], missing: list[Any]) -> Iterator[None]:
+    """Within the block, `model.encode_inputs` counts cache misses into `missing` instead of encoding."""
+    import numpy as np
+
+    from adapters.cache import input_key
+
+    cache = model.cache
+
+    def encode_inputs(model_inputs: Any, **_: Any) -> Any:
+        keys = [input_key(x) for x in model_inputs]
+        unique = {k: x for k, x in zip(keys, model_inputs) if k not in seen}
+        cached = cache.get_many(list(unique)) if cache is not None and unique else {}
+        for k, x in unique.items():
+            if k not in cached:
+                missing.append(x)
+        seen.update(unique)
+        return np.stack([_placeholder_vector(k) for k in keys])
+
+    model.encode_inputs = encode_inputs
+    try:
+        yield
+    finally:
+        del model.encode_inputs
+
+
+def _placeholder_vector(key: str, dim: int = 32) -> Any:
+    import numpy as np
+
+    v = np.random.default_rng(int(key[:15], 16)).standard_normal(dim).astype(np.float32)
+    return v / max(float(np.linalg.norm(v)), math.ulp(1.0))
 
 
 def _reusable(
@@ -161,7 +288,8 @@ def _resume_key(model: Any, task: Any, options: RunOptions) -> dict[str, Any]:
 
 
 def _run_record(
-    model: Any, task: Any, options: RunOptions, key: dict[str, Any], stats: Any, started: datetime, seconds: float
+    model: Any, task: Any, options: RunOptions, key: dict[str, Any], stats: Any, started: datetime, seconds: float,
+    usage: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     meta = task.metadata
     return {
@@ -193,6 +321,7 @@ def _run_record(
             "texts_encoded": stats.encoded,
             "encode_seconds": round(stats.encode_seconds, 4),
             "cache": str(model.cache.path) if model.cache is not None else None,
+            **({"usage": usage} if usage is not None else {}),
         },
         "evaluation_seconds": round(seconds, 4),
         "started_at": started.isoformat(),
@@ -214,4 +343,4 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-__all__ = ["RunOptions", "TaskOutcome", "run"]
+__all__ = ["DryRunEstimate", "RunOptions", "TaskOutcome", "build_model", "build_tasks", "dry_run", "model_usage", "run"]

@@ -17,7 +17,17 @@ _HIDDEN = {"main_score", "evaluation_time", "kg_co2_emissions"}
 
 
 def _details(outcome: TaskOutcome) -> str:
-    """Per-criterion / per-aspect sub-scores, which show what the main score hides."""
+    """Per-criterion / per-aspect sub-scores, which show what the main score hides.
+
+    A task type may name its own (`detail_scores`: score key -> label, in print order); otherwise
+    success rates and V-measures other than the main score are shown.
+    """
+    declared = _declared_details(outcome.task)
+    if declared:
+        return ", ".join(
+            f"{label} {100 * outcome.scores[key]:.2f}" for key, label in declared.items()
+            if isinstance(outcome.scores.get(key), float)
+        )
     parts = []
     for key, value in outcome.scores.items():
         if key in _HIDDEN or key == outcome.main_score_name or not isinstance(value, float):
@@ -25,6 +35,12 @@ def _details(outcome: TaskOutcome) -> str:
         if key.endswith("success_rate") or key.startswith("v_measure_"):
             parts.append(f"{key.removesuffix('_success_rate').removeprefix('v_measure_')} {100 * value:.2f}")
     return ", ".join(parts)
+
+
+def _declared_details(task_name: str) -> dict[str, str] | None:
+    from tasks import TASKS
+
+    return getattr(TASKS.get(task_name), "detail_scores", None)
 
 
 def run_table(outcomes: list[TaskOutcome]) -> str:

@@ -23,16 +23,21 @@ so that a rebuild with the same seed is byte-identical.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
-import os
-import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from bench.errors import DataError
+from dataset_builders.common import (
+    SourceFile,
+    read_source,
+    write_manifest,
+    write_outputs,
+)
 
 BANKING_TEST = "task-specific-datasets/banking_data/test.csv"
 GO_EMOTION = "Cluster-Swarm/datasets/go_emotion/small.jsonl"
@@ -65,61 +70,6 @@ STS_NOTE = (
 )
 
 
-@dataclass(frozen=True)
-class SourceFile:
-    """Raw bytes of a source file plus the provenance recorded in the manifest."""
-
-    rel_path: str
-    data: bytes
-
-    @property
-    def record(self) -> dict[str, object]:
-        """Manifest entry; hashing the exact bytes parsed ties outputs to inputs."""
-        return {"path": self.rel_path, "sha256": sha256_bytes(self.data), "bytes": len(self.data)}
-
-    @property
-    def text(self) -> str:
-        return self.data.decode("utf-8")
-
-
-# ---------------------------------------------------------------------------
-# I/O helpers
-# ---------------------------------------------------------------------------
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def read_source(source_dir: Path, rel_path: str) -> SourceFile:
-    """Read a raw file once, so the hash in the manifest is of exactly what was parsed."""
-    path = Path(source_dir) / rel_path
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"Expected source file not found: {path}. Pass the raw data root "
-            f"(the directory that contains '{rel_path.split('/')[0]}/', e.g. "
-            f"/work/shared/data/raw) as source_dir."
-        )
-    return SourceFile(rel_path=rel_path, data=path.read_bytes())
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write via temp file + os.replace so readers never observe a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; outputs are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def triplets_to_csv_bytes(rows: Sequence[tuple[str, str, str]]) -> bytes:
     """Serialise with the csv module so embedded commas/quotes/newlines round-trip."""
     buf = io.StringIO()
@@ -133,21 +83,6 @@ def records_to_jsonl_bytes(records: Sequence[dict[str, object]]) -> bytes:
     """One JSON object per line; key order is preserved from the dicts."""
     lines = [json.dumps(rec, ensure_ascii=False) + "\n" for rec in records]
     return "".join(lines).encode("utf-8")
-
-
-def write_manifest(task_dir: Path, manifest: dict[str, object]) -> None:
-    """Stable formatting (fixed indent, no timestamps) keeps rebuilds byte-identical."""
-    text = json.dumps(manifest, ensure_ascii=False, indent=2) + "\n"
-    atomic_write_bytes(task_dir / "manifest.json", text.encode("utf-8"))
-
-
-def write_outputs(task_dir: Path, outputs: dict[str, tuple[bytes, int]]) -> dict[str, dict[str, object]]:
-    """Write each output atomically and return its manifest record (rows + sha256)."""
-    records: dict[str, dict[str, object]] = {}
-    for name, (data, n_rows) in outputs.items():
-        atomic_write_bytes(task_dir / name, data)
-        records[name] = {"rows": n_rows, "sha256": sha256_bytes(data), "bytes": len(data)}
-    return records
 
 
 # ---------------------------------------------------------------------------
@@ -183,7 +118,7 @@ def parse_banking(src: SourceFile) -> list[tuple[str, str]]:
     """BANKING77 CSV has a ``text,category`` header; fail loudly if that changes."""
     reader = csv.DictReader(io.StringIO(src.text, newline=""))
     if reader.fieldnames is None or not {"text", "category"} <= set(reader.fieldnames):
-        raise ValueError(f"{src.rel_path}: expected columns text,category, got {reader.fieldnames}")
+        raise DataError(f"{src.rel_path}: expected columns text,category, got {reader.fieldnames}")
     return [(row["text"] or "", row["category"] or "") for row in reader]
 
 
@@ -195,7 +130,7 @@ def parse_go_emotion(src: SourceFile) -> list[tuple[str, str]]:
             continue
         obj = json.loads(line)
         if "input" not in obj or "label" not in obj:
-            raise ValueError(f"{src.rel_path}:{lineno}: expected keys 'input' and 'label'")
+            raise DataError(f"{src.rel_path}:{lineno}: expected keys 'input' and 'label'")
         pairs.append((str(obj["input"]), str(obj["label"])))
     return pairs
 
@@ -209,7 +144,7 @@ def parse_stsb(src: SourceFile) -> list[tuple[str, str, float]]:
     reader = csv.reader(io.StringIO(src.text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
     for lineno, row in enumerate(reader, start=1):
         if len(row) < 7:
-            raise ValueError(f"{src.rel_path}:{lineno}: expected >= 7 tab-separated fields, got {len(row)}")
+            raise DataError(f"{src.rel_path}:{lineno}: expected >= 7 tab-separated fields, got {len(row)}")
         rows.append((row[5].strip(), row[6].strip(), float(row[4])))
     return rows
 
@@ -241,7 +176,7 @@ def derange_against(anchors: Sequence[str], pool: list[str]) -> list[str]:
                 neg[i], neg[j] = neg[j], neg[i]
                 break
         else:
-            raise ValueError("cannot assign negative labels different from anchor labels")
+            raise DataError("cannot assign negative labels different from anchor labels")
     return neg
 
 
@@ -253,7 +188,7 @@ def sample_pairs(size: int, m: int, rng: np.random.Generator) -> list[tuple[int,
     """
     total = size * (size - 1) // 2
     if m > total:
-        raise ValueError(f"need {m} distinct pairs but a label with {size} texts only has {total}")
+        raise DataError(f"need {m} distinct pairs but a label with {size} texts only has {total}")
     ids = rng.choice(total, size=m, replace=False)
     pairs = [decode_pair(int(k), size) for k in ids]
     flips = rng.integers(0, 2, size=m)
@@ -275,9 +210,9 @@ def sample_triplets(groups: dict[str, list[str]], n: int, rng: np.random.Generat
     """Build n (anchor, positive, negative) triplets stratified over labels."""
     labels = sorted(lab for lab, texts in groups.items() if len(texts) >= 2)
     if len(labels) < 2:
-        raise ValueError(f"need at least 2 labels with >= 2 texts to build triplets, got {len(labels)}")
+        raise DataError(f"need at least 2 labels with >= 2 texts to build triplets, got {len(labels)}")
     if n < 1:
-        raise ValueError(f"number of triplets must be positive, got {n}")
+        raise DataError(f"number of triplets must be positive, got {n}")
     anchor_labels = balanced_assignment(labels, n, rng)
     neg_labels = derange_against(anchor_labels, balanced_assignment(labels, n, rng))
     pair_queue = {
@@ -309,13 +244,13 @@ def binarize_sts(rows: Sequence[tuple[str, str, float]]) -> dict[int, list[tuple
 def sample_sts(pools: dict[int, list[tuple[str, str]]], n: int, rng: np.random.Generator) -> list[dict[str, object]]:
     """Balanced draw (label 1 gets the extra row when n is odd), then shuffled."""
     if n < 1:
-        raise ValueError(f"n_pairs must be positive, got {n}")
+        raise DataError(f"n_pairs must be positive, got {n}")
     want = {1: n - n // 2, 0: n // 2}
     chosen: list[tuple[str, str, int]] = []
     for label in (1, 0):
         pool = pools[label]
         if want[label] > len(pool):
-            raise ValueError(
+            raise DataError(
                 f"n_pairs={n} needs {want[label]} pairs with label {label}, only {len(pool)} available"
             )
         idx = rng.choice(len(pool), size=want[label], replace=False)
@@ -332,57 +267,70 @@ def sample_sts(pools: dict[int, list[tuple[str, str]]], n: int, rng: np.random.G
 # ---------------------------------------------------------------------------
 
 
+DEFAULT_SIZE = 300
+
+
+def _size(size: int | None) -> int:
+    size = DEFAULT_SIZE if size is None else size
+    if size < 1:
+        raise DataError(f"--size must be a positive number, got {size}.")
+    return size
+
+
 def build_intent_emotion_proxy(
-    source_dir: Path, out_dir: Path, *, seed: int = 42, n_per_config: int = 300
-) -> Path:
-    """Write IntentEmotion/{intent,emotion}.csv + manifest.json; return the task folder."""
+    *, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None, task_name: str = "IntentEmotion"
+) -> dict[str, Any]:
+    """Write <task_name>/{intent,emotion}.csv (`size` triplets each, default 300) + manifest.json; return the manifest."""
+    n = _size(size)
     banking = read_source(source_dir, BANKING_TEST)
     emotion = read_source(source_dir, GO_EMOTION)
     rng = np.random.default_rng(seed)
     intent_groups = group_unique_texts(parse_banking(banking))
-    intent_rows = sample_triplets(intent_groups, n_per_config, rng)
+    intent_rows = sample_triplets(intent_groups, n, rng)
     emo_groups = {
         lab: texts
         for lab, texts in group_unique_texts(parse_go_emotion(emotion)).items()
         if len(texts) >= MIN_EMOTION_EXAMPLES
     }
-    emotion_rows = sample_triplets(emo_groups, n_per_config, rng)
-    task_dir = Path(out_dir) / "IntentEmotion"
+    emotion_rows = sample_triplets(emo_groups, n, rng)
+    task_dir = Path(out_dir) / task_name
     outputs = write_outputs(task_dir, {
         "intent.csv": (triplets_to_csv_bytes(intent_rows), len(intent_rows)),
         "emotion.csv": (triplets_to_csv_bytes(emotion_rows), len(emotion_rows)),
     })
-    write_manifest(task_dir, {
+    return write_manifest(task_dir, {
         "builder": "dataset_builders.label_derived.build_intent_emotion_proxy",
+        "task": task_name,
         "proxy": True,
         "note": INTENT_NOTE,
         "seed": seed,
-        "parameters": {"n_per_config": n_per_config, "min_emotion_examples": MIN_EMOTION_EXAMPLES},
+        "parameters": {"size": n, "min_emotion_examples": MIN_EMOTION_EXAMPLES},
         "labels_used": {"intent.csv": len(intent_groups), "emotion.csv": len(emo_groups)},
         "sources": [banking.record, emotion.record],
         "outputs": outputs,
     })
-    return task_dir
 
 
 def build_instruct_stsb_proxy(
-    source_dir: Path, out_dir: Path, *, seed: int = 42, n_pairs: int = 300
-) -> Path:
-    """Write InstructSTSB/test.jsonl + manifest.json; return the task folder."""
+    *, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None
+) -> dict[str, Any]:
+    """Write InstructSTSB/test.jsonl (`size` pairs, default 300) + manifest.json; return the manifest."""
+    n = _size(size)
     stsb = read_source(source_dir, STSB_TEST)
     rng = np.random.default_rng(seed)
     pools = binarize_sts(parse_stsb(stsb))
-    records = sample_sts(pools, n_pairs, rng)
+    records = sample_sts(pools, n, rng)
     task_dir = Path(out_dir) / "InstructSTSB"
     outputs = write_outputs(task_dir, {"test.jsonl": (records_to_jsonl_bytes(records), len(records))})
     label_counts = {str(lab): sum(r["score"] == lab for r in records) for lab in (0, 1)}
-    write_manifest(task_dir, {
+    return write_manifest(task_dir, {
         "builder": "dataset_builders.label_derived.build_instruct_stsb_proxy",
+        "task": "InstructSTSB",
         "proxy": True,
         "note": STS_NOTE,
         "seed": seed,
         "parameters": {
-            "n_pairs": n_pairs,
+            "size": n,
             "positive_if_score_gte": STS_POS_MIN,
             "negative_if_score_lte": STS_NEG_MAX,
             "instruction": STS_INSTRUCTION,
@@ -392,4 +340,3 @@ def build_instruct_stsb_proxy(
         "sources": [stsb.record],
         "outputs": outputs,
     })
-    return task_dir

@@ -37,10 +37,76 @@ LABEL_BUILDERS: dict[str, Builder] = {
         "dataset_builders.label_derived:build_instruct_stsb_proxy",
         "InstructSTSB-schema pairs from STS-B test, binarised gold scores (proxy, not the GPT-4 set)",
     ),
+    # MetaEOL's STS set and the GSTransform datasets (dataset_builders/sts_senteval.py, gstransform_sources.py).
+    "sts-senteval": Builder(
+        "dataset_builders.sts_senteval:build_sts_senteval",
+        "STS12-16, STSBenchmark, SICK-R test sets parsed as SentEval/MetaEOL read them (generic-sts suite)",
+    ),
+    "gstransform": Builder(
+        "dataset_builders.gstransform_sources:build_gstransform",
+        "every GSTransform task with a staged source: AmzCF, MNews, MultiHate, Toxic (stand-in), AG-News, IntEmo (proxy)",
+    ),
+    "gst-amzcf": Builder("dataset_builders.gstransform_sources:build_gst_amzcf",
+                         "GSTAmzCF from Amazon counterfactual EN test (670 reviews)"),
+    "gst-mnews": Builder("dataset_builders.gstransform_sources:build_gst_mnews",
+                         "GSTMNews from MasakhaNEWS English test (948 articles, 6 categories)"),
+    "gst-multihate": Builder("dataset_builders.gstransform_sources:build_gst_multihate",
+                             "GSTMultiHate from Multilingual HateCheck (10 languages) + English HateCheck"),
+    "gst-toxic": Builder("dataset_builders.gstransform_sources:build_gst_toxic",
+                         "GSTToxic STAND-IN from a 101-row Jigsaw-2018 sample (not toxic_conversations_50k)"),
+    "gst-agnews": Builder("dataset_builders.gstransform_sources:build_gst_agnews",
+                          "GSTAGNews from AG News test (7,600 texts, 4 topics)"),
+    "gst-intemo": Builder("dataset_builders.gstransform_sources:build_gst_intemo",
+                          "GSTIntEmo proxy triplets from BANKING77 intents and GoEmotions emotions"),
+    # Robustness clustering corpora (dataset_builders/clustering_sets.py).
+    "few-rel-clustering": Builder(
+        "dataset_builders.clustering_sets:build_few_rel",
+        "FewRelClustering from ClusterLLM few_rel_nat (4,480 texts, 64 relations; the set InBedder names)",
+    ),
+    "few-nerd-clustering": Builder(
+        "dataset_builders.clustering_sets:build_few_nerd",
+        "FewNerdClustering from ClusterLLM few_nerd_nat (3,789 texts, 58 entity types)",
+    ),
+    "few-event-clustering": Builder(
+        "dataset_builders.clustering_sets:build_few_event",
+        "FewEventClustering from ClusterLLM few_event (4,742 texts, 34 event types)",
+    ),
+    "ratemyprof-clustering-standin": Builder(
+        "dataset_builders.clustering_sets:build_ratemyprof_standin",
+        "RateMyProfClustering STAND-IN: GoalEx RateMyProf reviews, GoalEx LLM labels, 4 balanced clusters",
+    ),
+    "feedbacks-clustering-standin": Builder(
+        "dataset_builders.clustering_sets:build_feedbacks_standin",
+        "FeedbacksClustering STAND-IN: GoalEx summary feedback, GoalEx LLM labels, 3 balanced clusters",
+    ),
+    "nyt-clustering": Builder(
+        "dataset_builders.clustering_sets:build_nyt",
+        "NYTClustering topic/location (also NYTTopicClustering) from GoalEx NYT labels + user-supplied texts",
+    ),
+    "robustness-sets": Builder(
+        "dataset_builders.clustering_sets:build_robustness_sets",
+        "all robustness corpora the source directory allows (Few*, RateMyProf/Feedbacks stand-ins, NYT if texts)",
+    ),
 }
 
 # Builders that call an LLM through the project's OpenAI-compatible client (issue: dataset builders).
-LLM_BUILDERS: dict[str, Builder] = {}
+LLM_BUILDERS: dict[str, Builder] = {
+    "intent-emotion": Builder(
+        "dataset_builders.llm_sets:build_intent_emotion",
+        "IntentEmotion triplets: BANKING77 test utterances rewritten by an LLM (InBedder appendix A prompts)",
+        uses_llm=True,
+    ),
+    "instruct-stsb": Builder(
+        "dataset_builders.llm_sets:build_instruct_stsb",
+        "InstructSTSB: STS-B test pairs with LLM-written discriminating / non-discriminating questions",
+        uses_llm=True,
+    ),
+    "robustness-instructions": Builder(
+        "dataset_builders.llm_sets:build_robustness_instructions",
+        "10 correct, 10 implicit, 10 incorrect instructions per robustness task (InBedder appendix B)",
+        uses_llm=True,
+    ),
+}
 
 # Options passed to LLM builders only (CLI flag → keyword).
 LLM_OPTIONS = ("llm_model", "base_url", "temperature", "concurrency", "llm_cache_dir", "dry_run", "max_retries")

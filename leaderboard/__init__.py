@@ -1,1 +1,16 @@
-"""Static leaderboard built from result files (not implemented yet: see the leaderboard issue)."""
+"""Static leaderboard with validated submissions (`bench submit`, `bench leaderboard build`).
+
+    submission.py   reading a submission (zip, packed folder, plain results folder); packing one
+    schema.py       JSON Schemas of result files, run records and manifests (schemas/*.json)
+    reference.py    what the harness says about each task (versions, revisions, hashes, metric ranges)
+    validate.py     every check, and every reason a submission is rejected (REASONS)
+    table.py        accepted results as model rows and suite tables; leaderboard.json / .csv
+    suites.py       the papers' column names and averages per suite
+    plots.py        inline SVG (robustness: V-measure per instruction, InBedder Fig. 4)
+    site.py         the build: validate, then render templates/ with static/ into a folder
+"""
+
+from leaderboard.site import build, validate_all
+from leaderboard.validate import REASONS
+
+__all__ = ["REASONS", "build", "validate_all"]

@@ -10,7 +10,6 @@ from mteb import TaskMetadata
 
 from tasks._common import common_metadata
 from tasks.abstasks import AbsTaskInstructionSTS, AbsTaskInstructionTriplet, AbsTaskMultiAspectClustering
-from tasks.instruct_stsb import InstructSTSB
 from tasks.intent_emotion import IntentEmotion
 from tasks.nyt_clustering import NYTClustering
 

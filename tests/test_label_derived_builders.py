@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.errors import DataError
 from dataset_builders.label_derived import (
     BANKING_TEST,
     GO_EMOTION,
@@ -50,35 +51,43 @@ def emotion_labels(raw: Path) -> dict[str, set[str]]:
     return labels
 
 
+def intent_emotion(raw: Path, out: Path, **kw) -> Path:
+    build_intent_emotion_proxy(source_dir=raw, out_dir=out, **kw)
+    return out / "IntentEmotion"
+
+
+def instruct_stsb(raw: Path, out: Path, **kw) -> Path:
+    build_instruct_stsb_proxy(source_dir=raw, out_dir=out, **kw)
+    return out / "InstructSTSB"
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
 def test_intent_emotion_is_byte_identical_on_rebuild(raw: Path, tmp_path: Path) -> None:
-    first = build_intent_emotion_proxy(raw, tmp_path / "a", seed=7, n_per_config=N)
-    second = build_intent_emotion_proxy(raw, tmp_path / "b", seed=7, n_per_config=N)
-    assert first == tmp_path / "a" / "IntentEmotion"
+    first = intent_emotion(raw, tmp_path / "a", seed=7, size=N)
+    second = intent_emotion(raw, tmp_path / "b", seed=7, size=N)
     assert snapshot(first) == snapshot(second)
     assert set(snapshot(first)) == {"intent.csv", "emotion.csv", "manifest.json"}
     assert not [p for p in first.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_stsb_is_byte_identical_on_rebuild(raw: Path, tmp_path: Path) -> None:
-    first = build_instruct_stsb_proxy(raw, tmp_path / "a", seed=7, n_pairs=N)
-    second = build_instruct_stsb_proxy(raw, tmp_path / "b", seed=7, n_pairs=N)
-    assert first == tmp_path / "a" / "InstructSTSB"
+    first = instruct_stsb(raw, tmp_path / "a", seed=7, size=N)
+    second = instruct_stsb(raw, tmp_path / "b", seed=7, size=N)
     assert snapshot(first) == snapshot(second)
     assert set(snapshot(first)) == {"test.jsonl", "manifest.json"}
 
 
 def test_different_seed_changes_output(raw: Path, tmp_path: Path) -> None:
-    a = build_intent_emotion_proxy(raw, tmp_path / "a", seed=1, n_per_config=N)
-    b = build_intent_emotion_proxy(raw, tmp_path / "b", seed=2, n_per_config=N)
+    a = intent_emotion(raw, tmp_path / "a", seed=1, size=N)
+    b = intent_emotion(raw, tmp_path / "b", seed=2, size=N)
     assert (a / "intent.csv").read_bytes() != (b / "intent.csv").read_bytes()
 
 
 def test_intent_triplets_respect_banking_categories(raw: Path, tmp_path: Path) -> None:
-    task = build_intent_emotion_proxy(raw, tmp_path, n_per_config=300)
+    task = intent_emotion(raw, tmp_path, size=300)
     header, rows = read_triplets(task / "intent.csv")
     assert header == ["anchor", "positive", "negative"]
     assert (task / "intent.csv").read_bytes().startswith(b"anchor,positive,negative\n")
@@ -94,7 +103,7 @@ def test_intent_triplets_respect_banking_categories(raw: Path, tmp_path: Path) -
 
 
 def test_emotion_triplets_respect_labels(raw: Path, tmp_path: Path) -> None:
-    task = build_intent_emotion_proxy(raw, tmp_path, n_per_config=300)
+    task = intent_emotion(raw, tmp_path, size=300)
     header, rows = read_triplets(task / "emotion.csv")
     assert header == ["anchor", "positive", "negative"]
     assert len(rows) == 300
@@ -108,7 +117,7 @@ def test_emotion_triplets_respect_labels(raw: Path, tmp_path: Path) -> None:
 
 
 def test_stsb_proxy_rows_are_balanced_and_well_formed(raw: Path, tmp_path: Path) -> None:
-    task = build_instruct_stsb_proxy(raw, tmp_path, n_pairs=300)
+    task = instruct_stsb(raw, tmp_path, size=300)
     lines = (task / "test.jsonl").read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]
     assert len(records) == 300
@@ -124,7 +133,7 @@ def test_stsb_labels_match_gold_scores(raw: Path, tmp_path: Path) -> None:
     with (raw / STSB_TEST).open(encoding="utf-8", newline="") as handle:
         for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
             gold.setdefault((row[5].strip(), row[6].strip()), float(row[4]))
-    task = build_instruct_stsb_proxy(raw, tmp_path, n_pairs=101)
+    task = instruct_stsb(raw, tmp_path, size=101)
     records = [json.loads(x) for x in (task / "test.jsonl").read_text(encoding="utf-8").splitlines()]
     assert Counter(r["score"] for r in records) == {1: 51, 0: 50}
     for r in records:
@@ -132,10 +141,11 @@ def test_stsb_labels_match_gold_scores(raw: Path, tmp_path: Path) -> None:
         assert (score >= 4.0) if r["score"] == 1 else (score <= 1.0)
 
 
-@pytest.mark.parametrize("builder", [build_intent_emotion_proxy, build_instruct_stsb_proxy])
+@pytest.mark.parametrize("builder", [intent_emotion, instruct_stsb])
 def test_manifest_hashes_and_counts(raw: Path, tmp_path: Path, builder) -> None:
     task = builder(raw, tmp_path)
     manifest = json.loads((task / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["seed"] == 42 and manifest["parameters"]["size"] == 300
     assert manifest["proxy"] is True and "PROXY" in manifest["note"]
     assert manifest["seed"] == 42 and manifest["parameters"]
     for src in manifest["sources"]:
@@ -154,8 +164,9 @@ def test_manifest_hashes_and_counts(raw: Path, tmp_path: Path, builder) -> None:
     [(build_intent_emotion_proxy, BANKING_TEST), (build_instruct_stsb_proxy, STSB_TEST)],
 )
 def test_missing_source_raises(tmp_path: Path, builder, rel: str) -> None:
-    with pytest.raises(FileNotFoundError) as excinfo:
-        builder(tmp_path / "empty", tmp_path / "out")
+    with pytest.raises(DataError) as excinfo:  # a DataError that is also a FileNotFoundError
+        builder(source_dir=tmp_path / "empty", out_dir=tmp_path / "out")
+    assert isinstance(excinfo.value, FileNotFoundError)
     message = str(excinfo.value)
     assert str(tmp_path / "empty" / rel) in message
     assert "raw data root" in message
@@ -163,7 +174,7 @@ def test_missing_source_raises(tmp_path: Path, builder, rel: str) -> None:
 
 
 def test_unsatisfiable_sampling_raises(raw: Path, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="only .* available"):
-        build_instruct_stsb_proxy(raw, tmp_path, n_pairs=10_000)
-    with pytest.raises(ValueError, match="distinct pairs"):
-        build_intent_emotion_proxy(raw, tmp_path, n_per_config=77 * 800)
+    with pytest.raises(DataError, match="only .* available"):
+        instruct_stsb(raw, tmp_path, size=10_000)
+    with pytest.raises(DataError, match="distinct pairs"):
+        intent_emotion(raw, tmp_path, size=77 * 800)

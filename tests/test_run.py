@@ -28,8 +28,8 @@ def local_data(tmp_path_factory, raw_dir) -> Path:
     NYTClustering: no NYT texts exist here, so the demo news items, laid out as topic.csv/location.csv.
     """
     root = tmp_path_factory.mktemp("data")
-    build_intent_emotion_proxy(raw_dir, root, n_per_config=60)
-    build_instruct_stsb_proxy(raw_dir, root, n_pairs=80)
+    build_intent_emotion_proxy(source_dir=raw_dir, out_dir=root, size=60)
+    build_instruct_stsb_proxy(source_dir=raw_dir, out_dir=root, size=80)
     shutil.copytree(PACKAGED_DATA_DIR / "DemoNYTClustering", root / "NYTClustering")
     return root
 

@@ -3,4 +3,4 @@
 The CLI adds the commands in the order listed here, so `bench --help` lists them in this order.
 """
 
-COMMANDS: tuple[str, ...] = ("run", "listing", "results", "build_data")
+COMMANDS: tuple[str, ...] = ("run", "listing", "results", "build_data", "gstransform", "submit", "leaderboard")

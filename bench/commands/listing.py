@@ -25,12 +25,21 @@ def _cmd_list(args: argparse.Namespace) -> int:
         rows = [[n, ", ".join(t), SUITE_DESCRIPTIONS[n]] for n, t in SUITES.items()]
         print(tabulate(rows, headers=["Suite", "Tasks", "About"], tablefmt="github"))
     else:
-        from adapters.registry import FAMILIES, FAMILY_ALIASES, FAMILY_OPTIONS, MODELS
+        from adapters.registry import MODELS, describe_families
 
         rows = [[n, e.family, e.description] for n, e in MODELS.items()]
         print(tabulate(rows, headers=["Model", "Family", "About"], tablefmt="github"))
         print()
-        aliases = {f: [a for a, t in FAMILY_ALIASES.items() if t == f] for f in FAMILIES}
-        rows = [[f, ", ".join(aliases[f]), FAMILY_OPTIONS.get(f, "")] for f in FAMILIES]
-        print(tabulate(rows, headers=["Family (spec prefix)", "Aliases", "Options"], tablefmt="github"))
+        rows = [
+            [f"{f['family']}:", ", ".join(f"{a}:" for a in f["aliases"]), f["description"], _options_text(f)]
+            for f in describe_families()
+        ]
+        print(tabulate(rows, headers=["Family (spec prefix)", "Aliases", "About", "Options (default)"], tablefmt="github"))
+        print("\nGive options as family flags (--template none), --model-args key=value,key=value, "
+              "or a --model-config YAML/JSON file.")
     return 0
+
+
+def _options_text(family: dict) -> str:
+    text = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in family["options"].items())
+    return f"{text}; {family['notes']}" if family.get("notes") else text

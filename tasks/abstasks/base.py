@@ -15,7 +15,7 @@ import numpy as np
 from datasets import Dataset, DatasetDict
 from mteb.abstasks import AbsTask
 
-from bench.errors import DataError, EncodingError
+from bench.errors import DataError, EncodingError, MissingDataError
 from bench.fileio import sha256_json
 from tasks.data import (
     Schema,
@@ -47,12 +47,15 @@ class InstructionTask(AbsTask):
             whose local file is then named after the split (`test.jsonl`).
         task_version: bumped whenever scoring or data handling changes a number.
         packaged: True for the demo tasks, whose data ships inside this package.
+        data_folder: local folder when the corpus is another task's (NYTTopicClustering reads
+            NYTClustering's files); None means the task's own name.
     """
 
     schema: ClassVar[Schema]
     hub_configs: ClassVar[tuple[str, ...] | None] = None
     task_version: ClassVar[str] = "1"
     packaged: ClassVar[bool] = False
+    data_folder: ClassVar[str | None] = None
 
     def __init__(
         self, *, data_dir: str | Path | None = None, limit: int | None = None, seed: int = 42, **kwargs: Any
@@ -89,11 +92,15 @@ class InstructionTask(AbsTask):
         return f"local:{self.data_dir}" if self.local_files else "hub"
 
     def _find_local_files(self) -> dict[str, Path]:
-        task_dir = Path(self.data_dir) / self.metadata.name
+        folder = self.data_folder or self.metadata.name
+        task_dir = Path(self.data_dir) / folder
         if not task_dir.is_dir():
-            raise DataError(
-                f"No folder for task {self.metadata.name} in the data directory {self.data_dir} "
-                f"(expected {task_dir}/ with {', '.join(self.parts)} files; see 'Local data' in the README)."
+            shared = f" (the corpus is shared with {folder})" if self.data_folder else ""
+            raise MissingDataError(
+                f"No folder for task {self.metadata.name} in the data directory {self.data_dir}{shared}: "
+                f"expected {task_dir}/ with {', '.join(f'{p}.jsonl|.csv' for p in self.parts)} holding the "
+                f"columns {','.join(self.schema.names)} (see 'Local data' in the README; "
+                f"`bench build-data list` shows the builders)."
             )
         return {part: find_local_file(task_dir, part) for part in self.parts}
 

@@ -1,0 +1,464 @@
+"""InBedder-style readouts of generative LMs (Peng et al., 2024, §4.1 and appendix C).
+
+The input is a prompt built from a pattern (QA by default, `### Input:\\n{input}\\n\\n### Instruction:...`),
+and the embedding is read from the model's hidden states at one layer (`layer`, default last):
+
+    1st-gen    state of the last prompt token (it predicts the first answer token); ONE forward pass
+    avg-ppt    mean of the prompt states except the last; one forward pass
+    avg-gen    mean of [last prompt state] + states of the generated tokens fed back
+    last-gen   state of the last kept generated token
+    avg-all    mean of all prompt states and kept generated states
+    re-encode  generate, then embed the answer text with a sentence-transformers model
+               (`reencoder`), averaged over `num_samples` sampled answers
+
+A generated state is dropped when the token it predicts is special (EOS/pad) or, with filtering on, one
+of the filter tokens (the row's instruction, `filter_words`, NLTK's English stopwords); pooling
+`filtered-avg-gen` is avg-gen with the InBedder `-filter` configs' settings. As in InBedder's code, when
+every generated state is dropped the first one is kept.
+
+Architectures (appendix C): causal LMs (left padding, left truncation so the instruction survives);
+masked LMs (`mask_length` mask tokens appended, the mask states are the "generation"; avg-gen, avg-ppt,
+avg-all, re-encode); encoder-decoder LMs (avg-ppt from the encoder; 1st-gen is the decoder state at
+the start token; avg-gen/last-gen from decoder states; no avg-all).
+
+Sampling (`do_sample`) is reproducible and independent of batching: temperature and top-p use the
+transformers warpers, then each row adds Gumbel noise from its own generator, seeded from `seed`, the
+row's exact input and the sample number, and the token is the argmax (an exact draw from the warped
+distribution). A row's answer is therefore the same alone or in any batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from adapters.base import BaseEncoder
+from adapters.cache import input_key
+from adapters.lm import ARCHITECTURES, causal_position_ids, detect_architecture, layer_index, load_lm, load_tokenizer
+from bench.errors import ConfigError
+from bench.fileio import sha256_text
+
+CHAT_INSTRUCTION = (
+    "Your task is to give an answer according to the instruction and input. Please keep your answer short."
+    "\n\nInput: {input}\n\nInstruction: {instruction}"
+)
+PATTERNS = {
+    # InBedder's QA pattern (alpaca_train/train.py QA_PROMPT_DICT, every InBedder model config)
+    "qa": "### Input:\n{input}\n\n### Instruction:\n{instruction}\n\n### Response:",
+    # the *-alpaca baselines
+    "alpaca": "### Instruction:\n{instruction}\n\n### Input:\n{input}\n\n### Response:",
+    # the llama-2-chat baselines (configs/causallm_llama-2-*-chat-*.json)
+    "llama2-chat": "[INST] " + CHAT_INSTRUCTION + "\n\n### Your Answer: [/INST]",
+    # the same request through the tokenizer's own chat template (for other chat models, e.g. SmolLM2)
+    "chat-template": CHAT_INSTRUCTION,
+}
+POOLINGS = ("1st-gen", "avg-gen", "filtered-avg-gen", "last-gen", "avg-ppt", "avg-all", "re-encode")
+SINGLE_PASS = ("1st-gen", "avg-ppt")
+NOT_FOR = {"masked": ("1st-gen", "last-gen", "filtered-avg-gen"), "seq2seq": ("avg-all",), "causal": ()}
+# InBedder's *-filter configs: the task instruction, these phrases, and NLTK's English stopwords
+DEFAULT_FILTER_WORDS = ("Based on ", "Sure! ")
+NLTK_ENGLISH_STOPWORDS = (
+    "i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he him his "
+    "himself she she's her hers herself it it's its itself they them their theirs themselves what which who whom "
+    "this that that'll these those am is are was were be been being have has had having do does did doing a an the "
+    "and but if or because as until while of at by for with about against between into through during before after "
+    "above below to from up down in out on off over under again further then once here there when where why how all "
+    "any both each few more most other some such no nor not only own same so than too very s t can will just don "
+    "don't should should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn "
+    "hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn "
+    "shouldn't wasn wasn't weren weren't won won't wouldn wouldn't"
+).split()
+
+
+class GenerativeEncoder(BaseEncoder):
+    """A generative LM behind MTEB's encoder protocol, read out InBedder-style (see module docstring)."""
+
+    family = "inbedder"
+
+    def __init__(
+        self,
+        model_path: str,
+        *,
+        name: str | None = None,
+        revision: str | None = None,
+        pooling: str = "1st-gen",
+        layer: int = -1,
+        pattern: str = "qa",
+        architecture: str = "auto",
+        max_input_length: int = 512,
+        max_new_tokens: int = 3,
+        do_sample: bool = False,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        seed: int = 42,
+        num_samples: int = 1,
+        mask_length: int = 3,
+        filter_words: list[str] | tuple[str, ...] | None = None,
+        filter_instruction: bool | None = None,
+        filter_stopwords: bool | None = None,
+        reencoder: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        from adapters.sentence_transformers import model_revision
+
+        if pooling not in POOLINGS:
+            raise ConfigError(f"Unknown pooling '{pooling}'; choose one of {', '.join(POOLINGS)}.")
+        if architecture not in ARCHITECTURES:
+            raise ConfigError(f"Unknown architecture '{architecture}'; choose one of {', '.join(ARCHITECTURES)}.")
+        if pattern not in PATTERNS and ("{input}" not in pattern or "{instruction}" not in pattern):
+            raise ConfigError(
+                f"Pattern {pattern!r} is neither one of {', '.join(PATTERNS)} nor a string with both "
+                f"'{{input}}' and '{{instruction}}'."
+            )
+        if max_new_tokens < 1 or num_samples < 1 or mask_length < 1 or max_input_length < 1:
+            raise ConfigError("max_new_tokens, num_samples, mask_length and max_input_length must be at least 1.")
+        if not (temperature > 0 and 0 < top_p <= 1):
+            raise ConfigError(f"temperature must be > 0 and top_p in (0, 1]; got {temperature} and {top_p}.")
+        filtered = pooling == "filtered-avg-gen"
+        self.model_path = model_path
+        self.pooling = pooling
+        self.layer = int(layer)
+        self.pattern = pattern
+        self.architecture_option = architecture
+        self.max_input_length = max_input_length
+        self.generation = {
+            "max_new_tokens": max_new_tokens, "do_sample": bool(do_sample), "temperature": temperature,
+            "top_p": top_p, "seed": seed, "num_samples": num_samples if do_sample else 1,
+        }
+        self.mask_length = mask_length
+        if isinstance(filter_words, str):  # from --model-args: words separated by |
+            filter_words = [w for w in filter_words.split("|") if w]
+        self.filter_words = list(DEFAULT_FILTER_WORDS if filter_words is None and filtered else filter_words or [])
+        self.filter_instruction = filtered if filter_instruction is None else bool(filter_instruction)
+        self.filter_stopwords = filtered if filter_stopwords is None else bool(filter_stopwords)
+        self.reencoder_path = reencoder
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self.architecture: str | None = None if architecture == "auto" else architecture
+        self._reencoder: Any = None
+        self._filter_cache: dict[str, set[int]] = {}
+        super().__init__(name=name or model_path, revision=revision or model_revision(model_path), **kwargs)
+        if self.architecture is not None:
+            self._check_pooling()
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def pattern_format(self) -> str:
+        return PATTERNS.get(self.pattern, self.pattern)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            **super().settings(),
+            **self.vector_settings(),
+            "pattern_name": self.pattern,
+            "pattern_sha256": sha256_text(self.pattern_format),
+            "max_tokens": self.max_tokens,
+        }
+
+    def vector_settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            **super().vector_settings(),
+            "pooling": self.pooling,
+            "layer": self.layer,
+            "pattern": self.pattern_format,
+            "architecture": self.architecture_option,
+            "max_input_length": self.max_input_length,
+        }
+        if self.architecture == "masked" or self.architecture_option == "masked":
+            out["mask_length"] = self.mask_length
+        if self.pooling not in SINGLE_PASS:
+            out["generation"] = dict(self.generation)
+            out["filter"] = {
+                "words": self.filter_words, "instruction": self.filter_instruction, "stopwords": self.filter_stopwords,
+            }
+        if self.pooling == "re-encode":
+            out["reencoder"] = self._reencoder_id()
+        return out
+
+    def _reencoder_id(self) -> dict[str, str]:
+        from adapters.sentence_transformers import model_revision
+
+        path = self._reencoder_path()
+        return {"model": Path(path).name if Path(path).exists() else path, "revision": model_revision(path)}
+
+    def _reencoder_path(self) -> str:
+        if self.reencoder_path:
+            return self.reencoder_path
+        from adapters.registry import MODELS
+
+        return MODELS["all-MiniLM-L6-v2"].path()
+
+    def _check_pooling(self) -> None:
+        if self.pooling in NOT_FOR[self.architecture]:
+            raise ConfigError(
+                f"Pooling '{self.pooling}' does not exist for {self.architecture} models (InBedder appendix C); "
+                f"choose one of {', '.join(p for p in POOLINGS if p not in NOT_FOR[self.architecture])}."
+            )
+
+    # ------------------------------------------------------------------ model
+    def _load(self) -> None:
+        if self.architecture is None:
+            self.architecture = detect_architecture(self.model_path, self.revision)
+            self._check_pooling()
+        padding, truncation = {"causal": ("left", "left"), "masked": ("right", "left"), "seq2seq": ("right", "right")}[
+            self.architecture
+        ]
+        self.tokenizer = load_tokenizer(
+            self.model_path, revision=self.revision, padding_side=padding, truncation_side=truncation
+        )
+        if self.architecture == "masked" and self.tokenizer.mask_token is None:
+            raise ConfigError(f"{self.model_path} has no mask token, so it cannot be read out as a masked LM.")
+        self.model = load_lm(
+            self.model_path, architecture=self.architecture, revision=self.revision, dtype=self.dtype,
+            device=self.device,
+        )
+        if self.pooling == "re-encode":
+            from sentence_transformers import SentenceTransformer
+
+            self._reencoder = SentenceTransformer(self._reencoder_path(), device=self.device)
+
+    def render(self, text: str, instruction: str | None, prompt_type: Any) -> Any:
+        """The prompt; with instruction filtering, [prompt, instruction] (the filter depends on it)."""
+        if self.pattern == "chat-template":
+            self.ensure_loaded()
+            message = CHAT_INSTRUCTION.replace("{input}", text).replace("{instruction}", instruction or "")
+            prompt = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": message}], tokenize=False, add_generation_prompt=True
+            )
+        else:  # str.replace, as InBedder inserts (braces in the text stay as they are)
+            prompt = self.pattern_format.replace("{input}", text).replace("{instruction}", instruction or "")
+        return [prompt, instruction or ""] if self.filter_instruction else prompt
+
+    def token_lengths(self, inputs: list[Any]) -> list[int]:
+        prompts = [_prompt(x) for x in inputs]
+        ids = self.tokenizer(prompts, truncation=True, max_length=self.max_input_length)["input_ids"]
+        return [len(i) + (self.mask_length if self.architecture == "masked" else 0) for i in ids]
+
+    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+        return self.run_batches(inputs, self._encode_batch, batch_size=batch_size)
+
+    def _encode_batch(self, inputs: list[Any]) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            if self.architecture == "masked":
+                return self._masked(inputs)
+            if self.pooling in SINGLE_PASS:
+                return self._single_pass(inputs)
+            if self.pooling == "re-encode":
+                return self._reencode(inputs)
+            return self._generation_readout(inputs)
+
+    # ------------------------------------------------------------------ readouts
+    def _tokenize(self, prompts: list[str]) -> Any:
+        enc = self.tokenizer(
+            prompts, padding=True, truncation=True, max_length=self.max_input_length, return_tensors="pt",
+            return_token_type_ids=False,  # LM heads take none (generate refuses them); BERT's are all 0
+        )
+        return enc.to(self.device)
+
+    def _single_pass(self, inputs: list[Any]) -> np.ndarray:
+        """1st-gen / avg-ppt from one forward pass (causal: prompt states; seq2seq: decoder start state)."""
+        import torch
+
+        enc = self._tokenize([_prompt(x) for x in inputs])
+        if self.architecture == "seq2seq":
+            if self.pooling == "avg-ppt":
+                states = self.model.get_encoder()(**enc, output_hidden_states=True).hidden_states
+                hidden = states[layer_index(self.layer, len(states))]
+                return _masked_mean(hidden, enc["attention_mask"]).float().cpu().numpy()
+            start = torch.full((len(inputs), 1), self.model.config.decoder_start_token_id, device=self.device)
+            out = self.model(**enc, decoder_input_ids=start, output_hidden_states=True)
+            states = out.decoder_hidden_states
+            return states[layer_index(self.layer, len(states))][:, 0].float().cpu().numpy()
+        out = self.parallel(self.model.base_model)(  # no LM head: its B x T x vocab logits go unused
+            **enc, position_ids=causal_position_ids(enc["attention_mask"]), output_hidden_states=True
+        )
+        hidden = out.hidden_states[layer_index(self.layer, len(out.hidden_states))]
+        if self.pooling == "1st-gen":  # left padding: the last position is the last prompt token
+            return hidden[:, -1].float().cpu().numpy()
+        mask = enc["attention_mask"].clone()
+        mask[:, -1] = 0  # avg-ppt leaves out the last prompt token (InBedder: prompt[:-1].mean)
+        return _masked_mean(hidden, mask).float().cpu().numpy()
+
+    def _generate(self, inputs: list[Any], sample: int = 0) -> tuple[Any, Any]:
+        """(tokenized prompts, generate output with hidden states) for one sample number."""
+        from transformers import LogitsProcessorList
+
+        enc = self._tokenize([_prompt(x) for x in inputs])
+        processors = LogitsProcessorList()
+        if self.generation["do_sample"]:
+            seeds = [self._row_seed(x, sample) for x in inputs]
+            processors.append(_SeededSampler(seeds, self.generation["temperature"], self.generation["top_p"]))
+        out = self.model.generate(
+            **enc,
+            max_new_tokens=self.generation["max_new_tokens"],
+            do_sample=False,  # sampling happens in _SeededSampler, per row
+            num_beams=1,
+            logits_processor=processors,
+            pad_token_id=self.tokenizer.pad_token_id,
+            return_dict_in_generate=True,
+            output_hidden_states=True,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+        )
+        return enc, out
+
+    def _row_seed(self, model_input: Any, sample: int) -> int:
+        digest = hashlib.sha256(f"{self.generation['seed']}:{sample}:{input_key(model_input)}".encode()).digest()
+        return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
+
+    def _generation_readout(self, inputs: list[Any]) -> np.ndarray:
+        import torch
+
+        enc, out = self._generate(inputs)
+        prompt_len = enc["input_ids"].shape[1]
+        if self.architecture == "seq2seq":
+            steps = out.decoder_hidden_states  # step 0: the start token; its state predicts sequences[:, 1]
+            li = layer_index(self.layer, len(steps[0]))
+            gen = torch.cat([s[li] for s in steps], dim=1)
+            next_ids = out.sequences[:, 1 : 1 + gen.shape[1]]
+            prompt_states = None
+        else:
+            steps = out.hidden_states  # step 0: the prompt; step t: generated token t fed back
+            li = layer_index(self.layer, len(steps[0]))
+            prompt_states = steps[0][li]
+            gen = torch.cat([s[li] for s in steps[1:]], dim=1) if len(steps) > 1 else prompt_states[:, :0]
+            next_ids = out.sequences[:, prompt_len + 1 : prompt_len + 1 + gen.shape[1]]
+        keep = ~self._dropped(next_ids, inputs)
+        rows = []
+        for b in range(len(inputs)):
+            kept = gen[b][keep[b]]
+            if kept.shape[0] == 0:  # InBedder: "if all of them are special token", keep the first
+                kept = gen[b][:1]
+            if prompt_states is None:  # seq2seq: decoder states only
+                chosen = {"avg-gen": kept.mean(0), "filtered-avg-gen": kept.mean(0), "last-gen": kept[-1]}
+            else:
+                prompt = prompt_states[b][enc["attention_mask"][b].bool()]
+                chosen = {
+                    "avg-gen": torch.cat([prompt[-1:], kept]).mean(0),
+                    "filtered-avg-gen": torch.cat([prompt[-1:], kept]).mean(0),
+                    "last-gen": (kept if kept.shape[0] else prompt[-1:])[-1],
+                    "avg-all": torch.cat([prompt, kept]).mean(0),
+                }
+            rows.append(chosen[self.pooling].float())
+        return torch.stack(rows).cpu().numpy()
+
+    def _filter_ids(self, model_input: Any) -> set[int]:
+        instruction = model_input[1] if self.filter_instruction and isinstance(model_input, list) else ""
+        if instruction not in self._filter_cache:
+            words = list(self.filter_words) + (list(NLTK_ENGLISH_STOPWORDS) if self.filter_stopwords else [])
+            words += [instruction] if instruction else []
+            ids: set[int] = set()
+            for word in words:  # tokenizer.encode, as InBedder (special tokens it adds are dropped anyway)
+                ids.update(self.tokenizer.encode(word))
+            self._filter_cache[instruction] = ids
+        return self._filter_cache[instruction]
+
+    def _dropped(self, next_ids: Any, inputs: list[Any]) -> Any:
+        """True where a generated state is dropped: its next token is special or filtered."""
+        import torch
+
+        banned = [set(self.tokenizer.all_special_ids) | self._filter_ids(x) for x in inputs]
+        return torch.tensor(
+            [[int(t) in banned[b] for t in row.tolist()] for b, row in enumerate(next_ids)], dtype=torch.bool,
+            device=next_ids.device,
+        ).reshape(next_ids.shape)
+
+    def _answers(self, inputs: list[Any], sample: int) -> list[str]:
+        enc, out = self._generate(inputs, sample)
+        start = 1 if self.architecture == "seq2seq" else enc["input_ids"].shape[1]
+        answers = []
+        for b, row in enumerate(out.sequences[:, start:].tolist()):
+            filtering = self.filter_words or self.filter_stopwords or self.filter_instruction
+            banned = self._filter_ids(inputs[b]) if filtering else set()
+            answers.append(self.tokenizer.decode([t for t in row if t not in banned], skip_special_tokens=True))
+        return answers
+
+    def generations(self, inputs: list[Any], sample: int = 0) -> list[str]:
+        """The answers the model gives to rendered inputs (for inspection and tests)."""
+        import torch
+
+        self.ensure_loaded()
+        with torch.inference_mode():
+            return self._answers(inputs, sample)
+
+    def _reencode(self, inputs: list[Any]) -> np.ndarray:
+        total = None
+        for sample in range(self.generation["num_samples"]):
+            answers = self._answers(inputs, sample)
+            emb = self._reencoder.encode(
+                answers, convert_to_numpy=True, show_progress_bar=False, batch_size=len(answers)
+            )
+            total = emb if total is None else total + emb
+        return total / self.generation["num_samples"]
+
+    def _masked(self, inputs: list[Any]) -> np.ndarray:
+        """Masked LM: `mask_length` mask tokens after the prompt; one forward pass (InBedder MaskededLMEncoder)."""
+
+        tok = self.tokenizer
+        prompts = [_prompt(x) + tok.mask_token * self.mask_length for x in inputs]
+        enc = self._tokenize(prompts)
+        out = self.parallel(self.model)(**enc, output_hidden_states=True)
+        hidden = out.hidden_states[layer_index(self.layer, len(out.hidden_states))]
+        ids = enc["input_ids"]
+        is_mask = ids == tok.mask_token_id
+        if self.pooling == "re-encode":
+            best = out.logits.argmax(-1)
+            answers = [tok.decode(best[b][is_mask[b]].tolist(), skip_special_tokens=True) for b in range(len(inputs))]
+            return self._reencoder.encode(answers, convert_to_numpy=True, show_progress_bar=False)
+        not_pad = enc["attention_mask"].bool()
+        end_id = tok.eos_token_id if tok.eos_token_id is not None else tok.sep_token_id
+        masks = {
+            "avg-gen": is_mask,
+            "filtered-avg-gen": is_mask,
+            "avg-ppt": not_pad & ~is_mask & (ids != end_id),
+            "avg-all": not_pad,
+        }
+        return _masked_mean(hidden, masks[self.pooling]).float().cpu().numpy()
+
+
+def _prompt(model_input: Any) -> str:
+    return model_input[0] if isinstance(model_input, list) else model_input
+
+
+def _masked_mean(hidden: Any, mask: Any) -> Any:
+    weights = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
+
+
+class _SeededSampler:
+    """Logits processor: temperature and top-p (transformers' warpers), then per-row Gumbel noise.
+
+    With greedy decoding after it, each row's token is an exact sample from its warped distribution,
+    drawn from the row's own generator, so batching does not change the draw.
+    """
+
+    def __init__(self, seeds: list[int], temperature: float, top_p: float) -> None:
+        from transformers import TemperatureLogitsWarper, TopPLogitsWarper
+
+        self.seeds = seeds
+        self.generators: list[Any] | None = None
+        self.warpers = []
+        if temperature != 1.0:
+            self.warpers.append(TemperatureLogitsWarper(temperature))
+        if top_p < 1.0:
+            self.warpers.append(TopPLogitsWarper(top_p))
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        if self.generators is None:
+            self.generators = [torch.Generator(device="cpu").manual_seed(s) for s in self.seeds]
+        scores = scores.float()
+        for warper in self.warpers:
+            scores = warper(input_ids, scores)
+        uniform = torch.stack(
+            [torch.rand(scores.shape[-1], generator=g, dtype=torch.float64) for g in self.generators]
+        ).to(scores.device)
+        gumbel = -torch.log(-torch.log(uniform.clamp(min=1e-300)))
+        return scores + gumbel.to(scores.dtype)

@@ -1,0 +1,93 @@
+"""Loading Hugging Face language models and reading their hidden states, shared by the LM families.
+
+The families (generative InBedder-style readouts, PromptEOL/MetaEOL) differ in prompts and in which
+states they average; the plumbing is the same: a tokenizer with the right padding side, a model in the
+run's dtype on the run's device, left-padded batches whose position ids ignore the padding (as
+`generate` computes them, so a padded batch gives what each input gives alone), and a layer index
+that accepts negative values like Python lists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.errors import ConfigError, ModelLoadError
+
+ARCHITECTURES = ("auto", "causal", "masked", "seq2seq")
+
+
+def load_tokenizer(path: str, *, revision: str | None, padding_side: str, truncation_side: str) -> Any:
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(
+            path, revision=_hub_revision(path, revision), padding_side=padding_side, truncation_side=truncation_side
+        )
+    except Exception as e:
+        raise ModelLoadError(_load_message("tokenizer", path, e)) from None
+    tokenizer.padding_side, tokenizer.truncation_side = padding_side, truncation_side
+    if tokenizer.pad_token_id is None:  # as InBedder and most LM embedders do
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def detect_architecture(path: str, revision: str | None) -> str:
+    """causal, masked or seq2seq from the model config (`architectures`, `is_encoder_decoder`)."""
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(path, revision=_hub_revision(path, revision))
+    except Exception as e:
+        raise ModelLoadError(_load_message("config", path, e)) from None
+    if getattr(config, "is_encoder_decoder", False):
+        return "seq2seq"
+    names = " ".join(getattr(config, "architectures", None) or [])
+    if "MaskedLM" in names or (not names and config.model_type in ("bert", "roberta", "deberta-v2", "electra")):
+        return "masked"
+    return "causal"
+
+
+def load_lm(path: str, *, architecture: str, revision: str | None, dtype: str, device: str) -> Any:
+    """The LM head model for `architecture`, in eval mode on `device`."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM
+
+    classes = {"causal": AutoModelForCausalLM, "masked": AutoModelForMaskedLM, "seq2seq": AutoModelForSeq2SeqLM}
+    if architecture not in classes:
+        raise ConfigError(f"Unknown architecture '{architecture}'; choose one of {', '.join(ARCHITECTURES)}.")
+    try:
+        model = classes[architecture].from_pretrained(
+            path, revision=_hub_revision(path, revision), dtype=getattr(torch, dtype)
+        )
+    except Exception as e:
+        raise ModelLoadError(_load_message(f"{architecture} LM", path, e)) from None
+    return model.to(device).eval()
+
+
+def causal_position_ids(attention_mask: Any) -> Any:
+    """Positions counted over real tokens only (left padding gets position 1, as in `generate`)."""
+    positions = attention_mask.long().cumsum(-1) - 1
+    return positions.masked_fill(attention_mask == 0, 1)
+
+
+def layer_index(layer: int, n_states: int) -> int:
+    """`layer` into `hidden_states` (0 = embeddings, n-1 = last layer; negative counts from the end)."""
+    index = layer if layer >= 0 else n_states + layer
+    if not 0 <= index < n_states:
+        raise ConfigError(
+            f"layer {layer} does not exist: this model has {n_states} hidden states "
+            f"(0 = embeddings .. {n_states - 1} = last layer; -1 = last)."
+        )
+    return index
+
+
+def _hub_revision(path: str, revision: str | None) -> str | None:
+    return None if Path(path).exists() or (revision or "").startswith("local-") else revision
+
+
+def _load_message(what: str, path: str, error: Exception) -> str:
+    return (
+        f"Could not load the {what} from '{path}' ({type(error).__name__}: {str(error).splitlines()[0][:200]}). "
+        f"Check the path or hub id; offline, use a local directory."
+    )

@@ -1,0 +1,333 @@
+"""OpenAI-compatible embedding APIs: `--model openai:MODEL_ID` (OpenAI, or any `/v1/embeddings` server).
+
+    python -m bench run --model openai:text-embedding-3-small --dimensions 256
+    python -m bench run --model openai:bge-m3 --base-url http://localhost:8000/v1 --price 0
+
+The key comes from the environment only (`OPENAI_API_KEY`; required for api.openai.com, optional for
+another endpoint, which then gets a placeholder) and is never stored: not in settings, results, run records, caches or log lines. The endpoint is
+`--base-url`, else `$OPENAI_BASE_URL`, else api.openai.com.
+
+How texts are sent:
+- the instruction becomes a text prefix, with the templates of the sentence-transformers family
+  (`prefix` = "{instruction} {text}", `none`, or a custom string with `{text}`);
+- requests respect the API's limits: at most `batch_size` (capped at 2,048) inputs and at most
+  `max_tokens_per_request` tokens (300,000) each. Tokens are counted with tiktoken when it is
+  installed and its encoding is available offline, else bounded by UTF-8 bytes (never fewer than
+  tokens), so a request never exceeds the budget;
+- 429, 5xx and connection errors are retried by the `openai` client (`max_retries`, exponential
+  backoff honouring Retry-After); every retry is counted.
+
+The usage ledger (`usage()`, recorded per task in the run record's `encode.usage`) counts requests,
+retries, texts sent, tokens (as the endpoint reports them) and their cost in USD from `PRICES_USD_PER_1M`
+or `--price`; for a model with no known price the cost is unknown (None), never guessed.
+`estimate_usage` prices inputs without sending them (`bench run --dry-run`): tokens by tiktoken when
+available, else the documented heuristic of one token per 4 characters (rounded up, per text).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from adapters.base import BaseEncoder
+from adapters.sentence_transformers import template_string
+from bench.errors import ConfigError, EncodingError, ModelLoadError
+from bench.fileio import sha256_text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from mteb.types import PromptType
+
+logger = logging.getLogger(__name__)
+
+API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MAX_INPUTS_PER_REQUEST = 2048  # OpenAI: "any array must be 2048 dimensions or less"
+MAX_TOKENS_PER_REQUEST = 300_000  # OpenAI: summed over all inputs of one request
+# USD per 1M input tokens, OpenAI's list prices (standard tier) when this table was written.
+PRICES_USD_PER_1M: dict[str, float] = {
+    "text-embedding-3-small": 0.02,
+    "text-embedding-3-large": 0.13,
+    "text-embedding-ada-002": 0.10,
+}
+PRICE_TABLE_SOURCE = "price table (OpenAI list prices, 2025)"
+CHARS_PER_TOKEN = 4
+LOCAL_KEY = "not-needed"  # sent to a key-less local endpoint when $OPENAI_API_KEY is unset
+
+
+@dataclass
+class APIUsage:
+    """Running totals of what the endpoint was asked and charged."""
+
+    requests: int = 0
+    retries: int = 0
+    texts: int = 0
+    tokens: int = 0
+    tokens_estimated: int = 0  # part of `tokens` estimated because the endpoint reported no usage
+
+
+class OpenAIEmbeddingEncoder(BaseEncoder):
+    """An OpenAI-compatible embedding API; the instruction is a text prefix; key from $OPENAI_API_KEY."""
+
+    family = "openai"
+    # Options that change how vectors are fetched or priced, not which: never an MTEB experiment.
+    runtime_options: ClassVar[tuple[str, ...]] = ("base_url", "max_retries", "timeout", "price", "max_tokens_per_request")
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        name: str | None = None,
+        revision: str | None = None,
+        template: str = "prefix",
+        dimensions: int | None = None,
+        base_url: str | None = None,
+        max_retries: int = 5,
+        timeout: float = 60.0,
+        price: float | None = None,
+        max_tokens_per_request: int = MAX_TOKENS_PER_REQUEST,
+        batch_size: int = 512,
+        **kwargs: Any,
+    ) -> None:
+        if template == "model":
+            raise ConfigError("Template 'model' needs a model's own prompts; API models have none. Use prefix, none or a custom string.")
+        for option, value in (("dimensions", dimensions), ("max_tokens_per_request", max_tokens_per_request)):
+            if value is not None and value <= 0:
+                raise ConfigError(f"{option} must be positive, got {value}.")
+        if max_retries < 0 or (price is not None and price < 0):
+            raise ConfigError("max_retries and price must not be negative.")
+        self.model_id = model_id
+        self.template = template
+        self.template_format = template_string(template)
+        self.dimensions = dimensions
+        self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.price = price
+        self.max_tokens_per_request = max_tokens_per_request
+        self.api_usage = APIUsage()
+        self._client: Any = None
+        super().__init__(name=name or model_id, revision=revision or "api", batch_size=batch_size, **kwargs)
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def endpoint(self) -> str:
+        """The base URL without credentials or query string (safe to record)."""
+        return public_url(self.base_url)
+
+    @property
+    def device(self) -> str:
+        return "api"
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            **super().settings(),
+            "instruction_template": self.template,
+            "instruction_template_format": self.template_format,
+            "instruction_template_sha256": sha256_text(self.template_format),
+            "dimensions": self.dimensions,
+            "endpoint": self.endpoint,
+            "max_retries": self.max_retries,
+            "max_tokens_per_request": self.max_tokens_per_request,
+        }
+
+    def vector_settings(self) -> dict[str, Any]:
+        # Another endpoint may serve other weights under the same name: its vectors are cached apart.
+        return {**super().vector_settings(), "dimensions": self.dimensions, "endpoint": self.endpoint}
+
+    def price_per_million(self) -> tuple[float | None, str | None]:
+        """(USD per 1M input tokens, where that number comes from); (None, None) when unknown."""
+        if self.price is not None:
+            return self.price, "--price"
+        known = PRICES_USD_PER_1M.get(self.model_id)
+        return (known, PRICE_TABLE_SOURCE) if known is not None else (None, None)
+
+    def usage(self, since: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ledger for the run record: requests, retries, texts, tokens and cost (None if unknown).
+
+        Running totals, or with `since` (an earlier `usage()`), what was used after it.
+        """
+        counts = asdict(self.api_usage)
+        if since:
+            counts = {k: v - int(since.get(k) or 0) for k, v in counts.items()}
+        method = "reported by the endpoint"
+        if counts["tokens_estimated"]:
+            method += f"; {counts['tokens_estimated']} estimated ({token_method(self.model_id)}) where it reported none"
+        return {**counts, "tokens_method": method, **self._cost(counts["tokens"])}
+
+    def estimate_usage(self, inputs: Sequence[str]) -> dict[str, Any]:
+        """What sending `inputs` would cost, computed locally (for `--dry-run`)."""
+        tokens = sum(count_tokens(self.model_id, text) for text in inputs)
+        requests = sum(1 for _ in self._requests(list(inputs), self.batch_size))
+        return {"texts": len(inputs), "tokens": tokens, "tokens_method": token_method(self.model_id),
+                "requests": requests, **self._cost(tokens)}
+
+    def _cost(self, tokens: int) -> dict[str, Any]:
+        price, source = self.price_per_million()
+        usd = None if price is None else round(tokens * price / 1e6, 8)
+        return {"usd": usd, "usd_per_1m_tokens": price, "price_source": source}
+
+    # ------------------------------------------------------------------ family hooks
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> str:
+        """The exact string sent: the instruction as a prefix per the template, or the text alone."""
+        if instruction is None or self.template == "none":
+            return text
+        return self.template_format.format(instruction=instruction, text=text)
+
+    def _load(self) -> None:
+        import openai
+
+        key = os.environ.get(API_KEY_ENV)
+        if not key and self.endpoint == DEFAULT_BASE_URL:
+            raise ConfigError(
+                f"Set {API_KEY_ENV} to use openai:{self.model_id} on {DEFAULT_BASE_URL}; "
+                f"the key is read from the environment only."
+            )
+        key = key or LOCAL_KEY
+        self._client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout)
+
+    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+        return np.concatenate([self._embed(batch) for batch in self._requests(inputs, batch_size)])
+
+    # ------------------------------------------------------------------ requests
+    def _requests(self, inputs: list[str], batch_size: int) -> Iterator[list[str]]:
+        """Consecutive slices within the per-request input count and token budget."""
+        limit = min(batch_size, MAX_INPUTS_PER_REQUEST)
+        yield from plan_requests(inputs, max_inputs=limit, max_tokens=self.max_tokens_per_request,
+                                 count=lambda text: budget_tokens(self.model_id, text))
+
+    def _embed(self, batch: list[str]) -> np.ndarray:
+        import openai
+
+        extra = {"dimensions": self.dimensions} if self.dimensions else {}
+        try:
+            raw = self._client.embeddings.with_raw_response.create(
+                model=self.model_id, input=batch, encoding_format="float", **extra
+            )
+        except openai.APIError as e:
+            raise self._error(e) from None
+        response = raw.parse()
+        self.api_usage.requests += 1
+        self.api_usage.retries += int(getattr(raw, "retries_taken", 0) or 0)
+        self.api_usage.texts += len(batch)
+        reported = getattr(getattr(response, "usage", None), "prompt_tokens", None)
+        if reported is None:
+            reported = sum(count_tokens(self.model_id, text) for text in batch)
+            self.api_usage.tokens_estimated += reported
+        self.api_usage.tokens += int(reported)
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(batch):
+            raise EncodingError(f"{self.endpoint} returned {len(data)} embeddings for {len(batch)} inputs.")
+        if self.mteb_model_meta.embed_dim is None:
+            self.mteb_model_meta = self.mteb_model_meta.model_copy(update={"embed_dim": len(data[0].embedding)})
+        return np.asarray([d.embedding for d in data], dtype=np.float32)
+
+    def _error(self, e: Exception) -> Exception:
+        """One clear line for an API failure (after the client's retries), with no credentials in it."""
+        import openai
+
+        where = f"{self.endpoint} (model {self.model_id})"
+        if isinstance(e, openai.AuthenticationError):
+            return ConfigError(f"{where} rejected the API key (401). Set a valid key in {API_KEY_ENV}.")
+        if isinstance(e, openai.PermissionDeniedError):
+            return ConfigError(f"{where}: the key in {API_KEY_ENV} may not use this model (403): {_message(e)}")
+        if isinstance(e, openai.NotFoundError):
+            return ModelLoadError(f"{where}: not found (404): {_message(e)}. Check the model id and --base-url.")
+        if isinstance(e, openai.RateLimitError):
+            return EncodingError(
+                f"{where} still rate-limited (429) after {self.max_retries} retries: {_message(e)}. Rerun later to "
+                f"resume (finished groups are cached) or raise --max-retries."
+            )
+        if isinstance(e, openai.APIStatusError):
+            return EncodingError(f"{where} answered HTTP {e.status_code}: {_message(e)}")
+        if isinstance(e, openai.APIConnectionError):
+            return EncodingError(f"Could not reach {where} after {self.max_retries} retries ({type(e).__name__}). Check --base-url and the network.")
+        return EncodingError(f"{where}: {type(e).__name__}: {_message(e)}")
+
+
+def _message(e: Exception) -> str:
+    """The server's error message, one line, short, with any credential from the environment masked."""
+    body = getattr(e, "body", None)
+    text = body.get("message") if isinstance(body, dict) and body.get("message") else str(e)
+    text = " ".join(str(text).split())[:200]
+    key = os.environ.get(API_KEY_ENV)
+    return text.replace(key, "***") if key else text
+
+
+def public_url(url: str) -> str:
+    """`url` without user:password@ and without a query string (which may carry a key)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def plan_requests(
+    inputs: list[str], *, max_inputs: int, max_tokens: int, count: Callable[[str], int]
+) -> Iterator[list[str]]:
+    """Split `inputs`, in order, into requests of at most `max_inputs` texts and `max_tokens` tokens.
+
+    An input larger than the whole budget goes alone (the endpoint then says what it allows).
+    """
+    batch: list[str] = []
+    used = 0
+    for text in inputs:
+        n = count(text)
+        if batch and (len(batch) >= max_inputs or used + n > max_tokens):
+            yield batch
+            batch, used = [], 0
+        batch.append(text)
+        used += n
+    if batch:
+        yield batch
+
+
+@lru_cache(maxsize=8)
+def _tiktoken_encoding(model_id: str) -> Any:
+    """tiktoken's encoding for the model (cl100k_base for unknown ones), or None if tiktoken is unusable."""
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    try:
+        try:
+            return tiktoken.encoding_for_model(model_id)
+        except KeyError:
+            return tiktoken.get_encoding("cl100k_base")
+    except Exception as e:  # the encoding file cannot be fetched offline
+        logger.info("tiktoken is installed but its encoding is unavailable (%s); counting tokens by heuristic.", type(e).__name__)
+        return None
+
+
+def token_method(model_id: str) -> str:
+    encoding = _tiktoken_encoding(model_id)
+    return f"tiktoken {encoding.name}" if encoding is not None else f"heuristic: ceil(characters / {CHARS_PER_TOKEN})"
+
+
+def count_tokens(model_id: str, text: str) -> int:
+    """Tokens of one text: tiktoken when available, else ceil(len(text) / 4) (the documented heuristic)."""
+    encoding = _tiktoken_encoding(model_id)
+    if encoding is not None:
+        return len(encoding.encode(text, disallowed_special=()))
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def budget_tokens(model_id: str, text: str) -> int:
+    """Tokens of one text for the request budget: exact with tiktoken, else its UTF-8 byte count.
+
+    A byte-level BPE never yields more tokens than bytes, so without tiktoken a request stays within
+    the budget, at the price of some extra requests.
+    """
+    encoding = _tiktoken_encoding(model_id)
+    if encoding is not None:
+        return len(encoding.encode(text, disallowed_special=()))
+    return len(text.encode("utf-8"))

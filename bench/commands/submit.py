@@ -1,0 +1,49 @@
+"""`bench submit DIR`: validate a model's result files and pack them, with a manifest, into one zip."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bench.errors import BenchError, DataError
+
+EPILOG = """examples:
+  python -m bench submit results/                                   writes ./submission.zip
+  python -m bench submit results/ --out minilm.zip --data-dir data/ accept results on local copies in data/
+
+The zip holds the result files, their run records, model_meta.json files and manifest.json (each
+file's sha256). Give it to `bench leaderboard build --results`. Nothing is written when a check fails;
+every problem is printed with its file, field and reason.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("submit", help="validate result files and pack them as a leaderboard submission",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("directory", help="results folder written by `bench run --output-dir`")
+    p.add_argument("--out", default="submission.zip", help="zip to write (default %(default)s)")
+    p.add_argument("--data-dir", action="append", default=[], metavar="DIR",
+                   help="local data folder the results were computed on (repeatable); its revisions count as known")
+    p.set_defaults(func=_cmd_submit)
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from leaderboard.submission import pack, read_submission
+    from leaderboard.validate import validate
+
+    source = Path(args.directory)
+    if not source.is_dir():
+        raise DataError(f"No results folder at {source}: give the --output-dir of `bench run`.")
+    submission = read_submission(source)
+    report = validate(submission, data_dirs=[Path(d) for d in args.data_dir])
+    if not report.valid:
+        print(report.summary())
+        raise BenchError(f"{len(report.problems)} problem(s) in {source}; nothing was packed (see the list above).")
+    models: dict[tuple, list[str]] = {}
+    for e in report.entries:
+        models.setdefault((e.model.name, e.model.revision, e.model.experiment), []).append(e.task)
+    listing = [{"name": n, "revision": r, "experiment": x, "tasks": sorted(t)} for (n, r, x), t in sorted(models.items())]
+    manifest = pack(submission, Path(args.out), listing)
+    print(report.summary())
+    print(f"Packed {len(manifest['files'])} files into {Path(args.out).resolve()}")
+    return 0

@@ -1,0 +1,25 @@
+"""Which instruction style a run gives tasks that offer several (GSTransform appendix C).
+
+The paper gives each baseline instructions in its own convention: command style ("Represent the
+text based on ...") for InstructOR, question style for InBedder and the rest. The CLI wires model
+and task, so the choice lives here: `auto` picks `command` for INSTRUCTOR-family models, judged
+from the model spec's family and name, and `question` otherwise. Tasks only receive the style.
+"""
+
+from __future__ import annotations
+
+AUTO = "auto"
+STYLE_CHOICES = (AUTO, "question", "command", "gstransform")
+
+
+def instruction_style_for(model_spec: str, requested: str | None) -> str:
+    """The style to give tasks: the requested one, or for `auto`/None the model family's convention."""
+    if requested and requested != AUTO:
+        return requested
+    from adapters.registry import resolve
+
+    try:
+        family, path, name, _ = resolve(model_spec)
+    except Exception:  # an unresolvable spec fails later, where the model loads, with its own message
+        family, path, name = "", model_spec, model_spec
+    return "command" if any("instructor" in str(x).lower() for x in (family, path, name)) else "question"

@@ -1,0 +1,289 @@
+"""Is a submission acceptable? Every check, and every reason a submission can be turned away.
+
+A submission is accepted whole or not at all: one bad file rejects it, and the leaderboard build
+lists it with every problem found (file, field, reason), so nothing is dropped silently. The checks,
+in the order they run for each result file:
+
+    unreadable -> schema -> unpaired -> record_mismatch -> unknown_task -> task_version -> main_score
+    -> dataset_revision -> instructions_sha256 -> limited -> score_range -> duplicate
+
+plus `manifest` (files changed, missing or unlisted since `bench submit` packed them) and `empty`.
+The reference values (task versions, main metrics, revisions, instruction hashes) come from the
+harness's own task classes (leaderboard/reference.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from bench.fileio import sha256_json
+from leaderboard import schema
+from leaderboard.reference import TaskReference, metric_range, task_reference
+from leaderboard.schema import Problem
+from leaderboard.submission import (
+    MANIFEST,
+    Submission,
+    model_meta_of,
+    record_path_of,
+    result_path_of,
+    role,
+)
+
+REASONS: dict[str, str] = {
+    "unreadable": "a file is not valid UTF-8 JSON, or the archive cannot be opened",
+    "empty": "the submission holds no result files",
+    "schema": "a result file, run record or manifest does not follow its JSON Schema (leaderboard/schemas/)",
+    "unpaired": "a result file without its run record (run_records/<Task>.json beside it), or the reverse",
+    "record_mismatch": "a result file, its file name and its run record disagree (task name, dataset revision)",
+    "unknown_task": "the task is not one of the harness's tasks (`python -m bench list tasks`)",
+    "task_version": "the result was made with another version of the task than the harness's",
+    "main_score": "the main score is not the task's main metric, or differs from that metric's value",
+    "dataset_revision": "the dataset revision is not one the harness produces (pinned, packaged, or a --data-dir copy)",
+    "instructions_sha256": "the instructions used differ from the task's, or do not match their recorded hash",
+    "limited": "made with --limit: a subset, not comparable with full runs",
+    "score_range": "a score is not a finite number within its metric's range",
+    "duplicate": "the same (model, revision, setting, task) appears twice",
+    "manifest": "a file differs from, is missing from, or is not listed in the submission's manifest.json",
+}
+
+
+@dataclass(frozen=True, order=True)
+class ModelKey:
+    """One leaderboard row: a model at a revision under one setting (MTEB experiment)."""
+
+    name: str
+    revision: str
+    experiment: str  # "default", or the options that differ from the family's defaults
+
+    @property
+    def label(self) -> str:
+        return self.name if self.experiment == "default" else f"{self.name} [{self.experiment}]"
+
+
+@dataclass
+class Entry:
+    """One accepted result: a model's scores on one task, with the run record that says how."""
+
+    submission: str
+    file: str
+    task: str
+    model: ModelKey
+    result: dict[str, Any]
+    record: dict[str, Any]
+    model_meta: dict[str, Any] | None = None
+
+
+@dataclass
+class Report:
+    """The verdict on one submission."""
+
+    submission: str
+    entries: list[Entry] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        if self.valid:
+            models = sorted({e.model.label for e in self.entries})
+            return f"accepted {self.submission}: {len(self.entries)} results of {', '.join(models)}"
+        lines = [f"REJECTED {self.submission}: {len(self.problems)} problem(s)"]
+        lines += [f"  - {p}" for p in self.problems]
+        return "\n".join(lines)
+
+
+def experiment_label(experiment: dict[str, Any] | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted((experiment or {}).items())) or "default"
+
+
+def model_key(record: dict[str, Any]) -> ModelKey:
+    m = record["model"]
+    return ModelKey(str(m["name"]), str(m["revision"]), experiment_label(m.get("experiment")))
+
+
+def validate(
+    submission: Submission, *, data_dirs: Iterable[Path] = (), taken: dict[tuple, str] | None = None
+) -> Report:
+    """Check every file of `submission`.
+
+    Args:
+        data_dirs: local data folders whose files' revisions count as the harness's own.
+        taken: (model, revision, setting, task) -> file of results accepted earlier in the same build;
+            a repeat is a `duplicate`. Filled in with this submission's results when it is accepted.
+    """
+    report = Report(submission.source)
+    if submission.unreadable:
+        report.problems.append(Problem("unreadable", submission.source, "", submission.unreadable))
+        return report
+    data_dirs = tuple(Path(d) for d in data_dirs)
+    files = submission.files
+    report.problems += _check_manifest(submission)
+    results = [p for p in files if role(p) == "result"]
+    records = [p for p in files if role(p) == "run_record"]
+    if not results:
+        report.problems.append(Problem("empty", submission.source, "", "no result files (<Task>.json) found"))
+    for path in records:
+        if result_path_of(path) not in files:
+            report.problems.append(Problem("unpaired", path, "", "run record without its result file " + result_path_of(path)))
+    seen: dict[tuple, str] = {}
+    for path in results:
+        entry, problems = _check_result(path, files, data_dirs)
+        report.problems += problems
+        if entry is None:
+            continue
+        key = (*_key_tuple(entry.model), entry.task)
+        earlier = seen.get(key) or (taken or {}).get(key)
+        if earlier:
+            report.problems.append(Problem(
+                "duplicate", path, "task_name",
+                f"{entry.model.label} @ {entry.model.revision} on {entry.task} is already given by {earlier}",
+            ))
+            continue
+        seen[key] = f"{submission.source}:{path}"
+        entry.submission = submission.source
+        report.entries.append(entry)
+    if report.valid and taken is not None:
+        taken.update(seen)
+    return report
+
+
+def _key_tuple(key: ModelKey) -> tuple[str, str, str]:
+    return (key.name, key.revision, key.experiment)
+
+
+def _load(path: str, files: dict[str, bytes]) -> tuple[Any, Problem | None]:
+    try:
+        return json.loads(files[path].decode("utf-8")), None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        return None, Problem("unreadable", path, "", f"not valid UTF-8 JSON ({e})")
+
+
+def _check_manifest(submission: Submission) -> list[Problem]:
+    raw = submission.manifest
+    if raw is None:
+        return []
+    manifest, problem = _load(MANIFEST, submission.files)
+    if problem:
+        return [problem]
+    problems = schema.check("manifest", manifest, MANIFEST)
+    if problems:
+        return problems
+    listed = {f["path"]: f for f in manifest["files"]}
+    for i, item in enumerate(manifest["files"]):
+        data = submission.files.get(item["path"])
+        if data is None:
+            problems.append(Problem("manifest", MANIFEST, f"files[{i}].path", f"lists {item['path']}, which is not in the submission"))
+        elif hashlib.sha256(data).hexdigest() != item["sha256"]:
+            problems.append(Problem("manifest", item["path"], "", f"content changed since packing (sha256 differs from manifest files[{i}])"))
+    for path in submission.files:
+        if path != MANIFEST and path not in listed:
+            problems.append(Problem("manifest", path, "", "file is not listed in manifest.json (added after packing?)"))
+    return problems
+
+
+def _check_result(path: str, files: dict[str, bytes], data_dirs: tuple[Path, ...]) -> tuple[Entry | None, list[Problem]]:
+    result, problem = _load(path, files)
+    if problem:
+        return None, [problem]
+    problems = schema.check("result", result, path)
+    if problems:
+        return None, problems
+    record_file = record_path_of(path)
+    if record_file not in files:
+        return None, [Problem("unpaired", path, "", f"no run record beside it (expected {record_file})")]
+    record, problem = _load(record_file, files)
+    if problem:
+        return None, [problem]
+    problems = schema.check("run_record", record, record_file)
+    if problems:
+        return None, problems
+    problems = _check_pair(path, result, record_file, record)
+    if problems:
+        return None, problems
+    ref = task_reference(result["task_name"], data_dirs)
+    if ref is None:
+        from tasks import TASKS
+
+        known = ", ".join(sorted(TASKS))
+        return None, [Problem("unknown_task", path, "task_name", f"'{result['task_name']}' is not a harness task (known: {known})")]
+    problems = _check_against_reference(path, result, record_file, record, ref, data_dirs)
+    problems += _check_scores(path, result, ref)
+    if problems:
+        return None, problems
+    entry = Entry("", path, ref.name, model_key(record), result, record, model_meta_of(path, files))
+    return entry, []
+
+
+def _check_pair(path: str, result: dict[str, Any], record_file: str, record: dict[str, Any]) -> list[Problem]:
+    problems = []
+    stem = PurePosixPath(path).stem
+    if stem != result["task_name"]:
+        problems.append(Problem("record_mismatch", path, "task_name", f"file is named {stem}.json but holds task '{result['task_name']}'"))
+    if record["task"]["name"] != result["task_name"]:
+        problems.append(Problem(
+            "record_mismatch", record_file, "task.name",
+            f"run record is for '{record['task']['name']}', its result file for '{result['task_name']}'",
+        ))
+    if record["task"]["dataset"]["revision"] != result["dataset_revision"]:
+        problems.append(Problem(
+            "record_mismatch", record_file, "task.dataset.revision",
+            f"'{record['task']['dataset']['revision']}' but the result file says '{result['dataset_revision']}'",
+        ))
+    return problems
+
+
+def _check_against_reference(
+    path: str, result: dict[str, Any], record_file: str, record: dict[str, Any], ref: TaskReference,
+    data_dirs: tuple[Path, ...],
+) -> list[Problem]:
+    task = record["task"]
+    problems = []
+    if task["version"] != ref.version:
+        problems.append(Problem("task_version", record_file, "task.version", f"'{task['version']}', the harness's {ref.name} is version '{ref.version}'"))
+    if task["main_score"] != ref.main_score:
+        problems.append(Problem("main_score", record_file, "task.main_score", f"'{task['main_score']}', the harness's main score of {ref.name} is '{ref.main_score}'"))
+    revision = result["dataset_revision"]
+    if revision not in ref.revisions:
+        accepted = "; ".join(f"{r} ({why})" for r, why in ref.revisions.items())
+        hint = "" if data_dirs else " A result on a local copy is accepted when the build gets that copy with --data-dir."
+        problems.append(Problem("dataset_revision", path, "dataset_revision", f"'{revision}' is not a revision the harness produces for {ref.name}: {accepted}.{hint}"))
+    if task["instructions_sha256"] not in ref.instructions_sha256:
+        accepted = ", ".join(f"{h[:12]}… ({why})" for h, why in ref.instructions_sha256.items())
+        problems.append(Problem(
+            "instructions_sha256", record_file, "task.instructions_sha256",
+            f"{task['instructions_sha256'][:12]}… is not the hash of the harness's {ref.name} instructions: {accepted}",
+        ))
+    elif sha256_json(task["instructions"]) != task["instructions_sha256"]:
+        problems.append(Problem("instructions_sha256", record_file, "task.instructions", "the recorded instructions do not hash to task.instructions_sha256 (edited?)"))
+    if task["limit"] is not None:
+        problems.append(Problem("limited", record_file, "task.limit", f"run with --limit {task['limit']}; rerun without --limit to submit"))
+    return problems
+
+
+def _check_scores(path: str, result: dict[str, Any], ref: TaskReference) -> list[Problem]:
+    problems = []
+    for split, entries in result["scores"].items():
+        for i, scores in enumerate(entries):
+            where = f"scores.{split}[{i}]"
+            for key, value in scores.items():
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    continue
+                bounds = metric_range(ref.main_score if key == "main_score" else key)
+                if not math.isfinite(value):
+                    problems.append(Problem("score_range", path, f"{where}.{key}", f"{value} is not a finite number"))
+                elif bounds and not bounds[0] <= value <= bounds[1]:
+                    problems.append(Problem("score_range", path, f"{where}.{key}", f"{value} is outside [{bounds[0]}, {bounds[1]}]"))
+            main = scores.get(ref.main_score)
+            if isinstance(main, int | float) and math.isfinite(main) and abs(main - scores["main_score"]) > 1e-6:
+                problems.append(Problem("main_score", path, f"{where}.main_score", f"{scores['main_score']} but {ref.main_score} is {main}"))
+            elif ref.main_score not in scores:
+                problems.append(Problem("main_score", path, f"{where}.{ref.main_score}", f"the task's main metric {ref.main_score} is missing"))
+    return problems

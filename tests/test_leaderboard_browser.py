@@ -1,0 +1,143 @@
+"""The built site in a real headless Chromium, opened from disk (file://): sorting, escaping, screenshot.
+
+Needs the Debian packages `chromium` and `chromium-driver` (and selenium from the dev extras); the test
+is skipped, saying so, where they are missing. The screenshot lands in the test's tmp folder and, when
+$LEADERBOARD_SCREENSHOT names a file, there too:
+
+    LEADERBOARD_SCREENSHOT=/tmp/leaderboard.png python -m pytest tests/test_leaderboard_browser.py
+
+With $LEADERBOARD_RESULTS (paths separated by ':', e.g. a `bench run --output-dir`) and optionally
+$LEADERBOARD_DATA_DIR, a second test builds the site from those results, checks every table sorts,
+and saves a full-page screenshot beside $LEADERBOARD_SCREENSHOT (`-results` added to its name).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from leaderboard import build
+from leaderboard_fixtures import copy_results, demo_results  # noqa: F401 (fixture)
+from test_leaderboard import HOSTILE, make_hostile
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+CHROMEDRIVER = shutil.which("chromedriver")
+FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--window-size=1400,900",
+)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    if not CHROMIUM or not CHROMEDRIVER:
+        pytest.skip("headless Chromium not installed: apt-get install -y chromium chromium-driver")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed: pip install -e '.[dev]'")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    for flag in FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="chromium-profile-", dir=tmp_path)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.binary_location = CHROMIUM
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def _column(driver, table_id: str, index: int) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    rows = driver.find_elements(By.CSS_SELECTOR, f"#{table_id} tbody tr")
+    return [r.find_elements(By.TAG_NAME, "td")[index].get_attribute("data-value") for r in rows]
+
+
+def test_site_sorts_escapes_and_screenshots(browser, demo_results, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    hostile = copy_results(demo_results, tmp_path / "hostile")
+    make_hostile(hostile)
+    for folder in list(hostile.rglob("experiments")):  # keep only the renamed default setting
+        shutil.rmtree(folder)
+    site = tmp_path / "site"
+    result = build([demo_results, hostile], site)
+    assert not result.rejected
+    browser.get((site / "index.html").as_uri())
+    assert browser.title == "instruct-bench leaderboard"  # the hostile onerror handler never ran
+
+    table = "table-demo"
+    headers = browser.find_elements(By.CSS_SELECTOR, f"#{table} thead th")
+    labels = [h.text.strip(" ▲▼") for h in headers]
+    nyt = labels.index("NYT (demo)")
+    avg = labels.index("Avg")
+    before = _column(browser, table, avg)
+    assert [float(v) for v in before] == sorted((float(v) for v in before), reverse=True)  # served sorted by Avg
+
+    headers[nyt].find_element(By.TAG_NAME, "button").click()
+    assert headers[nyt].get_attribute("aria-sort") == "descending"
+    values = [float(v) for v in _column(browser, table, nyt)]
+    data = json.loads((site / "leaderboard.json").read_text())
+    expected = sorted((r["scores"]["DemoNYTClustering"] for s in data["suites"] if s["name"] == "demo" for r in s["rows"]), reverse=True)
+    assert values == pytest.approx(expected)
+    assert _column(browser, table, avg) != before  # the order really changed (NYT and Avg rank differently)
+
+    headers[nyt].find_element(By.TAG_NAME, "button").click()
+    assert headers[nyt].get_attribute("aria-sort") == "ascending"
+    assert [float(v) for v in _column(browser, table, nyt)] == pytest.approx(sorted(expected))
+
+    # the hostile model name is shown as text, and the only script on the page is the site's own
+    names = [r.find_element(By.TAG_NAME, "a").text for r in browser.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")]
+    assert HOSTILE in names
+    assert len(browser.find_elements(By.TAG_NAME, "script")) == 1
+    assert browser.find_elements(By.CSS_SELECTOR, "img") == []
+
+    # filtering hides the rows that do not match
+    box = browser.find_element(By.CSS_SELECTOR, f'input[data-table="{table}"]')
+    box.send_keys("template=none")
+    visible = [r for r in browser.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr") if r.is_displayed()]
+    assert len(visible) == 1 and "template=none" in visible[0].text
+    box.clear()
+    box.send_keys(" ")  # back to all rows for the screenshot
+
+    _screenshot(browser, tmp_path / "leaderboard.png", suffix="")
+
+
+def _screenshot(driver, shot: Path, *, suffix: str) -> None:
+    """Whole page to `shot`, copied to $LEADERBOARD_SCREENSHOT (with `suffix` before its extension)."""
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1400, min(max(900, height + 40), 6000))
+    assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    if os.environ.get("LEADERBOARD_SCREENSHOT"):
+        target = Path(os.environ["LEADERBOARD_SCREENSHOT"])
+        target = target.with_name(f"{target.stem}{suffix}{target.suffix}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, target)
+
+
+def test_site_from_given_results(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    if not os.environ.get("LEADERBOARD_RESULTS"):
+        pytest.skip("set LEADERBOARD_RESULTS=DIR[:DIR...] (and LEADERBOARD_DATA_DIR) to check a site built from them")
+    data_dirs = [Path(d) for d in os.environ.get("LEADERBOARD_DATA_DIR", "").split(":") if d]
+    result = build(os.environ["LEADERBOARD_RESULTS"].split(":"), tmp_path / "site", data_dirs=data_dirs)
+    assert not result.rejected, [r.summary() for r in result.rejected]
+    browser.get((tmp_path / "site" / "index.html").as_uri())
+    for suite in result.data["suites"]:
+        table = f"table-{suite['name']}"
+        th = browser.find_elements(By.CSS_SELECTOR, f"#{table} thead th")[0]
+        th.find_element(By.TAG_NAME, "button").click()
+        names = [v.lower() for v in _column(browser, table, 0)]
+        assert names == sorted(names) and th.get_attribute("aria-sort") == "ascending"
+        th.find_element(By.TAG_NAME, "button").click()  # and back
+    browser.get((tmp_path / "site" / "index.html").as_uri())
+    _screenshot(browser, tmp_path / "leaderboard-results.png", suffix="-results")

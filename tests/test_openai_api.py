@@ -1,0 +1,244 @@
+"""The OpenAI-compatible embedding family against a real local HTTP server (tests/fake_openai.py).
+
+Retries, status codes and JSON parsing go through the `openai` client for real; the server records
+every request, so "sends nothing" is checked by counting what arrived.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from adapters.openai_api import OpenAIEmbeddingEncoder, _message, budget_tokens, plan_requests, public_url
+from adapters.registry import load_model
+from bench.cli import main
+from bench.errors import ConfigError, EncodingError
+from bench.runner import RunOptions, dry_run, run
+from fake_openai import FakeOpenAI, fake_vector
+
+EMB = "/v1/embeddings"
+SECRET = "sk-test-SECRET-0123456789abcdef"
+
+
+@pytest.fixture
+def api(fake_openai, monkeypatch):
+    """The fake server, with a distinctive key in the environment (and only there)."""
+    fake_openai.api_key = SECRET
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    return fake_openai
+
+
+def _encoder(server, tmp_path, **options) -> OpenAIEmbeddingEncoder:
+    options.setdefault("cache_dir", tmp_path / "cache")
+    return load_model("openai:fake", base_url=server.base_url, **options)
+
+
+def _words(texts) -> int:  # the fake server's token count
+    return sum(len(t.split()) for t in texts)
+
+
+def test_vectors_requests_and_ledger(api, tmp_path):
+    enc = _encoder(api, tmp_path, price=0.5)
+    texts = ["hello world", "foo", "hello world", "a b c d"]
+    vecs = enc.encode_inputs(texts)
+    assert np.allclose(vecs, [fake_vector(t) for t in texts], atol=1e-6)
+    [body] = api.calls(EMB)
+    assert sorted(body["input"]) == ["a b c d", "foo", "hello world"] and body["model"] == "fake"
+    assert "dimensions" not in body and body["encoding_format"] == "float"
+    usage = enc.usage()
+    assert usage["requests"] == 1 and usage["retries"] == 0 and usage["texts"] == 3
+    assert usage["tokens"] == _words(["hello world", "foo", "a b c d"]) == 7
+    assert usage["usd"] == pytest.approx(7 * 0.5 / 1e6) and usage["price_source"] == "--price"
+    assert enc.usage(since=usage)["requests"] == 0
+
+
+@pytest.mark.parametrize(("status", "times"), [(429, 1), (500, 2), (503, 1)])
+def test_transient_errors_are_retried_and_counted(api, tmp_path, status, times):
+    api.fail(EMB, status, times)
+    enc = _encoder(api, tmp_path, max_retries=3)
+    vecs = enc.encode_inputs(["one", "two"])
+    assert np.allclose(vecs, [fake_vector("one"), fake_vector("two")], atol=1e-6)
+    assert len(api.calls(EMB)) == times + 1
+    assert enc.usage()["requests"] == 1 and enc.usage()["retries"] == times
+
+
+def test_rate_limit_beyond_retries_is_one_clear_error(api, tmp_path):
+    api.fail(EMB, 429, 2)
+    enc = _encoder(api, tmp_path, max_retries=1)
+    with pytest.raises(EncodingError, match=r"still rate-limited \(429\) after 1 retries.*--max-retries"):
+        enc.encode_inputs(["x"])
+    assert len(api.calls(EMB)) == 2
+
+
+def test_bad_key_is_one_clear_line_without_the_key(api, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-777")
+    with pytest.raises(ConfigError, match=r"rejected the API key \(401\)\. Set a valid key in OPENAI_API_KEY") as err:
+        _encoder(api, tmp_path).encode_inputs(["x"])
+    assert "sk-wrong-key-777" not in str(err.value)
+    assert len(api.calls(EMB)) == 1  # 401 is not retried
+    code = main(["run", "--model", "openai:fake", "--base-url", api.base_url, "--tasks", "DemoInstructSTS",
+                 "--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "c2")])
+    err_lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and err_lines[-1].startswith("error: ") and "rejected the API key (401)" in err_lines[-1]
+    assert not any("Traceback" in line or "sk-wrong-key-777" in line for line in err_lines)
+
+
+def test_other_api_errors_are_clear(api, tmp_path):
+    api.fail(EMB, 400, 1)
+    with pytest.raises(EncodingError, match=r"answered HTTP 400: scripted failure 400"):
+        _encoder(api, tmp_path).encode_inputs(["x"])
+    closed = "http://127.0.0.1:9/v1"  # discard port: nothing listens
+    with pytest.raises(EncodingError, match=r"Could not reach http://127.0.0.1:9/v1 .*Check --base-url"):
+        load_model("openai:fake", base_url=closed, max_retries=0, use_cache=False).encode_inputs(["x"])
+
+
+def test_error_messages_mask_the_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+    class Err(Exception):
+        body = {"message": f"Incorrect API key provided: {SECRET}."}
+
+    assert SECRET not in _message(Err()) and "***" in _message(Err())
+    assert public_url("https://user:pw@host:8443/v1?api-key=k") == "https://host:8443/v1"
+
+
+def test_key_required_for_openai_but_not_for_a_local_server(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="Set OPENAI_API_KEY"):
+        load_model("openai:text-embedding-3-small", use_cache=False).encode_inputs(["x"])
+    server = FakeOpenAI(api_key=None).start()
+    try:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # the endpoint may come from the environment
+        enc = load_model("openai:fake", use_cache=False)
+        assert enc.encode_inputs(["x"]).shape == (1, 16) and len(server.calls(EMB)) == 1
+    finally:
+        server.close()
+
+
+def test_requests_split_by_count_and_token_budget(api, tmp_path):
+    texts = [f"text number {i:02d}" for i in range(7)]  # 14 bytes each
+    enc = _encoder(api, tmp_path, batch_size=3)
+    enc.encode_inputs(texts)
+    assert [len(b["input"]) for b in api.calls(EMB)] == [3, 3, 1]
+    assert enc.usage()["requests"] == 3
+
+    enc = _encoder(api, tmp_path, max_tokens_per_request=30, cache_dir=tmp_path / "other")
+    before = len(api.calls(EMB))
+    vecs = enc.encode_inputs(texts)
+    sent = api.calls(EMB)[before:]
+    assert [len(b["input"]) for b in sent] == [2, 2, 2, 1]
+    assert all(sum(budget_tokens("fake", t) for t in b["input"]) <= 30 for b in sent)
+    assert sorted(t for b in sent for t in b["input"]) == sorted(texts)
+    assert np.allclose(vecs, [fake_vector(t) for t in texts], atol=1e-6)
+
+
+def test_request_plan_caps_inputs_at_the_api_limit():
+    enc = OpenAIEmbeddingEncoder("fake", batch_size=5000, use_cache=False)
+    sizes = [len(b) for b in enc._requests(["ab"] * 5000, enc.batch_size)]
+    assert sizes == [2048, 2048, 904]
+    # one input over the whole budget goes alone rather than being dropped or merged
+    assert [len(b) for b in plan_requests(["x" * 50, "y", "z"], max_inputs=10, max_tokens=10, count=len)] == [1, 2]
+
+
+def test_budget_never_undercounts_tokens():
+    # UTF-8 bytes bound any byte-level BPE's token count from above, also for non-Latin scripts
+    for text in ["plain ascii", "日本語のテキスト", "emoji 🙂🙂", "ünïcödé"]:
+        assert budget_tokens("fake", text) >= len(text)
+
+
+def test_options_that_change_vectors_are_experiments(tmp_path):
+    base = load_model("openai:fake", base_url="http://x/v1", price=1.0, max_retries=1, use_cache=False)
+    assert base.mteb_model_meta.experiment_kwargs is None
+    short = load_model("openai:fake", dimensions=8, template="none", use_cache=False)
+    assert short.mteb_model_meta.experiment_kwargs == {"dimensions": 8, "template": "none"}
+    assert short.fingerprint != base.fingerprint
+    with pytest.raises(ConfigError, match="Template 'model'"):
+        load_model("openai:fake", template="model")
+
+
+def test_instruction_is_a_prefix(api, tmp_path):
+    enc = _encoder(api, tmp_path)
+    assert enc.render("text", "Find the topic.", None) == "Find the topic. text"
+    assert enc.render("text", None, None) == "text"
+    custom = _encoder(api, tmp_path, template="Instruct: {instruction}\nQuery: {text}")
+    assert custom.render("t", "i", None) == "Instruct: i\nQuery: t"
+    assert _encoder(api, tmp_path, template="none").render("t", "i", None) == "t"
+
+
+def test_dimensions_are_sent(api, tmp_path):
+    _encoder(api, tmp_path, dimensions=8).encode_inputs(["x"])
+    assert api.calls(EMB)[-1]["dimensions"] == 8
+
+
+# ------------------------------------------------------------------------------------ through the runner
+def _options(server, tmp_path, **kw) -> RunOptions:
+    base = dict(model="openai:text-embedding-3-small", model_options={"base_url": server.base_url},
+                tasks=["DemoInstructSTS"], output_dir=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"),
+                show_progress_bar=False)
+    return RunOptions(**{**base, **kw})
+
+
+def test_dry_run_sends_nothing_and_predicts_the_real_run(api, tmp_path):
+    estimates = dry_run(_options(api, tmp_path))
+    assert api.requests == [] and not (tmp_path / "out").exists()
+    [est] = estimates
+    run(_options(api, tmp_path))
+    sent = [t for b in api.calls(EMB) for t in b["input"]]
+    assert est.texts == len(sent) == len(set(sent))
+    assert est.estimate["tokens"] == sum(math.ceil(len(t) / 4) for t in sent)  # the documented heuristic
+    assert est.estimate["requests"] == len(api.calls(EMB))
+    assert est.estimate["usd"] == pytest.approx(est.estimate["tokens"] * 0.02 / 1e6)  # price table
+    # after the run, everything is cached: a dry run expects nothing to send
+    assert dry_run(_options(api, tmp_path))[0].texts == 0
+
+
+def test_unknown_price_is_unknown_not_guessed(api, tmp_path, capsys):
+    code = main(["run", "--model", "openai:my-local-model", "--base-url", api.base_url, "--tasks", "DemoInstructSTS",
+                 "--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out"), "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0 and api.requests == []
+    assert "| unknown" in out and "Cost unknown" in out and "ceil(characters / 4)" in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_records_ledger_and_rerun_from_cache_sends_nothing(api, tmp_path):
+    api.fail(EMB, 429, 1)
+    [outcome] = run(_options(api, tmp_path))
+    usage = outcome.record["encode"]["usage"]
+    sent = api.calls(EMB)[1:]  # the first call was the scripted 429
+    assert usage["requests"] == len(sent) and usage["retries"] == 1
+    assert usage["texts"] == outcome.record["encode"]["texts_encoded"] == sum(len(b["input"]) for b in sent)
+    assert usage["tokens"] == _words(t for b in sent for t in b["input"])
+    assert usage["usd"] == pytest.approx(usage["tokens"] * 0.02 / 1e6)
+    n = len(api.requests)
+    [again] = run(_options(api, tmp_path, overwrite=True))
+    assert len(api.requests) == n, "a rerun must be served by the embedding cache"
+    assert again.record["encode"]["usage"]["requests"] == 0 and again.record["encode"]["texts_encoded"] == 0
+    assert again.main_score == outcome.main_score
+
+
+def test_key_is_never_written_or_logged(api, tmp_path, caplog, capsys):
+    caplog.set_level(logging.DEBUG)
+    for name in ("openai", "httpx", "httpx2", "httpcore", "adapters", "bench"):
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    code = main(["-v", "run", "--model", "openai:text-embedding-3-small", "--base-url", api.base_url,
+                 "--tasks", "DemoInstructSTS", "--output-dir", str(tmp_path / "out"),
+                 "--cache-dir", str(tmp_path / "cache")])
+    out, err = capsys.readouterr()
+    assert code == 0 and "API usage: 1 requests, 0 retries" in out
+    headers = {k.lower(): v for k, v in api.requests[0]["headers"].items()}
+    assert headers["authorization"] == f"Bearer {SECRET}"  # the key did travel, so its absence below means something
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "DemoInstructSTS.json" for p in written)
+    for path in written:
+        assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in out + err + caplog.text
+    record = json.loads(next(Path(tmp_path / "out").rglob("run_records/DemoInstructSTS.json")).read_text())
+    assert record["model"]["family"] == "openai" and record["model"]["settings"]["endpoint"] == api.base_url
