@@ -168,6 +168,26 @@ def _finish(
     return {**manifest, "summary": summary}
 
 
+def _conversations(
+    config: LLMConfig,
+    first: list[ChatRequest],
+    follow_up: Callable[[int, ChatRequest, LLMResult], ChatRequest],
+    descs: tuple[str, str],
+) -> tuple[LLMClient, list[LLMResult], dict[int, LLMResult]]:
+    """Appendix A's two-prompt conversations: the second prompt is a follow-up turn, sent only where the
+    first reply passed its checks. Returns the (closed) client for its ledger, the first replies, and the
+    second replies by item index."""
+    client = LLMClient(config)
+    try:
+        stage1 = client.run(first, desc=descs[0])
+        where = [k for k, res in enumerate(stage1) if res.ok]
+        second = [follow_up(k, first[k], stage1[k]) for k in where]
+        stage2 = dict(zip(where, client.run(second, desc=descs[1])))
+    finally:
+        client.close()
+    return client, stage1, stage2
+
+
 def _failure(item: int, stage: str, result: LLMResult) -> dict[str, Any]:
     return {"item": item, "stage": stage, "attempts": result.attempts, "error": result.error}
 
@@ -216,22 +236,16 @@ def build_intent_emotion(
     if dry_run:
         return {"summary": {"dry_run": True, "utterances": len(items), **report}}
 
-    client = LLMClient(config)
-    try:
-        stage1 = client.run(first, desc="IntentEmotion: change emotion")
-        second: list[ChatRequest] = []
-        where: list[int] = []
-        for k, (req, res) in enumerate(zip(first, stage1)):
-            if res.ok:
-                u1 = res.value
-                second.append(req.follow_up(
-                    res.reply, P.fill(P.INTENT_EMOTION_INTENT, intent=items[k][1]), REWRITE_SCHEMA, name="rewrite",
-                    check=_distinct(("optimistic", u1["optimistic"]), ("frustrating", u1["frustrating"])),
-                ))
-                where.append(k)
-        stage2 = dict(zip(where, client.run(second, desc="IntentEmotion: change intent")))
-    finally:
-        client.close()
+    def change_intent(k: int, req: ChatRequest, res: LLMResult) -> ChatRequest:
+        u1 = res.value
+        return req.follow_up(
+            res.reply, P.fill(P.INTENT_EMOTION_INTENT, intent=items[k][1]), REWRITE_SCHEMA, name="rewrite",
+            check=_distinct(("optimistic", u1["optimistic"]), ("frustrating", u1["frustrating"])),
+        )
+
+    client, stage1, stage2 = _conversations(
+        config, first, change_intent, ("IntentEmotion: change emotion", "IntentEmotion: change intent")
+    )
 
     emotion, intent, failures = [], [], []
     for k, res1 in enumerate(stage1):
@@ -304,18 +318,14 @@ def build_instruct_stsb(
     if dry_run:
         return {"summary": {"dry_run": True, "pairs": len(items), **report}}
 
-    client = LLMClient(config)
-    try:
-        stage1 = client.run(first, desc="InstructSTSB: discriminative question")
-        second, where = [], []
-        for k, (req, res) in enumerate(zip(first, stage1)):
-            if res.ok:
-                second.append(req.follow_up(res.reply, P.STSB_NON_DISCRIMINATIVE, QUESTION_SCHEMA, name="question",
-                                            check=_distinct(("question", res.value["question"]))))
-                where.append(k)
-        stage2 = dict(zip(where, client.run(second, desc="InstructSTSB: non-discriminative question")))
-    finally:
-        client.close()
+    def non_discriminative(k: int, req: ChatRequest, res: LLMResult) -> ChatRequest:
+        return req.follow_up(res.reply, P.STSB_NON_DISCRIMINATIVE, QUESTION_SCHEMA, name="question",
+                             check=_distinct(("question", res.value["question"])))
+
+    client, stage1, stage2 = _conversations(
+        config, first, non_discriminative,
+        ("InstructSTSB: discriminative question", "InstructSTSB: non-discriminative question"),
+    )
 
     records, failures = [], []
     for k, res1 in enumerate(stage1):
