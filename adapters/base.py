@@ -14,7 +14,10 @@ CUDA/MPS out-of-memory error it halves the limits and retries the failed batch o
 are kept and the smaller limits stay for the rest of the run. With more than one visible GPU and
 `device` left at auto/"cuda", `parallel(module)` wraps a module in `torch.nn.DataParallel`.
 
-A family implements `_load`, `render`, `_encode_group` and `settings`; it never knows which task calls it.
+A family implements `_load`, `render` and `_encode_group`; it never knows which task calls it. A class
+that sets `family` registers itself (`adapters.registry`); its options are its constructor's keyword
+parameters, and the ones that change vectors (all but `runtime_options`) make the cache fingerprint and
+the MTEB experiment (`adapters/options.py`): one declaration, nothing to keep in step by hand.
 """
 
 from __future__ import annotations
@@ -33,6 +36,14 @@ from mteb.models.model_meta import ScoringFunction
 from tqdm.auto import tqdm
 
 from adapters.cache import EmbeddingCache, input_key
+from adapters.options import (
+    experiment_label,
+    family_options,
+    option_defaults,
+    public_value,
+    runtime_options,
+    vector_options,
+)
 from bench.errors import ConfigError, EncodingError
 
 if TYPE_CHECKING:
@@ -101,17 +112,50 @@ class BaseEncoder(AbsEncoder):
     """Shared machinery of every adapter family (see module docstring).
 
     Attributes:
-        family: registry name of the family.
+        family: registry name of the family; a class that sets it registers itself.
+        aliases: other spec prefixes for the family (`st:` for sentence-transformers).
+        notes: free text for `bench list models` (accepted values of options).
+        runtime_options: options that never change which vector a text gets (extended by subclasses).
+        cli_flags: option -> help text; each becomes a `bench run --option-name` flag.
+        results_name_family: whether results name the family as an MTEB experiment; False for the
+            families MTEB itself loads such models with (sentence-transformers, OpenAI), so their
+            default results join MTEB's published ones by (model, revision, task).
         stats: running totals since construction.
     """
 
     family: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    notes: ClassVar[str] = ""
+    runtime_options: ClassVar[tuple[str, ...]] = (
+        "batch_size", "max_tokens", "data_parallel", "device", "cache_dir", "use_cache", "show_progress_bar", "revision",
+    )
+    cli_flags: ClassVar[dict[str, str]] = {
+        "batch_size": "texts per forward pass, or per API request (family default)",
+        "device": "cpu, cuda, cuda:1, mps or auto (default auto)",
+        "dtype": "weights' dtype: float32 (default), float16, bfloat16 or auto (bf16/fp16 on GPU)",
+    }
+    results_name_family: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "family" in cls.__dict__:
+            from adapters.registry import register_family
+
+            register_family(cls)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> BaseEncoder:
+        # The options as given, whatever the subclass's __init__ does with them: the one source of
+        # the fingerprint and the experiment (see adapters/options.py).
+        self = super().__new__(cls)
+        self._given_options = {k: v for k, v in kwargs.items() if k not in ("name", "experiment_defaults")}
+        return self
 
     def __init__(
         self,
         *,
-        name: str,
-        revision: str,
+        name: str | None,
+        revision: str | None,
+        source: str | None = None,
         device: str | None = None,
         dtype: str = "float32",
         batch_size: int = 32,
@@ -120,7 +164,7 @@ class BaseEncoder(AbsEncoder):
         cache_dir: str | Path | None = None,
         use_cache: bool = True,
         show_progress_bar: bool | None = None,
-        experiment: dict[str, Any] | None = None,
+        experiment_defaults: dict[str, Any] | None = None,
     ) -> None:
         if dtype not in DTYPES:
             raise ConfigError(f"Unknown dtype '{dtype}'; choose one of {', '.join(DTYPES)}.")
@@ -128,6 +172,14 @@ class BaseEncoder(AbsEncoder):
             raise ConfigError(f"--batch-size must be positive, got {batch_size}.")
         if max_tokens is not None and max_tokens <= 0:
             raise ConfigError(f"max_tokens (the token budget per batch) must be positive, got {max_tokens}.")
+        self._source = source
+        self.identity_check: dict[str, Any] | None = None
+        if source is not None:  # a model path or hub id: MTEB's name and revision for it (adapters/identity.py)
+            from adapters.identity import resolve_identity
+
+            name, revision, self.identity_check = resolve_identity(source, name=name, revision=revision)
+        if not name or not revision:
+            raise ConfigError("An encoder needs a model name and revision (or a model path to derive them from).")
         self.name = name
         self.revision = revision
         self.device_option = device
@@ -142,6 +194,7 @@ class BaseEncoder(AbsEncoder):
         self._use_cache = use_cache
         self._cache: EmbeddingCache | None = None
         self._loaded = False
+        self._experiment_defaults = dict(experiment_defaults or {})
         self.mteb_model_meta = ModelMeta.create_empty(
             overwrites=dict(
                 name=name,
@@ -150,9 +203,60 @@ class BaseEncoder(AbsEncoder):
                 similarity_fn_name=ScoringFunction.COSINE,
                 use_instructions=True,
                 framework=["PyTorch"],
-                experiment_kwargs=experiment or None,
+                experiment_kwargs=self.experiment() or None,
+                **self.model_facts(),
             )
         )
+
+    # ------------------------------------------------------------------ identity (one declaration)
+    def options(self) -> dict[str, Any]:
+        """Every option's value: the constructor's defaults overridden by what was given."""
+        given = getattr(self, "_given_options", {})
+        return {**option_defaults(type(self)), **{k: v for k, v in given.items() if k in family_options(type(self))}}
+
+    def vector_options(self) -> dict[str, Any]:
+        """The options that change vectors: all but the family's `runtime_options` and `inert_options()`."""
+        inert = self.inert_options()
+        return {k: v for k, v in vector_options(type(self), self.options()).items() if k not in inert}
+
+    def inert_options(self) -> set[str]:
+        """Options this configuration does not use (generation settings of a one-pass readout). Leaving
+        one out only makes two identical settings count as different, never the reverse."""
+        return set()
+
+    def experiment(self) -> dict[str, Any]:
+        """MTEB experiment kwargs: the family (see `results_name_family`) and every vector option that
+        differs from its default, as filesystem-safe labels. Empty for a family's default setting."""
+        defaults = {**option_defaults(type(self)), **self._experiment_defaults}
+        out: dict[str, Any] = {"family": self.family} if self.results_name_family else {}
+        for key, value in sorted(self.vector_options().items()):
+            if value != defaults.get(key):
+                out[key] = experiment_label(value)
+        return out
+
+    def identity_extras(self) -> dict[str, Any]:
+        """What else decides a vector besides the options (a re-encoder's weights, an endpoint)."""
+        return {}
+
+    def model_facts(self) -> dict[str, Any]:
+        """ModelMeta fields known before loading (n_parameters, embed_dim, max_tokens, license, ...)."""
+        if self._source is None:
+            return {}
+        from adapters.identity import model_facts
+
+        return model_facts(self._source, self.name)
+
+    def update_model_facts(self, **facts: Any) -> None:
+        """Fill ModelMeta fields the loaded model knows (parameters, dimension), keeping known ones."""
+        meta = self.mteb_model_meta
+        update = {k: v for k, v in facts.items() if v is not None and getattr(meta, k, None) is None}
+        if update:
+            self.mteb_model_meta = meta.model_copy(update=update)
+
+    def settings(self) -> dict[str, Any]:
+        """Options recorded in results (local paths shortened to their last component)."""
+        hidden = ("cache_dir", "use_cache", "show_progress_bar")
+        return {k: public_value(v) for k, v in self.options().items() if k not in hidden}
 
     # ------------------------------------------------------------------ family hooks
     def _load(self) -> None:
@@ -166,14 +270,6 @@ class BaseEncoder(AbsEncoder):
     def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
         """Embeddings (n, dim) for rendered inputs, already sorted longest first."""
         raise NotImplementedError
-
-    def settings(self) -> dict[str, Any]:
-        """Adapter settings recorded in results; those that change vectors are also in `fingerprint`."""
-        return {"dtype": self.dtype_option, "batch_size": self.batch_size}
-
-    def vector_settings(self) -> dict[str, Any]:
-        """Settings that change a vector (part of the cache fingerprint)."""
-        return {"dtype": self.dtype_option}
 
     @staticmethod
     def input_length(model_input: Any) -> int:
@@ -254,7 +350,10 @@ class BaseEncoder(AbsEncoder):
     # ------------------------------------------------------------------ shared machinery
     @property
     def fingerprint(self) -> dict[str, Any]:
-        return {"family": self.family, "model": self.name, "revision": self.revision, **self.vector_settings()}
+        """The cache's identity of this setting: model, revision, family and every vector option."""
+        options = {k: public_value(v) for k, v in sorted(self.vector_options().items())}
+        return {"family": self.family, "model": self.name, "revision": self.revision, **options,
+                **self.identity_extras()}
 
     @property
     def device(self) -> str:

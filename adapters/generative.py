@@ -77,6 +77,13 @@ class GenerativeEncoder(BaseEncoder):
     """A generative LM behind MTEB's encoder protocol, read out InBedder-style (see module docstring)."""
 
     family = "inbedder"
+    aliases = ("generative",)
+    notes = (
+        "pooling: 1st-gen|avg-gen|filtered-avg-gen|last-gen|avg-ppt|avg-all|re-encode; "
+        "pattern: qa|alpaca|llama2-chat|chat-template|'<custom with {input} and {instruction}>'; "
+        "layer: hidden-state index (-1 last); filter_words: 'w1|w2'"
+    )
+    cli_flags = {"pooling": "how an LLM-based family reads out the embedding, e.g. 1st-gen (see `bench list models`)"}
 
     def __init__(
         self,
@@ -102,8 +109,6 @@ class GenerativeEncoder(BaseEncoder):
         reencoder: str | None = None,
         **kwargs: Any,
     ) -> None:
-        from adapters.sentence_transformers import model_revision
-
         if pooling not in POOLINGS:
             raise ConfigError(f"Unknown pooling '{pooling}'; choose one of {', '.join(POOLINGS)}.")
         if architecture not in ARCHITECTURES:
@@ -140,7 +145,7 @@ class GenerativeEncoder(BaseEncoder):
         self.architecture: str | None = None if architecture == "auto" else architecture
         self._reencoder: Any = None
         self._filter_cache: dict[str, set[int]] = {}
-        super().__init__(name=name or model_path, revision=revision or model_revision(model_path), **kwargs)
+        super().__init__(name=name, revision=revision, source=model_path, **kwargs)
         if self.architecture is not None:
             self._check_pooling()
 
@@ -152,34 +157,31 @@ class GenerativeEncoder(BaseEncoder):
     def settings(self) -> dict[str, Any]:
         return {
             **super().settings(),
-            **self.vector_settings(),
-            "pattern_name": self.pattern,
+            "pattern_format": self.pattern_format,
             "pattern_sha256": sha256_text(self.pattern_format),
-            "max_tokens": self.max_tokens,
+            "generation": dict(self.generation),
         }
 
-    def vector_settings(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            **super().vector_settings(),
-            "pooling": self.pooling,
-            "layer": self.layer,
-            "pattern": self.pattern_format,
-            "architecture": self.architecture_option,
-            "max_input_length": self.max_input_length,
-        }
-        if self.architecture == "masked" or self.architecture_option == "masked":
-            out["mask_length"] = self.mask_length
-        if self.pooling not in SINGLE_PASS:
-            out["generation"] = dict(self.generation)
-            out["filter"] = {
-                "words": self.filter_words, "instruction": self.filter_instruction, "stopwords": self.filter_stopwords,
-            }
+    def inert_options(self) -> set[str]:
+        inert = set()
+        if self.pooling in SINGLE_PASS:
+            inert |= {"max_new_tokens", "do_sample", "temperature", "top_p", "seed", "num_samples", "filter_words",
+                      "filter_instruction", "filter_stopwords", "reencoder"}
+        if self.pooling != "re-encode":
+            inert.add("reencoder")
+        if "masked" not in (self.architecture, self.architecture_option):
+            inert.add("mask_length")
+        return inert
+
+    def identity_extras(self) -> dict[str, Any]:
+        # The prompt pattern's text (a built-in pattern may be reworded) and the re-encoder's weights.
+        out: dict[str, Any] = {"pattern_format": self.pattern_format}
         if self.pooling == "re-encode":
             out["reencoder"] = self._reencoder_id()
         return out
 
     def _reencoder_id(self) -> dict[str, str]:
-        from adapters.sentence_transformers import model_revision
+        from adapters.identity import model_revision
 
         path = self._reencoder_path()
         return {"model": Path(path).name if Path(path).exists() else path, "revision": model_revision(path)}

@@ -315,6 +315,8 @@ class GSTransformEncoder(BaseEncoder):
     """
 
     family = "gstransform"
+    notes = ("spec gstransform:TRANSFORM_DIR (from `bench gstransform train`); "
+             "base_model: generic encoder spec (default: the one the transforms were trained on)")
 
     def __init__(
         self,
@@ -347,7 +349,6 @@ class GSTransformEncoder(BaseEncoder):
                     f"Transform {t.path.name} was trained on vectors {t.config['base_fingerprint']}, but the base "
                     f"encoder gives {self.base.fingerprint}; retrain it or pass the matching base_model."
                 )
-        # Results are named after the family too: the registry passes the bare directory name.
         label = name or self.transform_dir.resolve().name
         super().__init__(name=label if label.startswith("gstransform/") else f"gstransform/{label}",
                          revision=revision or self._revision(), **kwargs)
@@ -362,6 +363,9 @@ class GSTransformEncoder(BaseEncoder):
     def settings(self) -> dict[str, Any]:
         return {**super().settings(), "base_model": self.base_model,
                 "transforms": {t.path.name: t.serves for t in self.transforms}}
+
+    def identity_extras(self) -> dict[str, Any]:
+        return {"base": self.base.fingerprint}
 
     def _load(self) -> None:
         for t in self.transforms:

@@ -33,6 +33,7 @@ class InstructorEncoder(BaseEncoder):
     """An INSTRUCTOR-style model (any sentence-transformers checkpoint) with instruction-masked pooling."""
 
     family = "instructor"
+    notes = "instruction_format: '<string with {instruction}>', e.g. 'Represent the {instruction}: '"
 
     def __init__(
         self,
@@ -44,8 +45,6 @@ class InstructorEncoder(BaseEncoder):
         max_seq_length: int | None = None,
         **kwargs: Any,
     ) -> None:
-        from adapters.sentence_transformers import model_revision
-
         if "{instruction}" not in instruction_format:
             raise ConfigError(
                 f"instruction_format {instruction_format!r} has no '{{instruction}}' placeholder; "
@@ -55,22 +54,10 @@ class InstructorEncoder(BaseEncoder):
         self.instruction_format = instruction_format
         self.max_seq_length = max_seq_length
         self.model: Any = None
-        super().__init__(name=name or model_path, revision=revision or model_revision(model_path), **kwargs)
+        super().__init__(name=name, revision=revision, source=model_path, **kwargs)
 
     def settings(self) -> dict[str, Any]:
-        return {
-            **super().settings(),
-            **self.vector_settings(),
-            "instruction_format_sha256": sha256_text(self.instruction_format),
-            "max_tokens": self.max_tokens,
-        }
-
-    def vector_settings(self) -> dict[str, Any]:
-        return {
-            **super().vector_settings(),
-            "instruction_format": self.instruction_format,
-            "max_seq_length": self.max_seq_length,
-        }
+        return {**super().settings(), "instruction_format_sha256": sha256_text(self.instruction_format)}
 
     def _load(self) -> None:
         import torch
@@ -91,6 +78,11 @@ class InstructorEncoder(BaseEncoder):
         if self.max_seq_length:
             self.model.max_seq_length = self.max_seq_length
         self.model.eval()
+        self.update_model_facts(
+            embed_dim=int(self.model.get_sentence_embedding_dimension()),
+            n_parameters=sum(p.numel() for p in self.model.parameters()),
+            max_tokens=self.model.max_seq_length,
+        )
 
     @property
     def _transformer(self) -> Any:

@@ -4,7 +4,9 @@ The families (generative InBedder-style readouts, PromptEOL/MetaEOL) differ in p
 states they average; the plumbing is the same: a tokenizer with the right padding side, a model in the
 run's dtype on the run's device, left-padded batches whose position ids ignore the padding (as
 `generate` computes them, so a padded batch gives what each input gives alone), and a layer index
-that accepts negative values like Python lists.
+that accepts negative values like Python lists. A path ending in `.gguf` is loaded through transformers'
+GGUF support (`from_pretrained(folder, gguf_file=name)`; needs the `gguf` package, extra `[generative]`),
+so `--model inbedder:SmolLM2-135M-Instruct.Q4_1.gguf` needs no conversion by hand.
 """
 
 from __future__ import annotations
@@ -17,12 +19,24 @@ from bench.errors import ConfigError, ModelLoadError
 ARCHITECTURES = ("auto", "causal", "masked", "seq2seq")
 
 
+def _source(path: str, revision: str | None) -> tuple[str, dict[str, Any]]:
+    """(folder or hub id, from_pretrained kwargs) for a model path, hub id or GGUF file."""
+    from adapters.identity import split_gguf
+
+    folder, gguf = split_gguf(path)
+    kwargs: dict[str, Any] = {"revision": _hub_revision(path, revision)}
+    if gguf:
+        kwargs["gguf_file"] = gguf
+    return folder, kwargs
+
+
 def load_tokenizer(path: str, *, revision: str | None, padding_side: str, truncation_side: str) -> Any:
     from transformers import AutoTokenizer
 
+    folder, kwargs = _source(path, revision)
     try:
         tokenizer = AutoTokenizer.from_pretrained(
-            path, revision=_hub_revision(path, revision), padding_side=padding_side, truncation_side=truncation_side
+            folder, padding_side=padding_side, truncation_side=truncation_side, **kwargs
         )
     except Exception as e:
         raise ModelLoadError(_load_message("tokenizer", path, e)) from None
@@ -36,8 +50,9 @@ def detect_architecture(path: str, revision: str | None) -> str:
     """causal, masked or seq2seq from the model config (`architectures`, `is_encoder_decoder`)."""
     from transformers import AutoConfig
 
+    folder, kwargs = _source(path, revision)
     try:
-        config = AutoConfig.from_pretrained(path, revision=_hub_revision(path, revision))
+        config = AutoConfig.from_pretrained(folder, **kwargs)
     except Exception as e:
         raise ModelLoadError(_load_message("config", path, e)) from None
     if getattr(config, "is_encoder_decoder", False):
@@ -56,10 +71,9 @@ def load_lm(path: str, *, architecture: str, revision: str | None, dtype: str, d
     classes = {"causal": AutoModelForCausalLM, "masked": AutoModelForMaskedLM, "seq2seq": AutoModelForSeq2SeqLM}
     if architecture not in classes:
         raise ConfigError(f"Unknown architecture '{architecture}'; choose one of {', '.join(ARCHITECTURES)}.")
+    folder, kwargs = _source(path, revision)
     try:
-        model = classes[architecture].from_pretrained(
-            path, revision=_hub_revision(path, revision), dtype=getattr(torch, dtype)
-        )
+        model = classes[architecture].from_pretrained(folder, dtype=getattr(torch, dtype), **kwargs)
     except Exception as e:
         raise ModelLoadError(_load_message(f"{architecture} LM", path, e)) from None
     return model.to(device).eval()

@@ -79,6 +79,15 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     """An OpenAI-compatible embedding API; the instruction is a text prefix; key from $OPENAI_API_KEY."""
 
     family = "openai"
+    results_name_family = False  # MTEB's own OpenAI wrapper files these models under their names too
+    notes = "template: none|prefix|'<custom>'; key from $OPENAI_API_KEY only; base_url: any OpenAI-compatible endpoint"
+    cli_flags = {
+        "dimensions": "shortened output size, for API models that support it",
+        "base_url": "OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else api.openai.com); the key is read "
+                    "from $OPENAI_API_KEY only",
+        "price": "USD per 1M input tokens for the API cost ledger (overrides the price table)",
+        "max_retries": "API retries per request on 429/5xx/connection errors",
+    }
     # Options that change how vectors are fetched or priced, not which: never an MTEB experiment.
     runtime_options: ClassVar[tuple[str, ...]] = ("base_url", "max_retries", "timeout", "price", "max_tokens_per_request")
 
@@ -140,9 +149,9 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             "max_tokens_per_request": self.max_tokens_per_request,
         }
 
-    def vector_settings(self) -> dict[str, Any]:
+    def identity_extras(self) -> dict[str, Any]:
         # Another endpoint may serve other weights under the same name: its vectors are cached apart.
-        return {**super().vector_settings(), "dimensions": self.dimensions, "endpoint": self.endpoint}
+        return {"endpoint": self.endpoint}
 
     def price_per_million(self) -> tuple[float | None, str | None]:
         """(USD per 1M input tokens, where that number comes from); (None, None) when unknown."""

@@ -58,6 +58,7 @@ class PromptEOLEncoder(BaseEncoder):
     """Last-token states of a causal LM under PromptEOL/MetaEOL prompts (see module docstring)."""
 
     family = "prompteol"
+    notes = "layer: last|proportional|<index>; prompts: prompteol|metaeol"
 
     def __init__(
         self,
@@ -72,8 +73,6 @@ class PromptEOLEncoder(BaseEncoder):
         max_input_length: int | None = None,
         **kwargs: Any,
     ) -> None:
-        from adapters.sentence_transformers import model_revision
-
         if isinstance(prompts, str):
             if prompts not in PROMPT_SETS:
                 raise ConfigError(
@@ -98,21 +97,11 @@ class PromptEOLEncoder(BaseEncoder):
         self.max_input_length = max_input_length
         self.model: Any = None
         self.tokenizer: Any = None
-        super().__init__(name=name or model_path, revision=revision or model_revision(model_path), **kwargs)
+        super().__init__(name=name, revision=revision, source=model_path, **kwargs)
 
     def settings(self) -> dict[str, Any]:
-        return {**super().settings(), **self.vector_settings(), "prompt_set": self.prompt_set,
-                "prompts_sha256": sha256_json(self.prompts), "max_tokens": self.max_tokens}
-
-    def vector_settings(self) -> dict[str, Any]:
-        return {
-            **super().vector_settings(),
-            "prompts": self.prompts,
-            "layer": self.layer,
-            "clean_input": self.clean_input,
-            "instruction_template": self.instruction_template,
-            "max_input_length": self.max_input_length,
-        }
+        return {**super().settings(), "prompt_set": self.prompt_set, "prompt_list": self.prompts,
+                "prompts_sha256": sha256_json(self.prompts)}
 
     def _load(self) -> None:
         self.tokenizer = load_tokenizer(
@@ -170,6 +159,7 @@ class MetaEOLEncoder(PromptEOLEncoder):
     """MetaEOL: the mean of last-token states under the eight meta-task prompts (Lei et al., 2024)."""
 
     family = "metaeol"
+    notes = "layer: last|proportional|<index>; the eight MetaEOL meta-task prompts, averaged"
 
     def __init__(self, model_path: str, *, prompts: str | list[str] = "metaeol", **kwargs: Any) -> None:
         super().__init__(model_path, prompts=prompts, **kwargs)

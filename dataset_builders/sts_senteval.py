@@ -1,7 +1,14 @@
-"""STS12-16, STSBenchmark and SICK-R test sets from the SentEval data layout, as MetaEOL reads them.
+"""STS12-16, STSBenchmark and SICK-R test sets from the SentEval data layout, as MTEB and MetaEOL define them.
 
 Output per task: `<out>/<TaskName>/test.jsonl` with keys `sentence1, sentence2, score`, the local
 layout of the generic STS tasks (tasks/generic.py), plus `manifest.json`.
+
+Tasks under MTEB's names hold MTEB's pairs (sizes checked against MTEB's descriptive statistics in the
+tests): STS12-16 as below (3,108 / 1,500 / 3,750 / 3,000 / 1,186 pairs), STSBenchmark from the original
+cased test file (1,379), SICK-R from all of SICK (train + trial + test, 9,927 pairs, by pair id), as
+`mteb/sickr-sts` holds it. MetaEOL evaluates through SentEval, whose STSBenchmark is tokenised and
+lower-cased and whose SICK-R is the 4,927 test pairs: those are `STSBenchmark-SentEval` and
+`SICK-R-SentEval` (suite `metaeol-sts`).
 
 Parsing follows SentEval (facebookresearch/SentEval, senteval/sts.py), which MetaEOL evaluates with:
 * STS12-16: `STS.input.<subset>.txt` (s1 TAB s2) with `STS.gs.<subset>.txt` (score per line; blank
@@ -23,8 +30,11 @@ from bench.errors import DataError
 from dataset_builders.common import SourceFile, jsonl_bytes, read_source, summary, write_manifest, write_outputs
 
 STS_ROOT = "SynWMD/data/downstream/STS"
-SICK_TEST = "research_embeddings_fine_tuning/data/downstream/SICK/SICK_test_annotated.txt"
-STSB_TEST = f"{STS_ROOT}/STSBenchmark/sts-test.csv"
+SICK_DIR = "research_embeddings_fine_tuning/data/downstream/SICK"
+SICK_TEST = f"{SICK_DIR}/SICK_test_annotated.txt"
+SICK_ALL = (f"{SICK_DIR}/SICK_train.txt", f"{SICK_DIR}/SICK_trial.txt", SICK_TEST)
+STSB_TEST = f"{STS_ROOT}/STSBenchmark/stsbenchmark/sts-test.csv"  # original casing, as mteb/stsbenchmark-sts
+STSB_SENTEVAL_TEST = f"{STS_ROOT}/STSBenchmark/sts-test.csv"  # SentEval's tokenised, lower-cased copy
 SENTEVAL_SUBSETS: dict[str, tuple[str, ...]] = {
     "STS12": ("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"),
     "STS13": ("FNWN", "headlines", "OnWN"),
@@ -32,7 +42,13 @@ SENTEVAL_SUBSETS: dict[str, tuple[str, ...]] = {
     "STS15": ("answers-forums", "answers-students", "belief", "headlines", "images"),
     "STS16": ("answer-answer", "headlines", "plagiarism", "postediting", "question-question"),
 }
-STS_TASK_NAMES = (*SENTEVAL_SUBSETS, "STSBenchmark", "SICK-R")
+STS_TASK_NAMES = (*SENTEVAL_SUBSETS, "STSBenchmark", "SICK-R", "STSBenchmark-SentEval", "SICK-R-SentEval")
+NOTES = {
+    "STSBenchmark": "MTEB's STSBenchmark test split: the original cased sts-test.csv.",
+    "SICK-R": "MTEB's SICK-R: all 9,927 SICK pairs (train + trial + test) in pair-id order.",
+    "STSBenchmark-SentEval": "SentEval's tokenised, lower-cased STS-B test set (MetaEOL's evaluation data).",
+    "SICK-R-SentEval": "SentEval's SICK-R: the 4,927 SICK test pairs (MetaEOL's evaluation data).",
+}
 
 Pair = tuple[str, str, float]
 
@@ -77,16 +93,18 @@ def parse_stsb(src: SourceFile) -> list[Pair]:
     return pairs
 
 
-def parse_sick(src: SourceFile) -> list[Pair]:
+def parse_sick(src: SourceFile) -> list[tuple[int, Pair]]:
+    """(pair id, pair) of one SICK file."""
     lines = src.text.splitlines()
     if not lines or not lines[0].startswith("pair_ID"):
         raise DataError(f"{src.rel_path}: expected a header line starting with 'pair_ID'.")
     pairs = []
     for n, line in enumerate(lines[1:], start=2):
         fields = line.strip().split("\t")
-        if len(fields) < 4:
-            raise DataError(f"{src.rel_path} line {n}: expected >= 4 tab-separated fields, found {len(fields)}.")
-        pairs.append((_tokens(fields[1]), _tokens(fields[2]), _score(fields[3], f"{src.rel_path} line {n}")))
+        if len(fields) < 4 or not fields[0].isdigit():
+            raise DataError(f"{src.rel_path} line {n}: expected a pair id and >= 3 more tab-separated fields.")
+        pair = (_tokens(fields[1]), _tokens(fields[2]), _score(fields[3], f"{src.rel_path} line {n}"))
+        pairs.append((int(fields[0]), pair))
     return pairs
 
 
@@ -101,11 +119,12 @@ def _read_task(source_dir: Path, task: str) -> tuple[list[Pair], list[SourceFile
             pairs += parse_senteval_subset(inputs, gold)
             sources += [inputs, gold]
         return pairs, sources
-    if task == "STSBenchmark":
-        src = read_source(source_dir, STSB_TEST)
+    if task in ("STSBenchmark", "STSBenchmark-SentEval"):
+        src = read_source(source_dir, STSB_TEST if task == "STSBenchmark" else STSB_SENTEVAL_TEST)
         return parse_stsb(src), [src]
-    src = read_source(source_dir, SICK_TEST)
-    return parse_sick(src), [src]
+    sources = [read_source(source_dir, f) for f in (SICK_ALL if task == "SICK-R" else (SICK_TEST,))]
+    by_id = sorted(p for src in sources for p in parse_sick(src))
+    return [pair for _, pair in by_id], sources
 
 
 def build_sts_senteval(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, Any]:
@@ -126,7 +145,7 @@ def build_sts_senteval(*, source_dir: Path, out_dir: Path, seed: int = 42, size:
             "builder": "dataset_builders.sts_senteval:build_sts_senteval",
             "task": task,
             "proxy": False,
-            "note": "SentEval-parsed test set (MetaEOL's evaluation data): scored pairs only, whitespace-tokenised.",
+            "note": NOTES.get(task, "SentEval-parsed test set: scored pairs only, whitespace-tokenised (MTEB's pairs)."),
             "seed": seed,
             "parameters": {"size": size, "subsets": list(SENTEVAL_SUBSETS.get(task, ()))},
             "available_pairs": len(pairs),

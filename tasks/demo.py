@@ -28,6 +28,7 @@ def _demo_dataset(name: str) -> dict[str, str]:
 
 
 class DemoIntentEmotion(AbsTaskInstructionTriplet):
+    suites = ("demo",)
     packaged = True
     criteria = IntentEmotion.criteria
     metadata = TaskMetadata(
@@ -42,6 +43,7 @@ class DemoIntentEmotion(AbsTaskInstructionTriplet):
 
 
 class DemoInstructSTS(AbsTaskInstructionSTS):
+    suites = ("demo",)
     packaged = True
     metadata = TaskMetadata(
         name="DemoInstructSTS",
@@ -55,6 +57,7 @@ class DemoInstructSTS(AbsTaskInstructionSTS):
 
 
 class DemoNYTClustering(AbsTaskMultiAspectClustering):
+    suites = ("demo",)
     packaged = True
     aspects = NYTClustering.aspects
     metadata = TaskMetadata(

@@ -3,9 +3,12 @@
 Two sets:
 * InBedder's generic controls (paper §3.2): TwentyNewsgroupsClustering, AskUbuntuDupQuestions,
   SciDocsRR, StackOverflowDupQuestions.
-* MetaEOL's STS set (paper Table 1): STS12-16, STSBenchmark, SICK-R.
+* MTEB's STS set STS12-16, STSBenchmark, SICK-R (suite `generic-sts`), and MetaEOL's STS evaluation
+  (paper Table 1, through SentEval): the same STS12-16 plus SentEval's lower-cased STSBenchmark and
+  test-only SICK-R, kept under their own names (`STSBenchmark-SentEval`, `SICK-R-SentEval`; suite
+  `metaeol-sts`) because MTEB's tasks of those names hold other pairs.
 
-Each class subclasses MTEB's own class, so loading from the hub (pinned revision, MTEB's
+Each class subclasses MTEB's own class (looked up by name with `mteb.get_task`), so loading from the hub (pinned revision, MTEB's
 `dataset_transform`) and scoring (MTEB's evaluator, e.g. `AbsTaskSTS` with `AnySTSEvaluator`) are
 MTEB's. What this module adds: the instruction, put in `TaskMetadata.prompt` (which the harness's
 encoders use for every text of the task), and, for the STS tasks, a local directory:
@@ -26,18 +29,8 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
+import mteb
 from datasets import Dataset
-from mteb.tasks.clustering.eng.twenty_newsgroups_clustering import TwentyNewsgroupsClustering
-from mteb.tasks.reranking.eng.ask_ubuntu_dup_questions import AskUbuntuDupQuestions
-from mteb.tasks.reranking.eng.sci_docs_reranking import SciDocsReranking
-from mteb.tasks.reranking.eng.stack_overflow_dup_questions import StackOverflowDupQuestions
-from mteb.tasks.sts.eng.sickr_sts import SickrSTS
-from mteb.tasks.sts.eng.sts12_sts import STS12STS
-from mteb.tasks.sts.eng.sts13_sts import STS13STS
-from mteb.tasks.sts.eng.sts14_sts import STS14STS
-from mteb.tasks.sts.eng.sts15_sts import STS15STS
-from mteb.tasks.sts.eng.sts16_sts import STS16STS
-from mteb.tasks.sts.eng.sts_benchmark_sts import STSBenchmarkSTS
 
 from bench.errors import DataError
 from tasks.abstasks.base import InstructionTask, limited
@@ -63,6 +56,7 @@ class GenericMTEBTask(InstructionTask):
     instruction: ClassVar[Prompt]
     instruction_source: ClassVar[str]
     local_layout: ClassVar[bool] = False
+    local_only: ClassVar[bool] = False  # another split of MTEB's corpus: the hub copy holds other pairs
     schema = Schema({"sentence1": "text", "sentence2": "text", "score": "score"})
 
     def _find_local_files(self):  # type: ignore[override]
@@ -80,6 +74,11 @@ class GenericMTEBTask(InstructionTask):
         if self.local_files:
             super().load_data(num_proc=num_proc, **kwargs)
             return
+        if self.local_only:
+            raise DataError(
+                f"{self.metadata.name} has no hub copy of its own; build it with `bench build-data sts-senteval "
+                f"--source-dir RAW --out DATA` and pass --data-dir DATA."
+            )
         try:
             super(InstructionTask, self).load_data(num_proc=num_proc, **kwargs)  # MTEB's own loading
         except Exception as e:  # datasets raises many types; all mean "not available"
@@ -117,47 +116,86 @@ class GenericMTEBTask(InstructionTask):
         return super(InstructionTask, self)._calculate_descriptive_statistics_from_split(split, **kwargs)
 
 
-def _generic(base: type, instruction: Prompt, source: str, *, local_layout: bool = False) -> type[GenericMTEBTask]:
-    """MTEB's task class `base` with `instruction` in its metadata's prompt."""
+def _mteb_class(name: str) -> type:
+    """MTEB's registered task class of that name (public API: `mteb.get_task` returns an instance)."""
+    return type(mteb.get_task(name))
+
+
+def _generic(
+    base_name: str,
+    instruction: Prompt,
+    source: str,
+    *,
+    suites: tuple[str, ...],
+    local_layout: bool = False,
+    name: str | None = None,
+    description: str | None = None,
+) -> type[GenericMTEBTask]:
+    """MTEB's task class `base_name` with `instruction` in its metadata's prompt.
+
+    With `name`, the class is a task of its own (another split of the same corpus) and not MTEB's.
+    """
+    base = _mteb_class(base_name)
     prompt = {"query": instruction["query"], "document": instruction["corpus"]} if isinstance(instruction, dict) else instruction
-    metadata = base.metadata.model_copy(update={"prompt": prompt})
+    update: dict[str, Any] = {"prompt": prompt}
+    if name:
+        update |= {"name": name, "description": description}
+    metadata = base.metadata.model_copy(update=update)
     attrs = {
         "metadata": metadata,
         "instruction": instruction,
         "instruction_source": source,
         "local_layout": local_layout,
+        "suites": suites,
+        "local_only": bool(name),
         "__module__": __name__,
-        "__doc__": f"MTEB's {metadata.name} with the task instruction {instruction!r} ({source}).",
+        "__doc__": f"{'' if name else 'MTEB' + chr(39) + 's '}{metadata.name} with the task instruction {instruction!r} ({source}).",
     }
-    return type(f"Instructed{base.__name__}", (GenericMTEBTask, base), attrs)
+    return type(f"Instructed{(name or base_name).replace('-', '')}", (GenericMTEBTask, base), attrs)
 
 
 # hkunlp/instructor-large, STSEvaluator.py DEFINITIONS (verbatim, trailing space included).
-STS_INSTRUCTIONS: dict[type, str] = {
-    STS12STS: "Represent the statement: ",
-    STS13STS: "represent the statement: ",
-    STS14STS: "Represent the statement: ",
-    STS15STS: "Represent the statement: ",
-    STS16STS: "Represent the statement: ",
-    STSBenchmarkSTS: "represent the statement: ",
-    SickrSTS: "Represent the statement: ",
+STS_INSTRUCTIONS: dict[str, str] = {
+    "STS12": "Represent the statement: ",
+    "STS13": "represent the statement: ",
+    "STS14": "Represent the statement: ",
+    "STS15": "Represent the statement: ",
+    "STS16": "Represent the statement: ",
+    "STSBenchmark": "represent the statement: ",
+    "SICK-R": "Represent the statement: ",
 }
 # hkunlp/instructor-large, RerankingEvaluator.py DEFINITIONS (verbatim).
-RERANKING_INSTRUCTIONS: dict[type, dict[str, str]] = {
-    AskUbuntuDupQuestions: {
+RERANKING_INSTRUCTIONS: dict[str, dict[str, str]] = {
+    "AskUbuntuDupQuestions": {
         "query": "Represent the Ubuntu question for reranking: ",
         "corpus": "Represent the Ubuntu question for reranking: ",
     },
-    SciDocsReranking: {"query": "Represent the Scientific title: ", "corpus": "Represent the Scientific document: "},
-    StackOverflowDupQuestions: {
+    "SciDocsRR": {"query": "Represent the Scientific title: ", "corpus": "Represent the Scientific document: "},
+    "StackOverflowDupQuestions": {
         "query": "Represent the StackOverflow question: ",
         "corpus": "Represent the StackOverflow question: ",
     },
 }
 
-STS_TASKS = tuple(_generic(base, text, INSTRUCTOR_SOURCE, local_layout=True) for base, text in STS_INSTRUCTIONS.items())
 INBEDDER_GENERIC_TASKS = (
-    _generic(TwentyNewsgroupsClustering, "Categorize the topic of the news article.", INBEDDER_SOURCE),
-    *(_generic(base, prompt, INSTRUCTOR_SOURCE) for base, prompt in RERANKING_INSTRUCTIONS.items()),
+    _generic("TwentyNewsgroupsClustering", "Categorize the topic of the news article.", INBEDDER_SOURCE,
+             suites=("generic", "inbedder")),
+    *(_generic(base, prompt, INSTRUCTOR_SOURCE, suites=("generic", "inbedder"))
+      for base, prompt in RERANKING_INSTRUCTIONS.items()),
 )
-GENERIC_TASKS = INBEDDER_GENERIC_TASKS + STS_TASKS
+STS_TASKS = tuple(
+    _generic(base, text, INSTRUCTOR_SOURCE, local_layout=True,
+             suites=("generic-sts", "generic") + (("metaeol-sts",) if base.startswith("STS1") else ()))
+    for base, text in STS_INSTRUCTIONS.items()
+)
+# SentEval's splits, which MetaEOL reports: local data only (`bench build-data sts-senteval`).
+SENTEVAL_STS_TASKS = (
+    _generic("STSBenchmark", STS_INSTRUCTIONS["STSBenchmark"], INSTRUCTOR_SOURCE, local_layout=True,
+             suites=("metaeol-sts",), name="STSBenchmark-SentEval",
+             description="STS-B test pairs as SentEval reads them (tokenised, lower-cased), as MetaEOL evaluates."),
+    _generic("SICK-R", STS_INSTRUCTIONS["SICK-R"], INSTRUCTOR_SOURCE, local_layout=True,
+             suites=("metaeol-sts",), name="SICK-R-SentEval",
+             description="SICK relatedness, the 4,927 SemEval-2014 test pairs only (SentEval's SICK-R, as MetaEOL "
+                         "evaluates); MTEB's SICK-R holds all 9,927 pairs."),
+)
+GENERIC_TASKS = INBEDDER_GENERIC_TASKS + STS_TASKS + SENTEVAL_STS_TASKS

@@ -161,6 +161,7 @@ def _meta(**fields: Any) -> TaskMetadata:
 
 
 class GSTNYTClust(GSTransformTask, AbsTaskMultiAspectClustering):
+    suites = ("gstransform",)
     aspects = {a: s["question"] for a, s in INSTRUCTIONS["GSTNYTClust"].items()}
     metadata = _meta(
         name="GSTNYTClust",
@@ -181,6 +182,7 @@ class _LabelledClustering(GSTransformTask, LabelledSource, AbsTaskMultiAspectClu
 
 
 class GSTAmzCF(_LabelledClustering):
+    suites = ("gstransform",)
     aspects = {a: s["question"] for a, s in INSTRUCTIONS["GSTAmzCF"].items()}
     hub_labels = {"counterfactual": HubLabels(configs=("en",))}
     metadata = _meta(
@@ -195,6 +197,7 @@ class GSTAmzCF(_LabelledClustering):
 
 
 class GSTMNews(_LabelledClustering):
+    suites = ("gstransform",)
     aspects = {a: s["question"] for a, s in INSTRUCTIONS["GSTMNews"].items()}
     hub_labels = {"topic": HubLabels(label="category", configs=("eng",))}
     metadata = _meta(
@@ -213,6 +216,7 @@ class GSTMNews(_LabelledClustering):
 
 
 class GSTPaperCode(GSTransformTask, AbsTaskLabelPairSTS):
+    suites = ("gstransform",)
     aspects = {a: s["question"] for a, s in INSTRUCTIONS["GSTPaperCode"].items()}
     hub_labels = None  # loading-script dataset; local directory only
     metadata = _meta(
@@ -228,6 +232,7 @@ class GSTPaperCode(GSTransformTask, AbsTaskLabelPairSTS):
 
 
 class GSTMultiHate(GSTransformTask, AbsTaskLabelPairSTS):
+    suites = ("gstransform",)
     aspects = {a: s["question"] for a, s in INSTRUCTIONS["GSTMultiHate"].items()}
     _langs = ("ara", "cmn", "deu", "eng", "fra", "hin", "ita", "nld", "pol", "por", "spa")
     hub_labels = {
@@ -248,6 +253,7 @@ class GSTMultiHate(GSTransformTask, AbsTaskLabelPairSTS):
 
 
 class GSTBigPatent(GSTransformTask, AbsTaskLabelPairSTS):
+    suites = ("gstransform",)
     aspects = {a: s["question"] for a, s in INSTRUCTIONS["GSTBigPatent"].items()}
     hub_labels = {"category": HubLabels(text="sentences", label="labels")}
     metadata = _meta(
@@ -266,6 +272,7 @@ class GSTBigPatent(GSTransformTask, AbsTaskLabelPairSTS):
 
 
 class GSTIntEmo(GSTransformTask, AbsTaskInstructionTriplet):
+    suites = ("gstransform",)
     criteria = {a: s["question"] for a, s in INSTRUCTIONS["GSTIntEmo"].items()}
     metadata = _meta(
         name="GSTIntEmo",
@@ -281,6 +288,7 @@ class GSTIntEmo(GSTransformTask, AbsTaskInstructionTriplet):
 
 
 class GSTToxic(GSTransformTask, AbsTaskLabelTriplet):
+    suites = ("gstransform",)
     aspects = {a: s["question"] for a, s in INSTRUCTIONS["GSTToxic"].items()}
     hub_labels = {"toxic": HubLabels()}
     metadata = _meta(
@@ -295,6 +303,7 @@ class GSTToxic(GSTransformTask, AbsTaskLabelTriplet):
 
 
 class GSTAGNews(GSTransformTask, AbsTaskLabelTriplet):
+    suites = ("gstransform",)
     aspects = {a: s["question"] for a, s in INSTRUCTIONS["GSTAGNews"].items()}
     hub_labels = {"topic": HubLabels()}
     metadata = _meta(

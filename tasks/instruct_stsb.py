@@ -9,6 +9,7 @@ from tasks.abstasks import AbsTaskInstructionSTS
 
 
 class InstructSTSB(AbsTaskInstructionSTS):
+    suites = ("awareness", "inbedder")
     metadata = TaskMetadata(
         name="InstructSTSB",
         description=(

@@ -9,6 +9,7 @@ from tasks.abstasks import AbsTaskInstructionTriplet
 
 
 class IntentEmotion(AbsTaskInstructionTriplet):
+    suites = ("awareness", "inbedder")
     criteria = {
         "emotion": "How does the customer feel?",
         "intent": "What does the customer need?",

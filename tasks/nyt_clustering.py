@@ -9,6 +9,7 @@ from tasks.abstasks import AbsTaskMultiAspectClustering
 
 
 class NYTClustering(AbsTaskMultiAspectClustering):
+    suites = ("awareness", "inbedder")
     aspects = {
         "topic": "What is the topic of news?",
         "location": "Where did the news happen?",

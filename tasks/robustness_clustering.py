@@ -36,6 +36,7 @@ _ROBUSTNESS = dict(
 
 
 class NYTTopicClustering(AbsTaskInstructionRobustness):
+    suites = ("robustness", "inbedder")
     hub_configs = ("topic",)
     data_folder = "NYTClustering"
     instructions = {
@@ -90,6 +91,7 @@ class NYTTopicClustering(AbsTaskInstructionRobustness):
 
 
 class FeedbacksClustering(AbsTaskInstructionRobustness):
+    suites = ("robustness", "inbedder")
     instructions = {
         "correct": (
             "Please classify the human's feedback on this AI-generated text, identifying their reasons for either liking or disliking it.",
@@ -142,6 +144,7 @@ class FeedbacksClustering(AbsTaskInstructionRobustness):
 
 
 class RateMyProfClustering(AbsTaskInstructionRobustness):
+    suites = ("robustness", "inbedder")
     instructions = {
         "correct": (
             "Examine this student's review of the course and the professor, and identify the specific aspects being discussed.",
@@ -194,6 +197,7 @@ class RateMyProfClustering(AbsTaskInstructionRobustness):
 
 
 class FewRelClustering(AbsTaskInstructionRobustness):
+    suites = ("robustness", "inbedder")
     instructions = {
         "correct": (
             "This statement is provided for your analysis. Identify and describe the type of relationship that exists between the two entities mentioned at the end of the sentence.",
@@ -246,6 +250,7 @@ class FewRelClustering(AbsTaskInstructionRobustness):
 
 
 class FewEventClustering(AbsTaskInstructionRobustness):
+    suites = ("robustness", "inbedder")
     instructions = {
         "correct": (
             "After reading the provided sentence, identify the type of event based on the trigger words that follow.",
@@ -298,6 +303,7 @@ class FewEventClustering(AbsTaskInstructionRobustness):
 
 
 class FewNerdClustering(AbsTaskInstructionRobustness):
+    suites = ("robustness", "inbedder")
     instructions = {
         "correct": (
             "After reading the provided sentence, identify and describe the type of the entity that is mentioned at the end.",

@@ -22,36 +22,33 @@ EPILOG = """examples:
   python -m bench results results/
 """
 
-# Flags that are model options: each one given goes to the family's constructor under its dest
-# (a family that does not take it fails with its list of options). Add a family's flag here.
-MODEL_FLAGS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("--template", {"help": "instruction template: none, prefix, model, or a string with {instruction} and {text}"}),
-    ("--batch-size", {"type": int, "help": "texts per forward pass, or per API request (family default)"}),
-    ("--device", {"help": "cpu, cuda, cuda:1, mps or auto (default auto)"}),
-    ("--dtype", {"choices": ["float32", "float16", "bfloat16", "auto"], "help": "weights' dtype (default float32)"}),
-    ("--max-seq-length", {"type": int, "help": "truncate inputs to N tokens (sentence-transformers)"}),
-    ("--pooling", {"help": "how an LLM-based family reads out the embedding, e.g. 1st-gen (see `bench list models`)"}),
-    ("--dimensions", {"type": int, "help": "shortened output size, for API models that support it"}),
-    ("--base-url", {"help": "OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else api.openai.com); "
-                    "the key is read from $OPENAI_API_KEY only"}),
-    ("--price", {"type": float, "help": "USD per 1M input tokens for the API cost ledger (overrides the price table)"}),
-    ("--max-retries", {"type": int, "help": "API retries per request on 429/5xx/connection errors"}),
-)
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser("run", help="evaluate a model", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--model", help="registered name, family:ID (st:, openai:, ...), path or hub id "
-                                     "(default all-MiniLM-L6-v2; see `bench list models`)")
+def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
+    """The `run` parser. Its model-option flags come from the families' own `cli_flags` declarations,
+    which means importing every family (and MTEB); `full=False` leaves them out, so other commands and
+    `bench --help` start fast, and the CLI parses a `run` command again with `full=True`."""
+    run = sub.add_parser("run", help="evaluate a model", epilog=EPILOG, add_help=full,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("-m", "--model", help="registered name, family:ID (st:, openai:, inbedder:FILE.gguf, ...), path "
+                                           "or hub id (default all-MiniLM-L6-v2; see `bench list models`)")
+    run.add_argument("--model-name", metavar="ORG/NAME", help="file a local model's results under this MTEB model "
+                                                              "name (default: local/<folder>, or the hub id of "
+                                                              "published weights)")
+    run.add_argument("--model-revision", metavar="REV", help="the model's revision (hub commit; for a local model, "
+                                                             "the revision to file it under)")
     run.add_argument("--model-args", metavar="K=V,...", help="family options, e.g. pooling=1st-gen,dtype=float16")
     run.add_argument("--model-config", metavar="FILE", help="YAML/JSON file: `model: SPEC` and family options; "
                                                               "--model, --model-args and flags override it")
     which = run.add_mutually_exclusive_group()
-    which.add_argument("--tasks", nargs="+", metavar="TASK", help="task names (see `bench list tasks`)")
+    which.add_argument("-t", "--tasks", nargs="+", metavar="TASK", help="task names (see `bench list tasks`)")
     which.add_argument("--suite", help="suite name (default: demo; see `bench list suites`)")
-    family = run.add_argument_group("model options (passed to the model family when given; see `bench list models`)")
-    for flag, kwargs in MODEL_FLAGS:
-        family.add_argument(flag, **kwargs)
+    if full:
+        from adapters.registry import cli_flags
+
+        family = run.add_argument_group("model options (each goes to the model family's constructor; "
+                                        "see `bench list models`)")
+        for option, (text, owners) in cli_flags().items():
+            family.add_argument(f"--{option.replace('_', '-')}", dest=f"family_{option}", metavar="V",
+                                help=f"{text} [{owners}]")
     run.add_argument("--data-dir", help="local data directory (default $INSTRUCT_BENCH_DATA_DIR, else the hub)")
     run.add_argument("--output-dir", default="results", help="where result files go (default %(default)s)")
     run.add_argument("--cache-dir", help="embedding cache (default $INSTRUCT_BENCH_CACHE or ~/.cache/instruct-bench)")
@@ -64,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "question for others; auto picks by model (default %(default)s)")
     run.add_argument("--dry-run", action="store_true",
                      help="count what would be encoded (API models: tokens, requests, cost); call no model, write nothing")
-    run.set_defaults(func=_cmd_run)
+    run.set_defaults(func=_cmd_run, needs_full_parser=not full)
 
 
 def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
@@ -73,10 +70,9 @@ def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any
 
     spec, options = read_model_config(args.model_config) if args.model_config else (None, {})
     options.update(parse_model_args(args.model_args or ""))
-    for flag, _ in MODEL_FLAGS:
-        dest = flag.lstrip("-").replace("-", "_")
-        if getattr(args, dest, None) is not None:
-            options[dest] = getattr(args, dest)
+    for dest, value in vars(args).items():
+        if dest.startswith("family_") and value is not None:
+            options[dest.removeprefix("family_")] = value
     return args.model or spec or DEFAULT_MODEL, options
 
 
@@ -86,7 +82,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     spec, model_options = model_spec_and_options(args)
     options = RunOptions(
-        model=spec, model_options=model_options, tasks=args.tasks, suite=args.suite, data_dir=args.data_dir,
+        model=spec, model_options=model_options, model_name=args.model_name, model_revision=args.model_revision,
+        tasks=args.tasks, suite=args.suite, data_dir=args.data_dir,
         output_dir=args.output_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache, limit=args.limit,
         overwrite=args.overwrite, seed=args.seed, show_progress_bar=False if args.quiet else None,
         instruction_style=args.instruction_style,
@@ -99,7 +96,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     usage = total_usage([o.record.get("encode", {}).get("usage") for o in outcomes if o.status == "computed"])
     if usage:
         print(f"\nAPI usage: {format_usage(usage)}")
-    print(f"\nResults: {os.path.abspath(args.output_dir)}")
+    folders = sorted({os.path.dirname(o.result_path) for o in outcomes if o.result_path})
+    if folders:
+        print("\nResults: " + "\n         ".join(folders))
     return 0
 
 

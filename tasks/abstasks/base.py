@@ -49,6 +49,9 @@ class InstructionTask(AbsTask):
         packaged: True for the demo tasks, whose data ships inside this package.
         data_folder: local folder when the corpus is another task's (NYTTopicClustering reads
             NYTClustering's files); None means the task's own name.
+        suites: the suites this task belongs to (`tasks.registry`); "all" is implied.
+
+    A subclass whose body defines `metadata` registers itself (`tasks.registry.register_task`).
     """
 
     schema: ClassVar[Schema]
@@ -56,6 +59,14 @@ class InstructionTask(AbsTask):
     task_version: ClassVar[str] = "1"
     packaged: ClassVar[bool] = False
     data_folder: ClassVar[str | None] = None
+    suites: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "metadata" in cls.__dict__:
+            from tasks.registry import register_task
+
+            register_task(cls)
 
     def __init__(
         self, *, data_dir: str | Path | None = None, limit: int | None = None, seed: int = 42, **kwargs: Any
@@ -89,7 +100,8 @@ class InstructionTask(AbsTask):
     def data_source(self) -> str:
         if self.packaged:
             return "package"
-        return f"local:{self.data_dir}" if self.local_files else "hub"
+        # The folder's name only: a result never carries a local path.
+        return f"local:{Path(self.data_dir).name}" if self.local_files else "hub"
 
     def _find_local_files(self) -> dict[str, Path]:
         folder = self.data_folder or self.metadata.name
@@ -155,14 +167,15 @@ def encode_pairs(
     Triplet and STS sets reuse the same utterances across rows; sending each distinct pair once
     makes any MTEB model, not only the harness's, skip the repeats.
     """
-    from mteb._create_dataloaders import create_dataloader
     from mteb.types import PromptType
+
+    from tasks.mteb_compat import create_query_dataloader
 
     pairs = list(zip(texts, instructions, strict=True))
     unique = list(dict.fromkeys(pairs))
     position = {pair: i for i, pair in enumerate(unique)}
     ds = Dataset.from_dict({"text": [t for t, _ in unique], "instruction": [i for _, i in unique]})
-    loader = create_dataloader(ds, task_metadata=task.metadata, prompt_type=PromptType.query, **encode_kwargs)
+    loader = create_query_dataloader(ds, task_metadata=task.metadata, **encode_kwargs)
     emb = model.encode(
         loader,
         task_metadata=task.metadata,

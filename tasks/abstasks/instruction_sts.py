@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores
 from mteb.abstasks import AbsTaskSTS
 from mteb.similarity_functions import compute_pairwise_similarity
 from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
@@ -45,7 +44,7 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):
             task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
         )
         e1, e2 = emb[:n], emb[n:]
-        scores = STSEvaluatorScores(
+        scores = dict(  # the fields of MTEB's STSEvaluatorScores
             cosine_scores=(1 - paired_cosine_distances(e1, e2)).tolist(),
             manhattan_distances=(-paired_manhattan_distances(e1, e2)).tolist(),
             euclidean_distances=(-paired_euclidean_distances(e1, e2)).tolist(),

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores
 from mteb.abstasks import AbsTaskSTS
 from mteb.similarity_functions import compute_pairwise_similarity
 from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
@@ -177,7 +176,7 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
         for aspect, p in parts.items():
             e1 = emb[aspect][np.searchsorted(used[aspect], p["first"])]
             e2 = emb[aspect][np.searchsorted(used[aspect], p["second"])]
-            sts = STSEvaluatorScores(
+            sts = dict(  # the fields of MTEB's STSEvaluatorScores
                 cosine_scores=(1 - paired_cosine_distances(e1, e2)).tolist(),
                 manhattan_distances=(-paired_manhattan_distances(e1, e2)).tolist(),
                 euclidean_distances=(-paired_euclidean_distances(e1, e2)).tolist(),

@@ -1,0 +1,113 @@
+"""A family's options, declared once: the keyword parameters of its constructor.
+
+Every keyword parameter of a family class's `__init__` (and of the base `__init__`s it forwards
+`**kwargs` to) is an option. An option changes vectors unless the family lists it in `runtime_options`
+(batch size, device, endpoint retries ...). From that single declaration come
+
+* the cache fingerprint: family, model, revision and every vector option's value, so a subclass that
+  adds an option changing vectors cannot be served another setting's cached vectors;
+* the MTEB experiment (the result folder): the family (unless MTEB itself would load the model with it)
+  and every vector option that differs from its default, as short filesystem-safe labels;
+* `bench list models`, `--model-args` type conversion and the family's CLI flags (`cli_flags`).
+
+Nothing here imports torch or mteb.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Constructor parameters the registry or runner fills in itself; never user options.
+INTERNAL_PARAMS = frozenset({"self", "name", "source", "experiment_defaults"})
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,39}")
+
+
+@dataclass(frozen=True)
+class OptionInfo:
+    """One constructor option of a family: its default and its annotation (as written)."""
+
+    name: str
+    default: Any
+    annotation: str
+
+
+def family_options(cls: type) -> dict[str, OptionInfo]:
+    """Keyword options of `cls.__init__` and of every base `__init__` it forwards `**kwargs` to.
+
+    The first positional parameter (the model path or id) and the registry's own parameters
+    (`name`, `experiment`) are not options. A subclass's default wins over its base's.
+    """
+    options: dict[str, OptionInfo] = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = list(inspect.signature(init).parameters.values())
+        forwards = False
+        for i, p in enumerate(params):
+            if p.kind is p.VAR_KEYWORD:
+                forwards = True
+            elif p.kind is p.VAR_POSITIONAL or p.name in INTERNAL_PARAMS:
+                continue
+            elif i == 1 and p.kind is p.POSITIONAL_OR_KEYWORD:  # the model path or id
+                continue
+            elif p.name not in options:
+                default = None if p.default is p.empty else p.default
+                annotation = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+                options[p.name] = OptionInfo(p.name, default, "" if p.annotation is p.empty else str(annotation))
+        if not forwards:
+            break
+    return options
+
+
+def option_defaults(cls: type) -> dict[str, Any]:
+    return {n: o.default for n, o in family_options(cls).items()}
+
+
+def runtime_options(cls: type) -> frozenset[str]:
+    """Options that never change which vector a text gets: the union over the class hierarchy."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        names |= set(klass.__dict__.get("runtime_options", ()))
+    return frozenset(names)
+
+
+def vector_options(cls: type, values: dict[str, Any]) -> dict[str, Any]:
+    """The options in `values` that change vectors (every option not declared runtime)."""
+    runtime = runtime_options(cls)
+    return {k: v for k, v in values.items() if k not in runtime}
+
+
+def public_value(value: Any) -> Any:
+    """`value` as it may be written to results: a local path becomes its last component."""
+    if isinstance(value, str) and ("/" in value or "\\" in value) and Path(value).expanduser().exists():
+        return Path(value).expanduser().resolve().name
+    if isinstance(value, dict):
+        return {k: public_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [public_value(v) for v in value]
+    return value
+
+
+def experiment_label(value: Any) -> str | int | float | bool | None:
+    """A short, filesystem-safe, readable label for an option value in an experiment folder name.
+
+    Scalars that are already safe stay as they are (`none`, `float16`, `1st-gen`, 256); anything else
+    (a custom template, a list, a path) becomes a slug of it plus 8 hex of its sha256, so two values
+    never share a label: `query-instruction-text-3fa2c1d0`.
+    """
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    if isinstance(value, str) and _SAFE.fullmatch(value):
+        return value
+    shown = public_value(value)
+    text = shown if isinstance(shown, str) else json.dumps(shown, sort_keys=True, ensure_ascii=False)
+    digest = hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:32].strip("-")
+    return f"{slug}-{digest}" if slug else digest
