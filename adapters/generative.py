@@ -21,6 +21,15 @@ masked LMs (`mask_length` mask tokens appended, the mask states are the "generat
 avg-all, re-encode); encoder-decoder LMs (avg-ppt from the encoder; 1st-gen is the decoder state at
 the start token; avg-gen/last-gen from decoder states; no avg-all).
 
+Where this follows InBedder's released code rather than the paper's formula (§4.1):
+* avg-gen, last-gen and avg-all read N_g generated states for N_g generated tokens (the states that fed
+  `generate`: the last prompt state and the first N_g - 1 tokens fed back, as InBedder's code does),
+  where the paper's formula averages N_g + 1 (the last generated token's state too). Option
+  `readout_formula=paper` adds that state with one extra forward step over the generation's key/value
+  cache (causal LMs; it is kept unless the last token is special or filtered, like every other state).
+* masked and encoder-decoder avg-ppt average the prompt states with the special tokens ([CLS], [SEP],
+  </s>) included, as InBedder's code does; the paper's formula names prompt tokens only.
+
 Sampling (`do_sample`) is reproducible and independent of batching: temperature and top-p use the
 transformers warpers, then each row adds Gumbel noise from its own generator, seeded from `seed`, the
 row's exact input and the sample number, and the token is the argmax (an exact draw from the warped
@@ -107,6 +116,7 @@ class GenerativeEncoder(BaseEncoder):
         filter_instruction: bool | None = None,
         filter_stopwords: bool | None = None,
         reencoder: str | None = None,
+        readout_formula: str = "code",
         **kwargs: Any,
     ) -> None:
         if pooling not in POOLINGS:
@@ -122,6 +132,9 @@ class GenerativeEncoder(BaseEncoder):
             raise ConfigError("max_new_tokens, num_samples, mask_length and max_input_length must be at least 1.")
         if not (temperature > 0 and 0 < top_p <= 1):
             raise ConfigError(f"temperature must be > 0 and top_p in (0, 1]; got {temperature} and {top_p}.")
+        if readout_formula not in ("code", "paper"):
+            raise ConfigError(f"readout_formula must be 'code' (InBedder's released code) or 'paper', got {readout_formula!r}.")
+        self.readout_formula = readout_formula
         filtered = pooling == "filtered-avg-gen"
         self.model_path = model_path
         self.pooling = pooling
@@ -164,6 +177,8 @@ class GenerativeEncoder(BaseEncoder):
 
     def inert_options(self) -> set[str]:
         inert = set()
+        if self.pooling in SINGLE_PASS or self.pooling == "re-encode":
+            inert.add("readout_formula")
         if self.pooling in SINGLE_PASS:
             inert |= {"max_new_tokens", "do_sample", "temperature", "top_p", "seed", "num_samples", "filter_words",
                       "filter_instruction", "filter_stopwords", "reencoder"}
@@ -332,6 +347,8 @@ class GenerativeEncoder(BaseEncoder):
             gen = torch.cat([s[li] for s in steps[1:]], dim=1) if len(steps) > 1 else prompt_states[:, :0]
             next_ids = out.sequences[:, prompt_len + 1 : prompt_len + 1 + gen.shape[1]]
         keep = ~self._dropped(next_ids, inputs)
+        if self.readout_formula == "paper":
+            gen, keep = self._with_last_generated_state(enc, out, li, gen, keep, inputs)
         rows = []
         for b in range(len(inputs)):
             kept = gen[b][keep[b]]
@@ -349,6 +366,23 @@ class GenerativeEncoder(BaseEncoder):
                 }
             rows.append(chosen[self.pooling].float())
         return torch.stack(rows).cpu().numpy()
+
+    def _with_last_generated_state(self, enc: Any, out: Any, li: int, gen: Any, keep: Any, inputs: list[Any]) -> tuple[Any, Any]:
+        """The paper's N_g + 1 states: one more forward step feeds the last generated token over the
+        generation's key/value cache; its state is kept unless that token is special or filtered."""
+        import torch
+
+        if self.architecture != "causal":
+            raise ConfigError("readout_formula=paper is implemented for causal LMs; use the default 'code' here.")
+        last = out.sequences[:, -1:]
+        mask = torch.cat([enc["attention_mask"], torch.ones_like(out.sequences[:, enc["input_ids"].shape[1]:])], dim=1)
+        step = self.model(
+            input_ids=last, attention_mask=mask, position_ids=causal_position_ids(mask)[:, -1:],
+            past_key_values=out.past_key_values, use_cache=True, output_hidden_states=True,
+        )
+        state = step.hidden_states[li][:, -1:]
+        last_ok = ~self._dropped(last, inputs)
+        return torch.cat([gen, state.to(gen.dtype)], dim=1), torch.cat([keep, last_ok], dim=1)
 
     def _filter_ids(self, model_input: Any) -> set[int]:
         instruction = model_input[1] if self.filter_instruction and isinstance(model_input, list) else ""

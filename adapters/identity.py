@@ -175,8 +175,8 @@ def safetensors_parameters(folder: Path) -> int | None:
                 header = json.loads(f.read(length))
         except (OSError, struct.error, ValueError):
             return None
-        for key, info in header.items():
-            if key != "__metadata__":
+        for key, info in header.items():  # float tensors only: integer buffers (position_ids) are no parameters
+            if key != "__metadata__" and str(info.get("dtype", "")).startswith(("F", "BF")):
                 n = 1
                 for dim in info.get("shape", []):
                     n *= int(dim)

@@ -80,7 +80,7 @@ def test_local_revision_follows_content(tmp_path):
 def test_data_dir_from_environment(tmp_path, monkeypatch):
     _intent_emotion_dir(tmp_path)
     monkeypatch.setenv("INSTRUCT_BENCH_DATA_DIR", str(tmp_path))
-    assert IntentEmotion().data_source == f"local:{tmp_path}"
+    assert IntentEmotion().data_source == f"local:{tmp_path.name}"  # the folder name only, never a path
 
 
 def test_offline_hub_load_fails_fast_with_a_fix():

