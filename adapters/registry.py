@@ -266,7 +266,7 @@ def describe_families() -> list[dict[str, Any]]:
     """For `bench list models`: each family's aliases, one-line description and options with defaults."""
     discover()
     rows = []
-    for family, cls in FAMILIES.items():
+    for family, cls in sorted(FAMILIES.items(), key=lambda item: (item[0] != "sentence-transformers", item[0])):
         doc = (inspect.getdoc(cls) or "").strip().splitlines()
         rows.append({
             "family": family,
