@@ -41,7 +41,6 @@ from adapters.options import (
     family_options,
     option_defaults,
     public_value,
-    runtime_options,
     vector_options,
 )
 from bench.errors import ConfigError, EncodingError

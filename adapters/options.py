@@ -20,6 +20,7 @@ import inspect
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ class OptionInfo:
     annotation: str
 
 
+@cache
 def family_options(cls: type) -> dict[str, OptionInfo]:
     """Keyword options of `cls.__init__` and of every base `__init__` it forwards `**kwargs` to.
 

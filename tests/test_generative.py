@@ -46,6 +46,16 @@ def _greedy(model, tokenizer, prompt, n):
     return ids, gen
 
 
+def _reference_states(smol, prompt, n):
+    """(states of prompt + greedy answer, prompt length, answer ids, the generated states InBedder's code
+    keeps): the state of generated token j (position t+j) is kept when token j+1 is not special."""
+    ids, gen = _greedy(smol.model, smol.tokenizer, prompt, n)
+    states = _states(smol.model, ids + gen)
+    t, special = len(ids), set(smol.tokenizer.all_special_ids)
+    kept = [states[t + j] for j in range(len(gen) - 1) if gen[j + 1] not in special] or [states[t]]
+    return states, t, gen, kept
+
+
 def test_qa_pattern_is_inbedders():
     enc = GenerativeEncoder("unused", use_cache=False, revision="x")
     assert enc.render("the text", "Why?", None) == "### Input:\nthe text\n\n### Instruction:\nWhy?\n\n### Response:"
@@ -71,13 +81,8 @@ def test_generation_readouts_match_a_manual_greedy_decode(smol):
     n = 6
     prompts = [smol.render(t, INSTRUCTION, None) for t in TEXTS]
     got = {p: _like(smol, pooling=p, max_new_tokens=n).encode_inputs(prompts) for p in ("avg-gen", "last-gen", "avg-all")}
-    special = set(smol.tokenizer.all_special_ids)
     for i, prompt in enumerate(prompts):
-        ids, gen = _greedy(smol.model, smol.tokenizer, prompt, n)
-        states = _states(smol.model, ids + gen)
-        t = len(ids)
-        # the state of generated token j (position t+j) is kept when token j+1 is not special
-        kept = [states[t + j] for j in range(len(gen) - 1) if gen[j + 1] not in special] or [states[t]]
+        states, t, _, kept = _reference_states(smol, prompt, n)
         np.testing.assert_allclose(got["avg-gen"][i], torch.stack([states[t - 1], *kept]).mean(0).numpy(), atol=ATOL)
         np.testing.assert_allclose(got["last-gen"][i], kept[-1].numpy(), atol=ATOL)
         np.testing.assert_allclose(got["avg-all"][i], torch.cat([states[:t], torch.stack(kept)]).mean(0).numpy(), atol=ATOL)
@@ -93,10 +98,7 @@ def test_paper_formula_adds_the_last_generated_tokens_state(smol):
     got, got_code = paper.encode_inputs(prompts), code.encode_inputs(prompts)
     special = set(smol.tokenizer.all_special_ids)
     for i, prompt in enumerate(prompts):
-        ids, gen = _greedy(smol.model, smol.tokenizer, prompt, n)
-        states = _states(smol.model, ids + gen)
-        t = len(ids)
-        kept = [states[t + j] for j in range(len(gen) - 1) if gen[j + 1] not in special] or [states[t]]
+        states, t, gen, kept = _reference_states(smol, prompt, n)
         if len(gen) == n and gen[-1] not in special:  # the extra state: the last generated token's own
             kept.append(states[t + n - 1])
         np.testing.assert_allclose(got[i], torch.stack([states[t - 1], *kept]).mean(0).numpy(), atol=ATOL)

@@ -16,8 +16,10 @@ from dataset_builders.gstransform_sources import AMZCF_TEST, build_gstransform
 from dataset_builders.registry import LABEL_BUILDERS
 from dataset_builders.sts_senteval import STS_TASK_NAMES, build_sts_senteval
 
-# Scored pairs SentEval reads (MTEB's hub copies have the same counts: sts12 3108 ... sickr 4927).
-STS_ROWS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186, "STSBenchmark": 1379, "SICK-R": 4927}
+# MTEB's pairs under MTEB's names (SICK-R: all 9,927 pairs, as mteb/sickr-sts); SentEval's test-only SICK-R and
+# lower-cased STS-B under their own names (MetaEOL's evaluation data).
+STS_ROWS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186, "STSBenchmark": 1379,
+            "SICK-R": 9927, "STSBenchmark-SentEval": 1379, "SICK-R-SentEval": 4927}
 
 
 def _tree(folder: Path) -> dict[str, bytes]:

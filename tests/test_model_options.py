@@ -94,7 +94,7 @@ def test_cli_option_errors_are_one_line(capsys, tmp_path):
 
 
 def _spec(*argv):
-    return model_spec_and_options(_parser().parse_args(["run", *argv]))
+    return model_spec_and_options(_parser(full_run=True).parse_args(["run", *argv]))
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])

@@ -9,8 +9,9 @@ from bench.errors import UnknownNameError
 
 
 def test_spec_forms(minilm_path, tmp_path):
-    assert resolve("all-MiniLM-L6-v2")[:3] == ("sentence-transformers", minilm_path, "sentence-transformers/all-MiniLM-L6-v2")
-    assert resolve("st:org/some-model")[:3] == ("sentence-transformers", "org/some-model", "org/some-model")
+    assert resolve("all-MiniLM-L6-v2")[:2] == ("sentence-transformers", minilm_path)
+    assert resolve("st:org/some-model")[:2] == ("sentence-transformers", "org/some-model")
+    assert resolve("generative:org/lm")[:2] == ("inbedder", "org/lm")  # an alias
     assert resolve(minilm_path)[0] == "sentence-transformers"
     with pytest.raises(UnknownNameError, match="Did you mean: all-MiniLM-L6-v2"):
         resolve("all-minilm")
@@ -19,7 +20,7 @@ def test_spec_forms(minilm_path, tmp_path):
 def test_options_that_change_vectors_become_experiments(tmp_path):
     default = load_model("all-MiniLM-L6-v2", cache_dir=tmp_path)
     assert default.mteb_model_meta.experiment_kwargs is None
-    assert default.revision.startswith("local-") and default.template == "prefix"
+    assert default.name == "sentence-transformers/all-MiniLM-L6-v2" and default.template == "prefix"
     blind = load_model("all-MiniLM-L6-v2", template="none", dtype="float16", batch_size=8, cache_dir=tmp_path)
     assert blind.mteb_model_meta.experiment_kwargs == {"template": "none", "dtype": "float16"}
     assert blind.fingerprint != default.fingerprint

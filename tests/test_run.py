@@ -50,7 +50,7 @@ def test_bench_run_equals_mteb_evaluate_on_each_task(local_data, tmp_path):
             if isinstance(value, float):  # result files keep 6 decimals, as MTEB writes them
                 assert outcome.scores[key] == pytest.approx(round(value, 6), abs=1e-12), (task.metadata.name, key)
         assert outcome.status == "computed"
-        assert outcome.record["task"]["dataset"]["source"] == f"local:{local_data}"
+        assert outcome.record["task"]["dataset"]["source"] == f"local:{local_data.name}"  # never a local path
 
 
 def test_task_classes_run_under_stock_mteb_models(local_data, minilm_path):
@@ -76,7 +76,9 @@ def test_result_files_and_run_record(tmp_path):
         "emotion": "How does the customer feel?", "intent": "What does the customer need?"}}
     assert len(record["task"]["instructions_sha256"]) == 64
     assert record["task"]["seed"] == 42 and record["task"]["dataset"]["revision"].startswith("local-")
-    assert record["model"]["revision"].startswith("local-")
+    # the packaged weights are the published ones: MTEB's name and revision, and the check that says so
+    assert record["model"]["revision"] == mteb.get_model_meta("sentence-transformers/all-MiniLM-L6-v2").revision
+    assert record["model"]["identity_check"]["matches"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert record["versions"]["mteb"] and record["versions"]["torch"]
     assert record["encode"]["texts_encoded"] == 192 and record["encode"]["cache_hits"] == 0
     assert record["encode"]["encode_seconds"] > 0
