@@ -40,9 +40,23 @@ def _parser(*, full_run: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever `sys.stderr` is when a line is logged, not when the handler was made: an embedding
+    program (a notebook, pytest's capture) may swap stderr between calls of `main`, and a handler holding
+    the old, closed stream would fail on every line."""
+
+    @property  # type: ignore[override]
+    def stream(self):  # noqa: ANN201 - logging's own attribute
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:  # noqa: ANN001 - StreamHandler.__init__ assigns it
+        pass
+
+
 def _configure_logging(verbose: bool, quiet: bool) -> None:
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
-    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[_StderrHandler()])
     for name in ("bench", "tasks", "adapters", "dataset_builders", "leaderboard"):
         logging.getLogger(name).setLevel(level)
     # Libraries stay at WARNING: their INFO lines would drown the harness's progress.
