@@ -20,29 +20,32 @@ is under 100 files.
 from __future__ import annotations
 
 import re
-from itertools import accumulate
+
+import numpy as np
 
 MAX_JSON_DEPTH = 64
 MAX_FILES = 10_000
-MAX_FILE_BYTES = 32 * 2**20
-MAX_TOTAL_BYTES = 256 * 2**20
+MAX_FILE_BYTES = 4 * 2**20
+MAX_TOTAL_BYTES = 32 * 2**20
 MAX_ARCHIVE_BYTES = 64 * 2**20
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP = [0] * 256
-for _open, _close in (b"[]", b"{}"):
-    _STEP[_open], _STEP[_close] = 1, -1
+_QUOTE = ord('"')
+_STEP = np.zeros(256, dtype=np.int8)
+_STEP[list(b"[{")], _STEP[list(b"]}")] = 1, -1
 
 
 def json_depth(data: bytes) -> int:
     """How deep `data`'s arrays and objects nest, counted without parsing (no recursion).
 
-    Brackets inside strings do not count; for invalid JSON the count is a best effort, and the
-    parser that runs next reports the syntax error.
+    Vectorised, so time and memory are a few passes over the bytes whatever they hold: escaped
+    backslashes and quotes are dropped, after which every quote opens or closes a string; brackets
+    outside strings are summed. For invalid JSON the count is a best effort, and the parser that
+    runs next reports the syntax error.
     """
-    brackets = _STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+    plain = np.frombuffer(data.replace(b"\\\\", b"").replace(b'\\"', b""), dtype=np.uint8)
+    outside = (np.cumsum(plain == _QUOTE, dtype=np.int32) & 1) == 0
+    steps = np.where(outside, _STEP[plain], np.int8(0))
+    return int(np.cumsum(steps, dtype=np.int32).max(initial=0))
 
 
 def unsafe_member_name(name: str) -> bool:
