@@ -69,7 +69,10 @@ def read_submission(path: str | Path) -> Submission:
     """The submission at `path`: a zip from `bench submit`, or a folder (packed or plain results)."""
     path = Path(path)
     if path.is_dir():
-        return Submission(str(path), *_read_folder(path))
+        try:
+            return Submission(str(path), *_read_folder(path))
+        except OSError as e:
+            return Submission(str(path), problems=[Problem("unreadable", str(path), "", f"cannot read the folder ({e})")])
     if path.is_file():
         try:
             return Submission(str(path), *_read_zip(path))
@@ -179,7 +182,7 @@ def model_meta_of(result_path: str, files: dict[str, bytes]) -> dict[str, Any] |
                 return None
             try:
                 data = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except ValueError:  # not UTF-8, not JSON, or an integer too long to convert
                 return None
             return data if isinstance(data, dict) else None
     return None

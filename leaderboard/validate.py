@@ -175,7 +175,7 @@ def _load(path: str, files: dict[str, bytes]) -> tuple[Any, Problem | None]:
         return None, Problem("json_depth", path, "", f"nested {depth:,} levels deep; at most {MAX_JSON_DEPTH} are parsed")
     try:
         return json.loads(files[path].decode("utf-8")), None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except ValueError as e:  # UnicodeDecodeError, JSONDecodeError, or an integer past Python's 4,300 digits
         return None, Problem("unreadable", path, "", f"not valid UTF-8 JSON ({e})")
 
 

@@ -60,12 +60,6 @@ def entry_sha256(entry: Entry) -> str:
     return sha256_json({"result": entry.result, "record": entry.record})
 
 
-def main_score(result: dict[str, Any]) -> float:
-    from bench.results import main_score as mean_main_score
-
-    return mean_main_score(result)
-
-
 def numeric_scores(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
     """(path, number) for every numeric leaf of a TaskResult's `scores` (booleans are not scores)."""
     if isinstance(value, dict):
@@ -154,6 +148,8 @@ def verify_report(report: Report, *, data_dir: str | None = None, cache_dir: str
 
 
 def _verdict(entry: Entry, rerun: tuple[dict[str, Any], dict[str, Any]] | None, note: str, tolerance: float) -> Verdict:
+    from bench.results import main_score  # imports MTEB; only a verify run needs it
+
     claimed = main_score(entry.result)
     recomputed = worst = None
     if rerun is not None:
@@ -213,7 +209,7 @@ def load_verifications(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]
             data = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             raise DataError(f"No verification file at {path}: give a file written by `bench leaderboard verify --out`.") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        except (OSError, ValueError) as e:  # ValueError: not UTF-8, not JSON, an integer too long
             raise DataError(f"Verification file {path} is unreadable ({e}); rerun `bench leaderboard verify`.") from e
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("results"), list):
             raise DataError(f"{path} is not a verification file (format {FORMAT!r}); write one with `bench leaderboard verify`.")

@@ -135,6 +135,14 @@ def _latin1_json(demo: Path, tmp: Path) -> Path:
     return root
 
 
+def _long_integer(demo: Path, tmp: Path) -> Path:
+    """Valid JSON that Python's parser refuses (ValueError past 4,300 digits), not a JSONDecodeError."""
+    root = _copy(demo, tmp)
+    result, _ = result_files(root, DEMO_TASK)
+    result.write_text(result.read_text().replace('"task_name"', '"padding": ' + "1" * 5000 + ', "task_name"', 1))
+    return root
+
+
 def _not_a_zip(demo: Path, tmp: Path) -> Path:
     out = tmp / "bad.zip"
     out.write_bytes(b"PK\x03\x04 not really a zip")
@@ -154,6 +162,7 @@ PROBES: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
     "member with an absolute name": (_absolute_name, "unsafe_path"),
     "two members with one name": (_duplicate_member, "unsafe_path"),
     "non-UTF-8 (Latin-1) JSON": (_latin1_json, "unreadable"),
+    "integer with 5,000 digits": (_long_integer, "unreadable"),
     "not a zip at all": (_not_a_zip, "unreadable"),
 }
 # Each limit's rejection reason has a probe here (the other reasons: tests/test_leaderboard.py).
@@ -419,5 +428,6 @@ def test_build_with_hostile_submissions_exits_0_and_lists_them(bad_submissions, 
     code, out, err = _cli(["leaderboard", "build", "--results", *paths, str(demo_results), "--out", str(tmp_path / "s")], capsys)
     assert code == 0 and "Traceback" not in out + err
     assert f"{len(PROBES)} of {len(PROBES) + 1} submission(s) rejected" in out
+    assert "0 of 6 result(s) verified (the rest self-reported)" in out
     code, out, err = _cli(["leaderboard", "build", "--strict", "--results", *paths, "--out", str(tmp_path / "s2")], capsys)
     assert code == 1 and "Traceback" not in out + err

@@ -65,6 +65,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     suites = ", ".join(f"{s['name']} ({len(s['rows'])})" for s in result.data["suites"]) or "none"
     print(f"\n{len(result.data['models'])} model setting(s); tables: {suites}")
     print(f"{len(result.rejected)} of {len(result.reports)} submission(s) rejected")
+    shown = [r["verification"] for m in result.data["models"] for r in m["results"].values()]
+    print(f"{shown.count('verified')} of {len(shown)} result(s) verified (the rest self-reported)")
     print(f"Site: {(result.out / 'index.html').resolve()}")
     return 1 if args.strict and result.rejected else 0
 
