@@ -30,6 +30,7 @@ from leaderboard.reference import metric_range
 from leaderboard.submission import read_submission
 from leaderboard.table import by_id, leaderboard_data, size_label, write_exports
 from leaderboard.validate import Report, validate
+from leaderboard.verify import load_verifications
 
 logger = logging.getLogger(__name__)
 
@@ -55,12 +56,17 @@ def validate_all(inputs: Sequence[str | Path], *, data_dirs: Iterable[Path] = ()
     return [validate(read_submission(p), data_dirs=data_dirs, taken=taken) for p in inputs]
 
 
-def build(inputs: Sequence[str | Path], out: str | Path, *, data_dirs: Iterable[Path] = ()) -> BuildResult:
+def build(
+    inputs: Sequence[str | Path], out: str | Path, *, data_dirs: Iterable[Path] = (),
+    verifications: Iterable[str | Path] = (),
+) -> BuildResult:
+    """Validate `inputs` and write the site; results reproduced in `verifications` files are shown as verified."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BenchError(f"--out {out} exists and is not a folder")
+    verified = load_verifications(verifications)
     reports = validate_all(inputs, data_dirs=data_dirs)
-    data = leaderboard_data(reports)
+    data = leaderboard_data(reports, verified)
     render(data, out)
     return BuildResult(out, reports, data)
 

@@ -11,7 +11,8 @@ A submission is a set of JSON files in MTEB's result layout:
 sha256, into one zip with fixed timestamps (the same files give the same archive). The leaderboard
 reads the files straight from the archive and never extracts it, so a hostile member name cannot
 write anywhere. Only `.json` files are read; hidden files (`.name`, e.g. half-written temp files)
-are skipped.
+are skipped. Sizes, member counts and names are checked before anything is read (leaderboard/limits.py):
+a submission over a limit is rejected with a named reason, never read whole.
 """
 
 from __future__ import annotations
@@ -20,12 +21,23 @@ import hashlib
 import io
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bench.errors import BenchError, DataError
+from leaderboard.limits import (
+    MAX_ARCHIVE_BYTES,
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_JSON_DEPTH,
+    MAX_TOTAL_BYTES,
+    json_depth,
+    unsafe_member_name,
+)
+from leaderboard.schema import Problem
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "instruct-bench-submission"
@@ -40,44 +52,102 @@ class Submission:
 
     source: str
     files: dict[str, bytes] = field(default_factory=dict)
-    unreadable: str | None = None  # why the archive itself could not be read
+    # Why the submission as a whole cannot be read (damaged archive, a limit exceeded, unsafe names);
+    # when there are any, `files` is empty and the submission is rejected with these.
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def manifest(self) -> bytes | None:
         return self.files.get(MANIFEST)
 
 
+# What zipfile and zlib raise for a damaged, truncated, encrypted or oddly compressed archive.
+ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, RuntimeError, NotImplementedError, zlib.error)
+
+
 def read_submission(path: str | Path) -> Submission:
     """The submission at `path`: a zip from `bench submit`, or a folder (packed or plain results)."""
     path = Path(path)
     if path.is_dir():
-        return Submission(str(path), _read_folder(path))
+        try:
+            return Submission(str(path), *_read_folder(path))
+        except OSError as e:
+            return Submission(str(path), problems=[Problem("unreadable", str(path), "", f"cannot read the folder ({e})")])
     if path.is_file():
         try:
-            return Submission(str(path), _read_zip(path))
-        except (zipfile.BadZipFile, OSError) as e:
-            return Submission(str(path), unreadable=f"not a readable zip archive ({e})")
+            return Submission(str(path), *_read_zip(path))
+        except ZIP_ERRORS as e:
+            return Submission(str(path), problems=[Problem("unreadable", str(path), "", f"not a readable zip archive ({e})")])
     raise DataError(f"No submission at {path}: give a results folder, a folder or a .zip written by `bench submit`.")
 
 
-def _read_folder(root: Path) -> dict[str, bytes]:
-    files = {}
+def _wanted(name: PurePosixPath) -> bool:
+    return name.suffix == ".json" and not any(part.startswith(".") for part in name.parts)
+
+
+def _size_problems(source: str, sizes: dict[str, int]) -> list[Problem]:
+    """Count and size limits, from sizes known before reading (zip directory, or stat)."""
+    if len(sizes) > MAX_FILES:
+        return [Problem("too_many_files", source, "", f"{len(sizes):,} files; a submission may hold at most {MAX_FILES:,}")]
+    problems = [
+        Problem("too_large", name, "", f"{size:,} bytes uncompressed; a file may have at most {MAX_FILE_BYTES:,}")
+        for name, size in sizes.items() if size > MAX_FILE_BYTES
+    ]
+    total = sum(sizes.values())
+    if total > MAX_TOTAL_BYTES:
+        problems.append(Problem("too_large", source, "", f"{total:,} bytes uncompressed in all; at most {MAX_TOTAL_BYTES:,}"))
+    return problems
+
+
+def _read_folder(root: Path) -> tuple[dict[str, bytes], list[Problem]]:
+    paths = {}
     for p in sorted(root.rglob("*.json")):
         rel = p.relative_to(root)
-        if p.is_file() and not any(part.startswith(".") for part in rel.parts):
-            files[rel.as_posix()] = p.read_bytes()
-    return files
-
-
-def _read_zip(path: Path) -> dict[str, bytes]:
+        if p.is_file() and _wanted(PurePosixPath(rel.as_posix())):
+            paths[rel.as_posix()] = p
+            if len(paths) > MAX_FILES:
+                break
+    problems = _size_problems(str(root), {name: p.stat().st_size for name, p in paths.items()})
+    if problems:
+        return {}, problems
     files = {}
+    for name, p in paths.items():
+        with p.open("rb") as f:
+            files[name] = f.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
+        if len(files[name]) > MAX_FILE_BYTES:
+            return {}, [Problem("too_large", name, "", f"more than {MAX_FILE_BYTES:,} bytes")]
+    return files, []
+
+
+def _read_zip(path: Path) -> tuple[dict[str, bytes], list[Problem]]:
+    """The archive's JSON members; every limit checked from the directory before a member is read."""
+    source = str(path)
+    if path.stat().st_size > MAX_ARCHIVE_BYTES:
+        return {}, [Problem("too_large", source, "", f"the archive has {path.stat().st_size:,} bytes; at most {MAX_ARCHIVE_BYTES:,}")]
     with zipfile.ZipFile(path) as z:
-        for info in z.infolist():
-            name = PurePosixPath(info.filename)
-            if info.is_dir() or name.suffix != ".json" or any(part.startswith(".") for part in name.parts):
-                continue
-            files[name.as_posix()] = z.read(info)
-    return files
+        infos = z.infolist()
+        if len(infos) > MAX_FILES:
+            return {}, [Problem("too_many_files", source, "", f"{len(infos):,} members; a submission may hold at most {MAX_FILES:,}")]
+        problems, seen = [], set()
+        for info in infos:
+            if unsafe_member_name(info.filename):
+                problems.append(Problem("unsafe_path", info.filename, "", "member name is absolute or contains '..'"))
+            elif info.filename in seen:
+                problems.append(Problem("unsafe_path", info.filename, "", "two members have this name"))
+            seen.add(info.filename)
+        wanted = [i for i in infos if not i.is_dir() and _wanted(PurePosixPath(i.filename))]
+        problems += _size_problems(source, {i.filename: i.file_size for i in wanted})
+        if problems:
+            return {}, problems
+        files, total = {}, 0
+        for info in wanted:
+            with z.open(info) as member:
+                data = member.read(MAX_FILE_BYTES + 1)  # headers can lie about the size
+            total += len(data)
+            if len(data) > MAX_FILE_BYTES or total > MAX_TOTAL_BYTES:
+                return {}, [Problem("too_large", info.filename, "", "inflates past the size its header declares")]
+            files[PurePosixPath(info.filename).as_posix()] = data
+    return files, []
 
 
 def role(path: str) -> str:
@@ -108,9 +178,11 @@ def model_meta_of(result_path: str, files: dict[str, bytes]) -> dict[str, Any] |
     for folder in (p, *p.parents):
         raw = files.get(str(folder / MODEL_META)) if str(folder) != "." else files.get(MODEL_META)
         if raw is not None:
+            if json_depth(raw) > MAX_JSON_DEPTH:
+                return None
             try:
                 data = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except ValueError:  # not UTF-8, not JSON, or an integer too long to convert
                 return None
             return data if isinstance(data, dict) else None
     return None

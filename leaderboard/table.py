@@ -3,6 +3,9 @@
 Everything the site shows is in `leaderboard_data(...)`, which is also written as `leaderboard.json`
 (and, one row per model and task, `leaderboard.csv`), so the site and the exports cannot disagree.
 Scores in suite tables are ×100, as in the papers; per-task score dicts keep MTEB's raw values.
+Each result, suite row and model carries `verification`: "verified" when a verification file from
+`bench leaderboard verify` reproduced that exact result (for a row or model: every one of its
+results), else "self-reported" (leaderboard/verify.py).
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from typing import Any
 from leaderboard import suites as suite_styles
 from leaderboard.reference import task_reference
 from leaderboard.validate import REASONS, Entry, ModelKey, Report
+from leaderboard.verify import SELF_REPORTED, VERIFIED, verification_of
 
 OTHER_SUITE = "other"
 READOUT_KEYS = ("readout", "output_value", "pooling", "pooling_mode", "layer", "prompt_method")
 CSV_COLUMNS = (
     "model", "revision", "setting", "family", "n_parameters", "readout", "template", "task", "task_type",
     "main_score_name", "main_score", "main_score_x100", "dataset_revision", "local_copy", "instructions_sha256",
-    "submission", "file",
+    "submission", "file", "verification",
 )
 
 
@@ -114,7 +118,7 @@ def size_label(n: int | None) -> str:
     return str(n)
 
 
-def suite_tables(rows: list[ModelRow]) -> list[dict[str, Any]]:
+def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist."""
     from tasks import SUITE_DESCRIPTIONS, SUITES
 
@@ -137,6 +141,7 @@ def suite_tables(rows: list[ModelRow]) -> list[dict[str, Any]]:
             table_rows.append({
                 "model_id": row.id, "scores": scores, "averages": averages, "average": next(iter(averages.values())),
                 "local_copy": local,
+                "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
             })
         if not table_rows:
             continue
@@ -152,6 +157,11 @@ def suite_tables(rows: list[ModelRow]) -> list[dict[str, Any]]:
             "best": _best(table_rows),
         })
     return tables
+
+
+def _all_verified(entries: list[Entry], verified: dict[str, Any] | None) -> str:
+    ok = bool(entries) and all(verification_of(e, verified or {}) == VERIFIED for e in entries)
+    return VERIFIED if ok else SELF_REPORTED
 
 
 def _local_copy(entry: Entry) -> bool:
@@ -175,8 +185,12 @@ def _column(task: str, label: str) -> dict[str, Any]:
     return {"task": task, "label": label, "main_score": ref.main_score if ref else "", "type": ref.type if ref else ""}
 
 
-def leaderboard_data(reports: list[Report]) -> dict[str, Any]:
-    """Everything the site shows, as one JSON-ready dict."""
+def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything the site shows, as one JSON-ready dict.
+
+    Args:
+        verified: entry sha256 -> verdict, from `leaderboard.verify.load_verifications`.
+    """
     from bench.runner import package_versions
 
     entries = [e for r in reports if r.valid for e in r.entries]
@@ -184,8 +198,8 @@ def leaderboard_data(reports: list[Report]) -> dict[str, Any]:
     return {
         "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "harness_version": package_versions().get("instruct-bench"),
-        "suites": suite_tables(rows),
-        "models": [_model_json(r) for r in rows],
+        "suites": suite_tables(rows, verified),
+        "models": [_model_json(r, verified) for r in rows],
         "accepted": [{"submission": r.submission, "results": len(r.entries)} for r in reports if r.valid],
         "rejected": [
             {"submission": r.submission, "problems": [{**p.__dict__, "explanation": REASONS.get(p.reason, "")} for p in r.problems]}
@@ -194,7 +208,7 @@ def leaderboard_data(reports: list[Report]) -> dict[str, Any]:
     }
 
 
-def _model_json(row: ModelRow) -> dict[str, Any]:
+def _model_json(row: ModelRow, verified: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "id": row.id,
         "name": row.key.name,
@@ -203,6 +217,7 @@ def _model_json(row: ModelRow) -> dict[str, Any]:
         "label": row.key.label,
         **row.metadata(),
         "submissions": sorted({e.submission for e in row.results.values()}),
+        "verification": _all_verified(list(row.results.values()), verified),
         "results": {
             task: {
                 "main_score_name": e.record["task"]["main_score"],
@@ -212,6 +227,7 @@ def _model_json(row: ModelRow) -> dict[str, Any]:
                 "local_copy": _local_copy(e),
                 "file": e.file,
                 "submission": e.submission,
+                "verification": verification_of(e, verified or {}),
                 "record": e.record,
             }
             for task, e in sorted(row.results.items())
@@ -232,7 +248,7 @@ def csv_text(data: dict[str, Any]) -> str:
                 "task": task, "task_type": r["record"]["task"]["type"], "main_score_name": r["main_score_name"],
                 "main_score": f"{r['main_score']:.6f}", "main_score_x100": f"{100 * r['main_score']:.2f}",
                 "dataset_revision": r["dataset_revision"], "local_copy": r["local_copy"], "instructions_sha256": r["record"]["task"]["instructions_sha256"],
-                "submission": r["submission"], "file": r["file"],
+                "submission": r["submission"], "file": r["file"], "verification": r["verification"],
             })
     return buffer.getvalue()
 

@@ -8,6 +8,9 @@ in the order they run for each result file:
     -> dataset_revision -> instructions_sha256 -> limited -> score_range -> duplicate
 
 plus `manifest` (files changed, missing or unlisted since `bench submit` packed them) and `empty`.
+Before any of these, limits on hostile input (leaderboard/limits.py): `too_many_files`, `too_large`
+and `unsafe_path` from the archive's directory before a member is read, `json_depth` before a file
+is parsed.
 The reference values (task versions, main metrics, revisions, instruction hashes) come from the
 harness's own task classes (leaderboard/reference.py).
 """
@@ -24,6 +27,7 @@ from typing import Any
 
 from bench.fileio import sha256_json
 from leaderboard import schema
+from leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, MAX_TOTAL_BYTES, json_depth
 from leaderboard.reference import TaskReference, metric_range, task_reference
 from leaderboard.schema import Problem
 from leaderboard.submission import (
@@ -50,6 +54,12 @@ REASONS: dict[str, str] = {
     "score_range": "a score is not a finite number within its metric's range",
     "duplicate": "the same (model, revision, setting, task) appears twice",
     "manifest": "a file differs from, is missing from, or is not listed in the submission's manifest.json",
+    # hostile input, bounded before it is read or parsed (leaderboard/limits.py)
+    "json_depth": f"a JSON file nests arrays/objects more than {MAX_JSON_DEPTH} levels deep",
+    "too_many_files": f"more than {MAX_FILES:,} files (counted from the zip directory, before reading)",
+    "too_large": (f"a file over {MAX_FILE_BYTES // 2**20} MiB, all files over {MAX_TOTAL_BYTES // 2**20} MiB, or an "
+                  f"archive over {MAX_ARCHIVE_BYTES // 2**20} MiB (declared sizes checked before reading, reads capped)"),
+    "unsafe_path": "an archive member name that is absolute, contains '..' (path traversal) or appears twice",
 }
 
 
@@ -120,8 +130,8 @@ def validate(
             a repeat is a `duplicate`. Filled in with this submission's results when it is accepted.
     """
     report = Report(submission.source)
-    if submission.unreadable:
-        report.problems.append(Problem("unreadable", submission.source, "", submission.unreadable))
+    if submission.problems:
+        report.problems += submission.problems
         return report
     data_dirs = tuple(Path(d) for d in data_dirs)
     files = submission.files
@@ -160,9 +170,12 @@ def _key_tuple(key: ModelKey) -> tuple[str, str, str]:
 
 
 def _load(path: str, files: dict[str, bytes]) -> tuple[Any, Problem | None]:
+    depth = json_depth(files[path])
+    if depth > MAX_JSON_DEPTH:
+        return None, Problem("json_depth", path, "", f"nested {depth:,} levels deep; at most {MAX_JSON_DEPTH} are parsed")
     try:
         return json.loads(files[path].decode("utf-8")), None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except ValueError as e:  # UnicodeDecodeError, JSONDecodeError, or an integer past Python's 4,300 digits
         return None, Problem("unreadable", path, "", f"not valid UTF-8 JSON ({e})")
 
 

@@ -1,4 +1,8 @@
-"""`bench leaderboard build --results DIR... --out SITE`: a static leaderboard from validated submissions."""
+"""`bench leaderboard build --results DIR... --out SITE`: a static leaderboard from validated submissions.
+
+`bench leaderboard verify SUBMISSION --out FILE` re-runs a submission's results and writes the
+verification file that `build --verification FILE` reads to mark results verified.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,19 @@ EPILOG = """examples:
 Each --results path is one submission: a zip from `bench submit`, its unpacked folder, or a `bench
 run` output folder. Invalid submissions are left out and listed (here and on the site) with every
 problem. Open SITE/index.html in a browser; SITE/leaderboard.json and .csv hold the same data.
+Results are shown as self-reported unless a --verification file (from `bench leaderboard verify`)
+reproduced them exactly as submitted.
+"""
+
+VERIFY_EPILOG = """examples:
+  python -m bench leaderboard verify my-model.zip --out my-model.verification.json
+  python -m bench leaderboard verify my-model.zip --data-dir data/ --no-cache --out v.json
+  python -m bench leaderboard build --results my-model.zip --verification my-model.verification.json --out site/
+
+Re-runs every result's recorded model spec and settings (limit, seed, instruction style) on its task
+with this harness and compares every score: a result is verified when all agree within 1e-4
+absolute (0.01 on the site's x100 scale). The file records each result's sha256, so a result edited
+after verification is shown as self-reported. Exit status 1 when any result is not verified.
 """
 
 
@@ -26,17 +43,56 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", action="append", default=[], metavar="DIR",
                    help="local data folder whose dataset revisions count as the harness's own (repeatable)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 when any submission is rejected")
+    p.add_argument("--verification", action="append", default=[], metavar="FILE",
+                   help="verification file from `bench leaderboard verify` (repeatable); its results are shown as verified")
     p.set_defaults(func=_cmd_build)
+    v = actions.add_parser("verify", help="re-run a submission's results and write a verification file",
+                           epilog=VERIFY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    v.add_argument("submission", help="a zip from `bench submit`, its folder, or a `bench run` output folder")
+    v.add_argument("--out", default="verification.json", help="verification file to write (default %(default)s)")
+    v.add_argument("--data-dir", metavar="DIR", help="local data directory for the re-run (and its revisions count as known)")
+    v.add_argument("--cache-dir", help="embedding cache for the re-run (default $INSTRUCT_BENCH_CACHE or ~/.cache/instruct-bench)")
+    v.add_argument("--no-cache", action="store_true", help="encode every text afresh")
+    v.set_defaults(func=_cmd_verify)
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from leaderboard.site import build
 
-    result = build(args.results, args.out, data_dirs=[Path(d) for d in args.data_dir])
+    result = build(args.results, args.out, data_dirs=[Path(d) for d in args.data_dir], verifications=args.verification)
     for report in result.reports:
         print(report.summary())
     suites = ", ".join(f"{s['name']} ({len(s['rows'])})" for s in result.data["suites"]) or "none"
     print(f"\n{len(result.data['models'])} model setting(s); tables: {suites}")
     print(f"{len(result.rejected)} of {len(result.reports)} submission(s) rejected")
+    shown = [r["verification"] for m in result.data["models"] for r in m["results"].values()]
+    print(f"{shown.count('verified')} of {len(shown)} result(s) verified (the rest self-reported)")
     print(f"Site: {(result.out / 'index.html').resolve()}")
     return 1 if args.strict and result.rejected else 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from bench.errors import BenchError
+    from bench.fileio import atomic_write_json
+    from leaderboard.submission import read_submission
+    from leaderboard.validate import validate
+    from leaderboard.verify import verification_file, verify_report
+
+    out = Path(args.out)
+    if out.is_dir():
+        raise BenchError(f"--out {out} is a folder; give a file name such as verification.json")
+    report = validate(read_submission(args.submission), data_dirs=[Path(args.data_dir)] if args.data_dir else [])
+    if not report.valid:
+        print(report.summary())
+        raise BenchError(f"{args.submission} is rejected by validation ({len(report.problems)} problem(s), listed above); "
+                         "only an accepted submission can be verified.")
+    verdicts = verify_report(report, data_dir=args.data_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache)
+    for v in verdicts:
+        recomputed = "-" if v.recomputed is None else f"{v.recomputed:.6f}"
+        label = v.model if v.setting == "default" else f"{v.model} [{v.setting}]"
+        print(f"{'verified' if v.verified else 'NOT verified':12} {v.task} · {label}: claimed {v.claimed:.6f}, "
+              f"recomputed {recomputed}; {v.note}")
+    atomic_write_json(out, verification_file(args.submission, verdicts))
+    good = sum(v.verified for v in verdicts)
+    print(f"\n{good} of {len(verdicts)} result(s) verified. Wrote {out.resolve()}")
+    return 0 if good == len(verdicts) else 1

@@ -1,0 +1,224 @@
+"""`bench leaderboard verify`: recompute a submission's scores, and which results the site may call verified.
+
+Threat model. Validation (leaderboard/validate.py) checks that a submission is consistent with the
+harness, and its manifest catches files damaged or changed by accident since `bench submit`. Neither
+stops forgery: whoever edits a score can delete the manifest or recompute its sha256. So a
+submitted score is *self-reported* until the leaderboard's maintainer verifies it: re-runs each
+result's recorded model spec and settings (limit, seed, instruction style) on its task with this
+harness, compares every score, and writes a verification file. The build shows a result as
+*verified* only when the verification file holds that exact result (a sha256 of its result file's
+and run record's JSON) with a match; any later edit changes the hash, so an edited result falls back
+to self-reported. The verification file is the maintainer's, kept apart from submissions.
+
+Tolerance: |recomputed - claimed| <= 1e-4 for every numeric score of every split (the main score
+and its parts). That is 0.01 on the site's ×100 scale, the last digit the site shows, so any forgery
+that changes a shown number is caught; a re-run with the recorded settings and the same package
+versions differs far less (float32 sums in another order or thread count; MTEB rounds scores to
+1e-6), so honest results are not flagged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.errors import BenchError, DataError
+from bench.fileio import sha256_json
+from leaderboard.limits import MAX_JSON_DEPTH, json_depth
+from leaderboard.validate import Entry, Report
+
+FORMAT = "instruct-bench-verification"
+TOLERANCE = 1e-4
+VERIFIED, SELF_REPORTED = "verified", "self-reported"
+
+
+@dataclass
+class Verdict:
+    """Whether one result's scores were reproduced, and how closely."""
+
+    task: str
+    model: str
+    revision: str
+    setting: str
+    file: str
+    sha256: str  # entry_sha256 of the result as submitted
+    claimed: float
+    recomputed: float | None
+    max_abs_diff: float | None
+    verified: bool
+    note: str
+
+
+def entry_sha256(entry: Entry) -> str:
+    """The identity of a result as submitted: its result file and run record (key order ignored)."""
+    return sha256_json({"result": entry.result, "record": entry.record})
+
+
+def numeric_scores(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
+    """(path, number) for every numeric leaf of a TaskResult's `scores` (booleans are not scores)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from numeric_scores(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from numeric_scores(v, f"{path}[{i}]")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield path, float(value)
+
+
+def compare(claimed: dict[str, Any], recomputed: dict[str, Any], tolerance: float = TOLERANCE) -> tuple[float, list[str]]:
+    """(largest |difference|, the scores that differ by more than `tolerance` or exist in one only)."""
+    a, b = dict(numeric_scores(claimed["scores"])), dict(numeric_scores(recomputed["scores"]))
+    differ = sorted(set(a) ^ set(b))
+    worst = 0.0
+    for key in sorted(set(a) & set(b)):
+        diff = abs(a[key] - b[key])
+        worst = max(worst, diff if math.isfinite(diff) else math.inf)
+        if not diff <= tolerance:
+            differ.append(f"{key}: claimed {a[key]:.6g}, recomputed {b[key]:.6g}")
+    return worst, differ
+
+
+# ------------------------------------------------------------------------------------ re-running
+def run_groups(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
+    """Entries that one `bench run` can recompute together (same model spec, settings, limit, seed, style)."""
+    groups: dict[str, list[Entry]] = {}
+    for e in entries:
+        groups.setdefault(sha256_json(_run_settings(e)), []).append(e)
+    return groups
+
+
+def _run_settings(entry: Entry) -> dict[str, Any]:
+    model, task = entry.record["model"], entry.record["task"]
+    instructions = task.get("instructions")
+    style = instructions.get("style") if isinstance(instructions, dict) else None
+    return {"spec": model["spec"], "name": model["name"], "settings": model.get("settings") or {},
+            "limit": task["limit"], "seed": task["seed"], "instruction_style": style}
+
+
+def rerun_options(entries: list[Entry], *, data_dir: str | None, cache_dir: str | None, use_cache: bool,
+                  output_dir: str) -> Any:
+    """The RunOptions that recompute `entries` (one run group) as their run records say they were made."""
+    from adapters.options import family_options
+    from adapters.registry import family_class, resolve
+    from bench.runner import RunOptions
+
+    run = _run_settings(entries[0])
+    options = family_options(family_class(resolve(run["spec"])[0]))
+    return RunOptions(
+        model=run["spec"], model_name=run["name"],
+        model_options={k: v for k, v in run["settings"].items() if k in options},
+        tasks=sorted({e.task for e in entries}), data_dir=data_dir, output_dir=output_dir, cache_dir=cache_dir,
+        use_cache=use_cache, limit=run["limit"], seed=run["seed"], overwrite=True, show_progress_bar=False,
+        instruction_style=run["instruction_style"],
+    )
+
+
+def verify_report(report: Report, *, data_dir: str | None = None, cache_dir: str | None = None,
+                  use_cache: bool = True, tolerance: float = TOLERANCE) -> list[Verdict]:
+    """Recompute every accepted result of `report` and judge it; one verdict per result, in order.
+
+    A run group that cannot be re-run (model not loadable here, data missing) gives its results
+    unverified verdicts that say why; the other groups still run.
+    """
+    from bench.results import read_json
+    from bench.runner import run
+
+    verdicts: dict[int, Verdict] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-verify-") as out:
+        for i, (key, entries) in enumerate(run_groups(report.entries).items()):
+            try:
+                outcomes = run(rerun_options(entries, data_dir=data_dir, cache_dir=cache_dir, use_cache=use_cache,
+                                             output_dir=f"{out}/{i}"))
+            except BenchError as e:
+                for entry in entries:
+                    verdicts[id(entry)] = _verdict(entry, None, f"could not re-run: {e}", tolerance)
+                continue
+            by_task = {o.task: o for o in outcomes}
+            for entry in entries:
+                outcome = by_task[entry.task]
+                verdicts[id(entry)] = _verdict(entry, (read_json(Path(outcome.result_path)), outcome.record), "", tolerance)
+    return [verdicts[id(e)] for e in report.entries]
+
+
+def _verdict(entry: Entry, rerun: tuple[dict[str, Any], dict[str, Any]] | None, note: str, tolerance: float) -> Verdict:
+    from bench.results import main_score  # imports MTEB; only a verify run needs it
+
+    claimed = main_score(entry.result)
+    recomputed = worst = None
+    if rerun is not None:
+        result, record = rerun
+        recomputed = main_score(result)
+        worst, differ = compare(entry.result, result, tolerance)
+        mismatch = _identity_mismatch(entry.record, record)
+        if mismatch:
+            note = f"the re-run differs in {mismatch}"
+        elif differ:
+            note = f"{len(differ)} score(s) differ by more than {tolerance:g}: " + "; ".join(differ[:5])
+    return Verdict(
+        task=entry.task, model=entry.model.name, revision=entry.model.revision, setting=entry.model.experiment,
+        file=entry.file, sha256=entry_sha256(entry), claimed=claimed, recomputed=recomputed, max_abs_diff=worst,
+        verified=rerun is not None and not note, note=note or f"all scores agree within {tolerance:g}",
+    )
+
+
+def _identity_mismatch(claimed: dict[str, Any], rerun: dict[str, Any]) -> str:
+    """The first of model name, revision, setting, dataset revision, instructions that the re-run did differently."""
+    fields = {
+        "model name": lambda r: r["model"]["name"], "model revision": lambda r: r["model"]["revision"],
+        "setting": lambda r: r["model"].get("experiment") or {}, "dataset revision": lambda r: r["task"]["dataset"]["revision"],
+        "instructions": lambda r: r["task"]["instructions_sha256"],
+    }
+    for name, get in fields.items():
+        if get(claimed) != get(rerun):
+            return f"{name} ({get(rerun)!r}, the submission says {get(claimed)!r})"
+    return ""
+
+
+# ------------------------------------------------------------------------------------ the file
+def verification_file(submission: str, verdicts: list[Verdict], tolerance: float = TOLERANCE) -> dict[str, Any]:
+    from bench.runner import package_versions
+
+    return {
+        "format": FORMAT,
+        "format_version": 1,
+        "submission": Path(submission).name,
+        "verified_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        "tolerance": {"absolute": tolerance, "applies_to": "every numeric score of every split"},
+        "versions": package_versions(),
+        "results": [asdict(v) for v in verdicts],
+    }
+
+
+def load_verifications(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
+    """entry_sha256 -> verdict, for the verified results in the verification files at `paths`."""
+    verified: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        path = Path(path)
+        try:
+            raw = path.read_bytes()
+            if json_depth(raw) > MAX_JSON_DEPTH:
+                raise DataError(f"Verification file {path} nests deeper than {MAX_JSON_DEPTH} levels; it is not one "
+                                "`bench leaderboard verify` wrote.")
+            data = json.loads(raw.decode("utf-8"))
+        except FileNotFoundError:
+            raise DataError(f"No verification file at {path}: give a file written by `bench leaderboard verify --out`.") from None
+        except (OSError, ValueError) as e:  # ValueError: not UTF-8, not JSON, an integer too long
+            raise DataError(f"Verification file {path} is unreadable ({e}); rerun `bench leaderboard verify`.") from e
+        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("results"), list):
+            raise DataError(f"{path} is not a verification file (format {FORMAT!r}); write one with `bench leaderboard verify`.")
+        for item in data["results"]:
+            if isinstance(item, dict) and item.get("verified") is True and isinstance(item.get("sha256"), str):
+                verified[item["sha256"]] = {**item, "verification_file": path.name, "verified_at": data.get("verified_at")}
+    return verified
+
+
+def verification_of(entry: Entry, verified: dict[str, dict[str, Any]]) -> str:
+    """VERIFIED when this exact result is verified in a loaded verification file, else SELF_REPORTED."""
+    return VERIFIED if entry_sha256(entry) in verified else SELF_REPORTED
