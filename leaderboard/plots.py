@@ -133,7 +133,7 @@ def _nice_range(low: float, high: float) -> tuple[float, float, float]:
 
 def size_svg(title: str, points: list[tuple[str, int, float, bool]]) -> Markup:
     """Score ×100 against parameter count (log axis); `points` are (label, n_parameters, score, baseline)."""
-    left, right, top, bottom, plot_w, plot_h = 52, 16, 30, 44, 420, 200
+    left, right, top, bottom, plot_w, plot_h = 52, 28, 30, 44, 420, 200
     width, height = max(left + plot_w + right, _title_width(title, left)), top + plot_h + bottom
     xs = [math.log10(n) for _, n, _, _ in points]
     x_lo, x_hi = math.floor(min(xs)), math.ceil(max(xs))
