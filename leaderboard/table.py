@@ -104,7 +104,7 @@ def _mteb_meta(name: str) -> dict[str, Any]:
 
 
 def _template(settings: dict[str, Any]) -> str | None:
-    if "instruction_template" in settings:
+    if settings.get("instruction_template") is not None:
         return str(settings["instruction_template"])
     for key, value in settings.items():
         if ("template" in key or "prompt" in key) and isinstance(value, str) and not key.endswith("sha256"):

@@ -123,6 +123,8 @@ def test_a_gguf_file_loads_directly(tmp_path):
     assert enc.name == "local/SmolLM2-135M-Instruct.Q4_1" and enc.revision.startswith("local-")
     vec = enc.encode_inputs([enc.render("Hello there", "How does the user feel?", None)])
     assert vec.shape == (1, 576) and np.isfinite(vec).all()
+    meta = enc.mteb_model_meta  # a GGUF file has no registry entry: size and dimension come from the loaded LM
+    assert meta.embed_dim == 576 and 130e6 < meta.n_parameters < 140e6
     assert load_model(f"prompteol:{gguf}", cache_dir=tmp_path).name == enc.name
 
 
