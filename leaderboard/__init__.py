@@ -6,7 +6,7 @@
     validate.py     every check, and every reason a submission is rejected (REASONS)
     table.py        accepted results as model rows and suite tables; leaderboard.json / .csv
     suites.py       the papers' column names and averages per suite
-    plots.py        inline SVG (robustness: V-measure per instruction, InBedder Fig. 4)
+    plots.py        inline SVG: V-measure per instruction (InBedder Fig. 4), score against size, per-aspect bars
     site.py         the build: validate, then render templates/ with static/ into a folder
 """
 

@@ -20,6 +20,12 @@ and MTEB do, because a partial average is not comparable):
 * generic: two averages, one per paper: InBedder Table 2 "Avg" over AskU., SciD., StackO. and 20news
   (MAP / V-measure), and MetaEOL Table 1 "STS Avg." over STS12-16, STS-B and SICK-R (Spearman).
   generic-sts: the MetaEOL one alone.
+* a suite with no style (inbedder, all, a new one): the arithmetic mean of its columns, except that
+  gaps (Δci, main scores named `delta_*`) are never averaged with absolute scores: a suite holding
+  both gets "Avg" over the absolute scores and "Mean Δci" over the gaps (`suite_averages`).
+
+Each suite also says what it measures, links its papers (arXiv ids checked against the papers' text:
+GSTransform's abstract in the seed text is arXiv 2505.24754's), and explains each main score (METRICS).
 """
 
 from __future__ import annotations
