@@ -83,12 +83,18 @@ def _environment() -> Environment:
     env.filters["pretty_json"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=False, default=str)
     env.filters["score"] = _score_cell
     env.filters["breakable"] = _breakable
+    env.filters["words"] = _words
     return env
 
 
 def _breakable(text: str) -> Markup:
     """Escaped text that may wrap after each '/' (org/model), and nowhere inside a word."""
     return Markup(escape(text)).replace("/", Markup("/<wbr>"))
+
+
+def _words(text: str) -> Markup:
+    """Escaped text that wraps at spaces only (not after the hyphen of '1st-gen' or 'template=query-…')."""
+    return Markup(" ").join(Markup('<span class="nw">%s</span>') % word for word in str(text).split())
 
 
 def _score_cell(value: Any, key: str) -> str:
