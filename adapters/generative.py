@@ -46,7 +46,7 @@ import numpy as np
 
 from adapters.base import BaseEncoder
 from adapters.cache import input_key
-from adapters.lm import ARCHITECTURES, causal_position_ids, detect_architecture, layer_index, load_lm, load_tokenizer
+from adapters.lm import ARCHITECTURES, causal_position_ids, detect_architecture, layer_index, lm_facts, load_lm, load_tokenizer
 from bench.errors import ConfigError
 from bench.fileio import sha256_text
 
@@ -236,6 +236,10 @@ class GenerativeEncoder(BaseEncoder):
             from sentence_transformers import SentenceTransformer
 
             self._reencoder = SentenceTransformer(self._reencoder_path(), device=self.device)
+        facts = lm_facts(self.model)
+        if self._reencoder is not None:  # re-encode: the vectors are the re-encoder's
+            facts["embed_dim"] = self._reencoder.get_sentence_embedding_dimension()
+        self.update_model_facts(**facts)
 
     def render(self, text: str, instruction: str | None, prompt_type: Any) -> Any:
         """The prompt; with instruction filtering, [prompt, instruction] (the filter depends on it)."""

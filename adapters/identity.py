@@ -159,7 +159,27 @@ def model_facts(model_path: str, name: str) -> dict[str, Any]:
         facts["embed_dim"] = pooling.get("word_embedding_dimension") or config.get("hidden_size") or config.get("d_model")
         facts["max_tokens"] = st_config.get("max_seq_length") or config.get("max_position_embeddings")
         facts["license"] = card_license(path / "README.md")
+    elif path.suffix == ".gguf" and path.is_file():
+        facts.update(gguf_facts(path))
     return {k: v for k, v in facts.items() if v is not None}
+
+
+def gguf_facts(file: Path) -> dict[str, int]:
+    """Parameter count and hidden size from a GGUF file's header and tensor table (no weight is read).
+
+    Known before loading, so model_meta.json has them even when every vector came from the cache.
+    """
+    try:
+        import gguf
+    except ImportError:  # gguf is in the [generative] extra; without it the file cannot be loaded either
+        return {}
+    reader = gguf.GGUFReader(file)
+    facts = {"n_parameters": sum(int(t.n_elements) for t in reader.tensors)}
+    arch = reader.fields.get("general.architecture")
+    width = reader.fields.get(f"{bytes(arch.parts[arch.data[0]]).decode()}.embedding_length") if arch else None
+    if width is not None:
+        facts["embed_dim"] = int(width.parts[width.data[0]][0])
+    return facts
 
 
 def safetensors_parameters(folder: Path) -> int | None:

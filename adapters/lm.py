@@ -79,6 +79,13 @@ def load_lm(path: str, *, architecture: str, revision: str | None, dtype: str, d
     return model.to(device).eval()
 
 
+def lm_facts(model: Any) -> dict[str, Any]:
+    """Size and hidden size of a loaded LM, for model_meta.json (a GGUF file or local folder has no registry entry)."""
+    config = getattr(model, "config", None)
+    hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", None)
+    return {"n_parameters": sum(p.numel() for p in model.parameters()), "embed_dim": hidden}
+
+
 def causal_position_ids(attention_mask: Any) -> Any:
     """Positions counted over real tokens only (left padding gets position 1, as in `generate`)."""
     positions = attention_mask.long().cumsum(-1) - 1

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from adapters.base import BaseEncoder
-from adapters.lm import causal_position_ids, layer_index, load_lm, load_tokenizer
+from adapters.lm import causal_position_ids, layer_index, lm_facts, load_lm, load_tokenizer
 from bench.errors import ConfigError
 from bench.fileio import sha256_json
 
@@ -110,6 +110,7 @@ class PromptEOLEncoder(BaseEncoder):
         self.model = load_lm(
             self.model_path, architecture="causal", revision=self.revision, dtype=self.dtype, device=self.device
         )
+        self.update_model_facts(**lm_facts(self.model))  # vectors are hidden states: hidden size
 
     def resolved_layer(self, n_states: int) -> int:
         """Index into hidden_states (n_states = layers + 1)."""

@@ -17,24 +17,26 @@ _HIDDEN = {"main_score", "evaluation_time", "kg_co2_emissions"}
 
 
 def _details(outcome: TaskOutcome) -> str:
-    """Per-criterion / per-aspect sub-scores, which show what the main score hides.
+    """Per-criterion / per-aspect sub-scores, which show what the main score hides."""
+    return ", ".join(f"{label} {100 * value:.2f}" for _, label, value in detail_values(outcome.task, outcome.scores, outcome.main_score_name))
+
+
+def detail_values(task_name: str, scores: dict[str, Any], main_score_name: str) -> list[tuple[str, str, float]]:
+    """(score key, label, raw value) of a task's sub-scores; also the leaderboard's per-aspect plot.
 
     A task type may name its own (`detail_scores`: score key -> label, in print order); otherwise
     success rates and V-measures other than the main score are shown.
     """
-    declared = _declared_details(outcome.task)
+    declared = _declared_details(task_name)
     if declared:
-        return ", ".join(
-            f"{label} {100 * outcome.scores[key]:.2f}" for key, label in declared.items()
-            if isinstance(outcome.scores.get(key), float)
-        )
+        return [(key, label, scores[key]) for key, label in declared.items() if isinstance(scores.get(key), float)]
     parts = []
-    for key, value in outcome.scores.items():
-        if key in _HIDDEN or key == outcome.main_score_name or not isinstance(value, float):
+    for key, value in scores.items():
+        if key in _HIDDEN or key == main_score_name or not isinstance(value, float):
             continue
         if key.endswith("success_rate") or key.startswith("v_measure_"):
-            parts.append(f"{key.removesuffix('_success_rate').removeprefix('v_measure_')} {100 * value:.2f}")
-    return ", ".join(parts)
+            parts.append((key, key.removesuffix("_success_rate").removeprefix("v_measure_"), value))
+    return parts
 
 
 def _declared_details(task_name: str) -> dict[str, str] | None:

@@ -8,7 +8,7 @@
     verify.py       `bench leaderboard verify`: re-run a submission; which results the site calls verified
     table.py        accepted results as model rows and suite tables; leaderboard.json / .csv
     suites.py       the papers' column names and averages per suite
-    plots.py        inline SVG (robustness: V-measure per instruction, InBedder Fig. 4)
+    plots.py        inline SVG: V-measure per instruction (InBedder Fig. 4), score against size, per-aspect bars
     site.py         the build: validate, then render templates/ with static/ into a folder
 """
 

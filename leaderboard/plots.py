@@ -1,5 +1,12 @@
 """Inline SVG plots, drawn here so the site needs no plotting library and no CDN.
 
+Every value is a score ×100 printed with two decimals, as in the tables. Each SVG is as wide as its
+title needs (`_title_width`), so no title is clipped.
+
+Score against size (one per suite): each model's suite average against its parameter count (log
+axis); the instruction-blind baseline is a hollow marker. Per-aspect bars (model page): one bar per
+criterion / aspect score of a task (`bench run`'s detail scores).
+
 Robustness (InBedder Figure 4): for each task, every model's V-measures under the 10 correct, 10
 implicit and 10 incorrect instructions, one dot per instruction and a bar at each set's mean, with
 Δci and Δii (mean correct/implicit minus mean incorrect) written above. A task is plotted whenever its
@@ -40,7 +47,7 @@ def robustness_svg(title: str, groups: list[tuple[str, dict[str, list[float]]]],
     """One task: a group of three columns (correct, implicit, incorrect) per model, V-measure ×100."""
     left, right, top, bottom = 46, 12, 34, 62
     plot_h = 190
-    width = max(400, left + right + max(1, len(groups)) * width_per_group)
+    width = max(400, left + right + max(1, len(groups)) * width_per_group, _title_width(title, left))
     height = top + plot_h + bottom
     top_value = max((v for _, sets in groups for vs in sets.values() for v in vs), default=0.0) * 100
     step = next(s for s in (2, 5, 10, 20, 25) if math.ceil(max(top_value, 1e-9) / s) <= 5)
@@ -83,7 +90,7 @@ def robustness_svg(title: str, groups: list[tuple[str, dict[str, list[float]]]],
         gaps = []
         for name, a in (("Δci", "correct"), ("Δii", "implicit")):
             if means[a] is not None and means["incorrect"] is not None:
-                gaps.append(f"{name} {100 * (means[a] - means['incorrect']):+.1f}")
+                gaps.append(f"{name} {100 * (means[a] - means['incorrect']):+.2f}")
         parts.append(f'<text x="{x0 + 70}" y="{top - 6}" class="gap" text-anchor="middle">{escape("  ".join(gaps))}</text>')
         for line, text in enumerate(_group_lines(label)):
             parts.append(
@@ -110,3 +117,95 @@ def _group_lines(label: str) -> list[str]:
 
 def _clip(text: str, limit: int = 24) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _title_width(title: str, left: int) -> int:
+    """Width a 13 px bold title needs (about 7.5 px a character), so it is never clipped."""
+    return int(left + 7.5 * len(title) + 12)
+
+
+def _nice_range(low: float, high: float) -> tuple[float, float, float]:
+    """(start, stop, step) of an axis holding [low, high] with at most about six ticks."""
+    span = max(high - low, 1e-9)
+    step = next(s for s in (0.5, 1, 2, 5, 10, 20, 25, 50) if span / s <= 6)
+    return math.floor(low / step) * step, math.ceil(high / step) * step, step
+
+
+def size_svg(title: str, points: list[tuple[str, int, float, bool]]) -> Markup:
+    """Score ×100 against parameter count (log axis); `points` are (label, n_parameters, score, baseline)."""
+    left, right, top, bottom, plot_w, plot_h = 52, 28, 30, 44, 420, 200
+    width, height = max(left + plot_w + right, _title_width(title, left)), top + plot_h + bottom
+    xs = [math.log10(n) for _, n, _, _ in points]
+    x_lo, x_hi = math.floor(min(xs)), math.ceil(max(xs))
+    if x_hi == x_lo:  # every model of one power of ten
+        x_hi += 1
+    y_lo, y_hi, step = _nice_range(min(0.0, *(v for *_, v, _ in points)), max(1.0, *(v for *_, v, _ in points)))
+
+    def x(n: int) -> float:
+        return left + (math.log10(n) - x_lo) / (x_hi - x_lo) * plot_w
+
+    def y(v: float) -> float:
+        return top + plot_h - (v - y_lo) / (y_hi - y_lo) * plot_h
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{left}" y="16" class="plot-title">{escape(title)}</text>',
+    ]
+    tick = y_lo
+    while tick <= y_hi + 1e-9:
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>')
+        parts.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" class="tick" text-anchor="end">{tick:g}</text>')
+        tick += step
+    for e in range(x_lo, x_hi + 1):
+        tx = x(10**e)
+        parts.append(f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{top}" y2="{top + plot_h}" class="grid"/>')
+        parts.append(f'<text x="{tx:.1f}" y="{top + plot_h + 15}" class="tick" text-anchor="middle">{_size_tick(10**e)}</text>')
+    parts.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" class="axis" text-anchor="middle">parameters (log scale)</text>')
+    parts.append(
+        f'<text transform="translate(12 {top + plot_h / 2}) rotate(-90)" class="axis" text-anchor="middle">score ×100</text>'
+    )
+    for label, n, value, baseline in points:
+        fill = 'fill="#fff" stroke="#636c76" stroke-width="1.5"' if baseline else 'fill="#0969da" fill-opacity="0.75"'
+        kind = " (baseline)" if baseline else ""
+        parts.append(
+            f'<circle cx="{x(n):.1f}" cy="{y(value):.1f}" r="5" {fill} class="point">'
+            f"<title>{escape(label)}{kind}: {value:.2f}</title></circle>"
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def _size_tick(n: float) -> str:
+    for unit, scale in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= scale:
+            return f"{n / scale:g}{unit}"
+    return f"{n:g}"
+
+
+def bars_svg(title: str, bars: list[tuple[str, float]]) -> Markup:
+    """Horizontal bars, one per (label, score ×100); negative scores (gaps) extend left of zero."""
+    left, right, top, row_h, plot_w = 120, 60, 28, 22, 300
+    width, height = max(left + plot_w + right, _title_width(title, 8)), top + row_h * len(bars) + 10
+    lo, hi = min(0.0, *(v for _, v in bars)), max(0.0, *(v for _, v in bars))
+    span = (hi - lo) or 1.0
+
+    def x(v: float) -> float:
+        return left + (v - lo) / span * plot_w
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="8" y="16" class="plot-title">{escape(title)}</text>',
+        f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top - 4}" y2="{height - 6}" class="axis-line"/>',
+    ]
+    for i, (label, value) in enumerate(bars):
+        by = top + i * row_h
+        x0, x1 = sorted((x(0), x(value)))
+        parts.append(f'<text x="{left - 6}" y="{by + 14}" class="tick" text-anchor="end">{escape(_clip(label, 18))}<title>{escape(label)}</title></text>')
+        parts.append(f'<rect x="{x0:.1f}" y="{by + 3}" width="{max(x1 - x0, 1):.1f}" height="{row_h - 8}" class="bar"/>')
+        parts.append(f'<text x="{x1 + 4:.1f}" y="{by + 14}" class="value">{value:.2f}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))

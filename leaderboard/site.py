@@ -9,6 +9,10 @@ Plain HTML, CSS and a little JavaScript (sorting and filtering only; the tables 
 it), relative links only, no CDN: it works from file:// and from any static host. Pages are rendered
 with Jinja2 with autoescaping on, so every string from a submission (model names, settings, run
 records) is shown as text, never interpreted as HTML.
+
+Every score on every page (tables, plots, model pages) is ×100 with two decimals, stated once per page.
+Each plot appears once: a task's robustness strip plot in the first suite (in `bench list suites`
+order) that holds the task, a score-against-size plot in each suite, per-aspect bars on model pages.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from bench.errors import BenchError
 from bench.fileio import atomic_write_text
-from leaderboard.plots import robustness_svg, robustness_values
+from leaderboard.plots import bars_svg, robustness_svg, robustness_values, size_svg
 from leaderboard.reference import metric_range
 from leaderboard.submission import read_submission
 from leaderboard.table import by_id, leaderboard_data, size_label, write_exports
@@ -83,17 +88,29 @@ def _environment() -> Environment:
     env.filters["size"] = size_label
     env.filters["pretty_json"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=False, default=str)
     env.filters["score"] = _score_cell
+    env.filters["breakable"] = _breakable
+    env.filters["words"] = _words
     return env
 
 
+def _breakable(text: str) -> Markup:
+    """Escaped text that may wrap after each '/' (org/model), and nowhere inside a word."""
+    return Markup(escape(text)).replace("/", Markup("/<wbr>"))
+
+
+def _words(text: str) -> Markup:
+    """Escaped text that wraps at spaces only (not after the hyphen of '1st-gen' or 'template=query-…')."""
+    return Markup(" ").join(Markup('<span class="nw">%s</span>') % word for word in str(text).split())
+
+
 def _score_cell(value: Any, key: str) -> str:
-    """A score as the papers print it: metrics ×100 with two decimals, counts as they are."""
+    """A score as the papers print it: metrics ×100 with two decimals; counts as they are, other numbers (seconds) with two."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return "" if value is None else str(value)
     bounds = metric_range(key)
     if bounds and bounds[1] <= 1:
         return f"{100 * value:.2f}"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 def render(data: dict[str, Any], out: Path) -> None:
@@ -105,8 +122,10 @@ def render(data: dict[str, Any], out: Path) -> None:
     for name in ("leaderboard.css", "leaderboard.js"):
         shutil.copyfile(STATIC / name, assets / name)
     write_exports(data, out)
-    plots = {s["name"]: _suite_plots(s, models) for s in data["suites"]}
-    atomic_write_text(out / "index.html", env.get_template("index.html").render(data=data, models=models, plots=plots, root="."))
+    plotted: set[str] = set()
+    plots = {s["name"]: _suite_plots(s, models, plotted) for s in data["suites"]}
+    sizes = {s["name"]: _size_plot(s, models) for s in data["suites"]}
+    atomic_write_text(out / "index.html", env.get_template("index.html").render(data=data, models=models, plots=plots, sizes=sizes, root="."))
     keep = {f"{m['id']}.html" for m in data["models"]}
     for m in data["models"]:
         page = env.get_template("model.html").render(model=m, data=data, plots=_model_plots(m), root="..")
@@ -116,11 +135,14 @@ def render(data: dict[str, Any], out: Path) -> None:
             stale.unlink()
 
 
-def _suite_plots(suite: dict[str, Any], models: dict[str, dict[str, Any]]) -> list[Any]:
-    """Robustness plots for a suite's tasks (only those whose scores hold per-instruction V-measures)."""
+def _suite_plots(suite: dict[str, Any], models: dict[str, dict[str, Any]], plotted: set[str]) -> list[Any]:
+    """Robustness plots for a suite's tasks whose scores hold per-instruction V-measures, unless an
+    earlier suite already showed the task (`plotted` collects the tasks shown)."""
     ranked = sorted(suite["rows"], key=lambda r: (r["average"] is None, -(r["average"] or 0)))[:PLOT_MODELS]
     plots = []
     for col in suite["columns"]:
+        if col["task"] in plotted:
+            continue
         groups = []
         for row in ranked:
             result = models[row["model_id"]]["results"].get(col["task"])
@@ -128,14 +150,28 @@ def _suite_plots(suite: dict[str, Any], models: dict[str, dict[str, Any]]) -> li
             if values:
                 groups.append((models[row["model_id"]]["label"], values))
         if groups:
+            plotted.add(col["task"])
             plots.append(robustness_svg(f"{col['label']}: V-measure per instruction", groups))
     return plots
 
 
-def _model_plots(model: dict[str, Any]) -> dict[str, Any]:
-    out = {}
+def _size_plot(suite: dict[str, Any], models: dict[str, dict[str, Any]]) -> Any:
+    """The suite's first average against model size, for models with both; None when fewer than one."""
+    points = [
+        (models[r["model_id"]]["label"], models[r["model_id"]]["n_parameters"], r["average"], r["baseline"])
+        for r in suite["rows"] if r["average"] is not None and models[r["model_id"]]["n_parameters"]
+    ]
+    return size_svg(f"{suite['name']}: {suite['average_label']} against model size", points) if points else None
+
+
+def _model_plots(model: dict[str, Any]) -> dict[str, list[Any]]:
+    """Per task: the per-criterion / per-aspect bars, and the per-instruction strip plot for robustness tasks."""
+    out: dict[str, list[Any]] = {}
     for task, result in model["results"].items():
+        plots = out.setdefault(task, [])
+        if result["details"]:
+            plots.append(bars_svg(f"{task}: per criterion / aspect", [(d["label"], d["value"]) for d in result["details"]]))
         values = robustness_values(result["scores"])
         if values:
-            out[task] = robustness_svg("V-measure per instruction", [(model["label"], values)])
+            plots.append(robustness_svg(f"{task}: V-measure per instruction", [(model["label"], values)]))
     return out

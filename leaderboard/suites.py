@@ -20,10 +20,17 @@ and MTEB do, because a partial average is not comparable):
 * generic: two averages, one per paper: InBedder Table 2 "Avg" over AskU., SciD., StackO. and 20news
   (MAP / V-measure), and MetaEOL Table 1 "STS Avg." over STS12-16, STS-B and SICK-R (Spearman).
   generic-sts: the MetaEOL one alone.
+* a suite with no style (inbedder, all, a new one): the arithmetic mean of its columns, except that
+  gaps (Δci, main scores named `delta_*`) are never averaged with absolute scores: a suite holding
+  both gets "Avg" over the absolute scores and "Mean Δci" over the gaps (`suite_averages`).
+
+Each suite also says what it measures, links its papers (arXiv ids checked against the papers' text:
+GSTransform's abstract in the seed text is arXiv 2505.24754's), and explains each main score (METRICS).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -40,6 +47,47 @@ class Average:
 
 
 @dataclass(frozen=True)
+class Paper:
+    """A paper a suite follows, linked on the site (ids checked against the papers' own text)."""
+
+    label: str
+    url: str
+
+
+INBEDDER = Paper("InBedder (Peng et al., ACL 2024)", "https://arxiv.org/abs/2402.09642")
+METAEOL = Paper("MetaEOL (Lei et al., ACL 2024)", "https://arxiv.org/abs/2402.18458")
+GSTRANSFORM = Paper("GSTransform (Feng et al., ACL 2025)", "https://arxiv.org/abs/2505.24754")
+INSTRUCTOR = Paper("INSTRUCTOR (Su et al., Findings of ACL 2023)", "https://arxiv.org/abs/2212.09741")
+
+# Main score name -> how it is computed (shown under each suite for the metrics of its columns).
+METRICS: dict[str, str] = {
+    "cosine_spearman": "Spearman correlation between the cosine similarity of each pair's two embeddings and the gold similarity",
+    "mean_cosine_spearman": "Spearman correlation of cosine similarity with the gold label per aspect, arithmetic mean over the aspects",
+    "hmean_success_rate": (
+        "triplet success rate per aspect (share of triplets whose anchor is closer, by cosine, to the positive than to "
+        "the negative), harmonic mean over the aspects"
+    ),
+    "hmean_v_measure": "V-measure of k-means clusters against the gold labels per aspect, harmonic mean over the aspects",
+    "v_measure": "V-measure of mini-batch k-means clusters against the gold labels (MTEB's clustering evaluator)",
+    "delta_ci_mean": (
+        "Δci: mean V-measure of the clusters under the 10 correct instructions minus under the 10 incorrect ones "
+        "(a difference of two scores, 0 for a model that ignores the instruction)"
+    ),
+    "map": "mean average precision of the candidates ranked by cosine similarity (MTEB's reranking evaluator)",
+    "map_at_1000": "mean average precision of the candidates ranked by cosine similarity (MTEB's reranking evaluator)",
+}
+
+
+def metric_note(main_score: str) -> str:
+    return METRICS.get(main_score, f"MTEB's main score '{main_score}'")
+
+
+def is_gap(main_score: str) -> bool:
+    """True for a score that is a difference of two scores (Δci): never averaged with absolute scores."""
+    return main_score.startswith("delta_")
+
+
+@dataclass(frozen=True)
 class SuiteStyle:
     """Presentation of one suite.
 
@@ -48,12 +96,16 @@ class SuiteStyle:
         order: column order when it differs from the suite's task order (unlisted tasks follow).
         averages: the average columns, the first one ranks the table.
         source: the paper table or figure the columns follow.
+        measures: one or two sentences on what the suite measures, for a reader new to it.
+        papers: the papers to link.
     """
 
     labels: dict[str, str] = field(default_factory=dict)
     order: tuple[str, ...] = ()
     averages: tuple[Average, ...] = (Average(),)
     source: str = ""
+    measures: str = ""
+    papers: tuple[Paper, ...] = ()
 
 
 _INBEDDER_T1 = {"IntentEmotion": "IntEmo", "InstructSTSB": "I.STSB", "NYTClustering": "NYT"}
@@ -73,12 +125,19 @@ SUITE_STYLES: dict[str, SuiteStyle] = {
         order=("InstructSTSB", "IntentEmotion", "NYTClustering"),
         averages=(Average("Avg", "InBedder Table 1 'Avg': arithmetic mean of I.STSB, IntEmo and NYT (×100), shown when all three have results"),),
         source="InBedder (Peng et al., 2024), Table 1",
+        measures=("Instruction awareness: whether the same texts are embedded differently, and correctly, when the "
+                  "instruction asks about a different aspect (similarity under an instruction, intent vs emotion "
+                  "triplets, news topic vs location clusters)."),
+        papers=(INBEDDER,),
     ),
     "demo": SuiteStyle(
         labels={"DemoInstructSTS": "I.STSB (demo)", "DemoIntentEmotion": "IntEmo (demo)", "DemoNYTClustering": "NYT (demo)"},
         order=("DemoInstructSTS", "DemoIntentEmotion", "DemoNYTClustering"),
         averages=(Average("Avg", "as InBedder Table 1 'Avg' (arithmetic mean of the three), on the small demo data: not comparable with the paper"),),
         source="InBedder Table 1 (layout only; demo data)",
+        measures=("The awareness tests on a few hundred texts shipped with the package: a smoke test that runs "
+                  "offline in seconds, not a benchmark."),
+        papers=(INBEDDER,),
     ),
     "robustness": SuiteStyle(
         labels={
@@ -90,6 +149,9 @@ SUITE_STYLES: dict[str, SuiteStyle] = {
             "the paper gives no cross-task average, 'Mean Δci' is ours: the arithmetic mean over the six sets"
         )),),
         source="InBedder (Peng et al., 2024), Figure 4 and Figure 7",
+        measures=("Instruction robustness: each set is clustered under 10 correct, 10 implicit and 10 incorrect "
+                  "instructions; a model that follows instructions clusters better under the correct ones."),
+        papers=(INBEDDER,),
     ),
     "gstransform": SuiteStyle(
         labels={
@@ -103,6 +165,9 @@ SUITE_STYLES: dict[str, SuiteStyle] = {
         ),
         averages=(Average("Mean", "GSTransform Table 1 'Mean': arithmetic mean over the nine datasets (×100), shown when all nine have results"),),
         source="GSTransform (Feng et al., 2025), Table 1",
+        measures=("Instruction following on nine labelled datasets, each with two or more aspects (e.g. topic and "
+                  "location): clustering, STS and triplets built from the labels of the aspect the instruction names."),
+        papers=(GSTRANSFORM,),
     ),
     "generic": SuiteStyle(
         labels={**_INBEDDER_T2, **_METAEOL_T1},
@@ -114,12 +179,17 @@ SUITE_STYLES: dict[str, SuiteStyle] = {
                     tuple(_METAEOL_T1)),
         ),
         source="InBedder (Peng et al., 2024), Table 2, and MetaEOL (Lei et al., 2024), Table 1",
+        measures=("Generic embedding quality under a task instruction: MTEB reranking and clustering (InBedder's "
+                  "controls) and the STS set (MetaEOL), to check that following instructions costs no general quality."),
+        papers=(INBEDDER, METAEOL, INSTRUCTOR),
     ),
     "generic-sts": SuiteStyle(
         labels=_METAEOL_T1,
         order=tuple(_METAEOL_T1),
         averages=(Average("Avg.", "MetaEOL Table 1 'Avg.': arithmetic mean of the seven STS Spearman scores (×100)"),),
         source="MetaEOL (Lei et al., 2024), Table 1",
+        measures="Semantic textual similarity on MTEB's STS set, with INSTRUCTOR's task instructions.",
+        papers=(METAEOL, INSTRUCTOR),
     ),
 }
 
@@ -135,9 +205,29 @@ def columns(suite: str, tasks: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(t, st.labels.get(t, t)) for t in ordered]
 
 
-def averages(suite: str, scores: dict[str, float | None]) -> dict[str, float | None]:
+def suite_averages(suite: str, main_scores: dict[str, str]) -> tuple[Average, ...]:
+    """The suite's average columns: the paper's, or for a suite without a style one mean per kind of score.
+
+    `main_scores` maps each task of the suite to its main score name. Gaps (Δci) and absolute scores are
+    never averaged together: a suite holding both (inbedder, all) gets "Avg" over the absolute scores
+    and "Mean Δci" over the gaps.
+    """
+    st = SUITE_STYLES.get(suite)
+    if st is not None:
+        return st.averages
+    gaps = tuple(t for t, m in main_scores.items() if is_gap(m))
+    absolute = tuple(t for t in main_scores if t not in gaps)
+    if not gaps or not absolute:
+        return (Average(),)
+    return (
+        Average("Avg", "arithmetic mean of the absolute scores (×100), Δci columns left out; shown when all have results", absolute),
+        Average("Mean Δci", "arithmetic mean of the Δci columns (×100); shown when all have results", gaps),
+    )
+
+
+def averages(suite: str, scores: dict[str, float | None], which: Sequence[Average] | None = None) -> dict[str, float | None]:
     """Each average column's value for one model's ×100 scores (task -> score or None)."""
-    return {a.label: average([scores.get(t) for t in (a.tasks or tuple(scores))]) for a in style(suite).averages}
+    return {a.label: average([scores.get(t) for t in (a.tasks or tuple(scores))]) for a in (which or style(suite).averages)}
 
 
 def average(values: list[float | None]) -> float | None:

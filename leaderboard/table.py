@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from leaderboard import suites as suite_styles
-from leaderboard.reference import task_reference
+from leaderboard.reference import metric_range, task_reference
 from leaderboard.validate import REASONS, Entry, ModelKey, Report
 from leaderboard.verify import SELF_REPORTED, VERIFIED, verification_of
 
 OTHER_SUITE = "other"
+BASELINE_TEMPLATE = "none"  # `--template none`: the instruction-blind baseline, marked and never ranked
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 READOUT_KEYS = ("readout", "output_value", "pooling", "pooling_mode", "layer", "prompt_method")
 CSV_COLUMNS = (
     "model", "revision", "setting", "family", "n_parameters", "readout", "template", "task", "task_type",
@@ -48,6 +50,11 @@ class ModelRow:
         return f"{stem}-{digest}"
 
     @property
+    def baseline(self) -> bool:
+        """The instruction-blind baseline (`--template none`): shown marked, never ranked or shaded best."""
+        return _template(self.first.record["model"].get("settings") or {}) == BASELINE_TEMPLATE
+
+    @property
     def first(self) -> Entry:
         return next(iter(self.results.values()))
 
@@ -59,17 +66,30 @@ class ModelRow:
         n_parameters, size_source = _int(meta.get("n_parameters")), "submission's model_meta.json"
         if n_parameters is None and known.get("n_parameters"):
             n_parameters, size_source = known["n_parameters"], "MTEB's model registry, by model name"
+        template = _template(settings)
         return {
             "family": model.get("family"),
+            "baseline": self.baseline,
+            "model_card": model_card(self.key.name, meta),
             "n_parameters": n_parameters,
             "size_source": size_source if n_parameters else None,
             "embed_dim": _int(meta.get("embed_dim")) or known.get("embed_dim"),
             "readout": ", ".join(f"{k}={settings[k]}" for k in READOUT_KEYS if settings.get(k) is not None) or None,
-            "template": _template(settings),
+            "template": template,
             "template_format": settings.get("instruction_template_format"),
             "spec": model.get("spec"),
             "dtype": settings.get("dtype"),
         }
+
+
+def model_card(name: str, meta: dict[str, Any]) -> str | None:
+    """The model card's address for a hub model (from model_meta.json's `reference`, else its hub id); None for local ones."""
+    if name.startswith("local/") or not HUB_ID.match(name):
+        return None
+    reference = meta.get("reference")
+    if isinstance(reference, str) and reference.startswith("https://huggingface.co/"):
+        return reference
+    return f"https://huggingface.co/{name}"
 
 
 def _int(value: Any) -> int | None:
@@ -88,7 +108,7 @@ def _mteb_meta(name: str) -> dict[str, Any]:
 
 
 def _template(settings: dict[str, Any]) -> str | None:
-    if "instruction_template" in settings:
+    if settings.get("instruction_template") is not None:
         return str(settings["instruction_template"])
     for key, value in settings.items():
         if ("template" in key or "prompt" in key) and isinstance(value, str) and not key.endswith("sha256"):
@@ -121,8 +141,9 @@ def size_label(n: int | None) -> str:
 def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist."""
     from tasks import SUITE_DESCRIPTIONS, SUITES
+    from tasks.registry import ordered_suites
 
-    suites: dict[str, tuple[str, ...]] = dict(SUITES)
+    suites: dict[str, tuple[str, ...]] = {**ordered_suites(), **SUITES}
     in_suites = {t for tasks in SUITES.values() for t in tasks}
     other = tuple(sorted({t for r in rows for t in r.results if t not in in_suites}))
     if other:
@@ -131,28 +152,31 @@ def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None) -
     for name, tasks in suites.items():
         style = suite_styles.style(name)
         columns = suite_styles.columns(name, tasks)
-        table_rows = []
-        for row in rows:
-            if not any(t in row.results for t, _ in columns):
-                continue
-            scores = {t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns}
-            averages = suite_styles.averages(name, scores)
-            local = sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t]))
-            table_rows.append({
-                "model_id": row.id, "scores": scores, "averages": averages, "average": next(iter(averages.values())),
-                "local_copy": local,
-                "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
-            })
+        refs = {t: task_reference(t) for t, _ in columns}
+        avgs = suite_styles.suite_averages(name, {t: r.main_score if r else "" for t, r in refs.items()})
+        table_rows = [_suite_row(name, row, columns, avgs, verified)
+                      for row in rows if any(t in row.results for t, _ in columns)]
         if not table_rows:
             continue
         table_rows.sort(key=lambda r: (r["average"] is None, -(r["average"] or 0)))
+        _rank(table_rows)
+        shown = [(t, label) for t, label in columns if any(r["scores"][t] is not None for r in table_rows)]
+        labels = dict(columns)
         tables.append({
             "name": name,
             "description": SUITE_DESCRIPTIONS.get(name, "tasks that belong to no suite"),
+            "measures": style.measures,
+            "papers": [{"label": p.label, "url": p.url} for p in style.papers],
+            "metrics": _metrics(shown, refs),
             "source": style.source,
-            "averages": [{"label": a.label, "note": a.note, "tasks": list(a.tasks) if a.tasks else None} for a in style.averages],
-            "average_label": style.averages[0].label,
-            "columns": [_column(t, label) for t, label in columns],
+            "averages": [
+                {"label": a.label, "note": a.note, "tasks": list(a.tasks) if a.tasks else None,
+                 "covers": [labels[t] for t in (a.tasks or tuple(labels))]}
+                for a in avgs
+            ],
+            "average_label": avgs[0].label,
+            "columns": [_column(t, label) for t, label in shown],
+            "missing": [label for t, label in columns if (t, label) not in shown],
             "rows": table_rows,
             "best": _best(table_rows),
         })
@@ -164,6 +188,44 @@ def _all_verified(entries: list[Entry], verified: dict[str, Any] | None) -> str:
     return VERIFIED if ok else SELF_REPORTED
 
 
+def _suite_row(
+    suite: str, row: ModelRow, columns: list[tuple[str, str]], avgs: tuple[suite_styles.Average, ...],
+    verified: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    scores = {t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns}
+    averages = suite_styles.averages(suite, scores, avgs)
+    return {
+        "model_id": row.id, "scores": scores, "averages": averages, "average": next(iter(averages.values())),
+        "baseline": row.baseline,
+        "rank": None,
+        "local_copy": sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t])),
+        "stand_in": sorted(t for t, _ in columns if t in row.results and stand_in(row.results[t].record)),
+        "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
+    }
+
+
+def _rank(rows: list[dict[str, Any]]) -> None:
+    """Competition ranks (1, 2, 2, 4) by the first average, sorted rows in; baselines and rows without it get none."""
+    ranked = [r for r in rows if r["average"] is not None and not r["baseline"]]
+    for i, r in enumerate(ranked):
+        r["rank"] = ranked[i - 1]["rank"] if i and r["average"] == ranked[i - 1]["average"] else i + 1
+
+
+def stand_in(record: dict[str, Any]) -> bool:
+    """True when the run record says the score comes from stand-in (proxy) data; older records say nothing (False)."""
+    return (record.get("task", {}).get("dataset") or {}).get("stand_in") is True
+
+
+def _metrics(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[str, Any]]:
+    """How each main score of the shown columns is computed, once per metric, with the columns that use it."""
+    found: dict[str, list[str]] = {}
+    for task, label in columns:
+        ref = refs.get(task)
+        if ref is not None:
+            found.setdefault(ref.main_score, []).append(label)
+    return [{"main_score": m, "columns": labels, "note": suite_styles.metric_note(m)} for m, labels in found.items()]
+
+
 def _local_copy(entry: Entry) -> bool:
     """True when the result was computed on a local copy of the data (accepted with --data-dir)."""
     ref = task_reference(entry.task)
@@ -171,9 +233,11 @@ def _local_copy(entry: Entry) -> bool:
 
 
 def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """The highest score of each column (highlighted on the site)."""
+    """The highest score of each column among the models that are not the baseline (highlighted on the site)."""
     best: dict[str, float] = {}
     for row in rows:
+        if row["baseline"]:
+            continue
         for task, value in row["scores"].items():
             if value is not None and (task not in best or value > best[task]):
                 best[task] = value
@@ -182,7 +246,21 @@ def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 def _column(task: str, label: str) -> dict[str, Any]:
     ref = task_reference(task)
-    return {"task": task, "label": label, "main_score": ref.main_score if ref else "", "type": ref.type if ref else ""}
+    return {
+        "task": task, "label": label, "main_score": ref.main_score if ref else "", "type": ref.type if ref else "",
+        "dataset": dataset_page(task),
+    }
+
+
+def dataset_page(task: str) -> dict[str, str] | None:
+    """The task's dataset on the hub ({"path", "url"}, from its metadata); None for packaged demo data."""
+    from tasks import TASKS
+
+    cls = TASKS.get(task)
+    if cls is None or getattr(cls, "packaged", False):
+        return None
+    path = str(cls.metadata.dataset.get("path", ""))
+    return {"path": path, "url": f"https://huggingface.co/datasets/{path}"} if HUB_ID.match(path) else None
 
 
 def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -225,6 +303,9 @@ def _model_json(row: ModelRow, verified: dict[str, Any] | None = None) -> dict[s
                 "scores": e.result["scores"]["test"][0],
                 "dataset_revision": e.result["dataset_revision"],
                 "local_copy": _local_copy(e),
+                "stand_in": stand_in(e.record),
+                "stand_in_note": (e.record["task"].get("dataset") or {}).get("stand_in_note"),
+                "details": details(task, e.result["scores"]["test"][0], e.record["task"]["main_score"]),
                 "file": e.file,
                 "submission": e.submission,
                 "verification": verification_of(e, verified or {}),
@@ -233,6 +314,20 @@ def _model_json(row: ModelRow, verified: dict[str, Any] | None = None) -> dict[s
             for task, e in sorted(row.results.items())
         },
     }
+
+
+def details(task: str, scores: dict[str, Any], main_score_name: str) -> list[dict[str, Any]]:
+    """The per-criterion / per-aspect scores `bench run` prints beside the main score, ×100, for the model page.
+
+    Scores and gaps only (a metric in [0, 1] or [-1, 1]): shares and counts would need another axis.
+    """
+    from bench.summary import detail_values
+
+    return [
+        {"key": k, "label": label, "value": 100 * v}
+        for k, label, v in detail_values(task, scores, main_score_name)
+        if (metric_range(k) or (0, 2))[1] <= 1
+    ]
 
 
 def csv_text(data: dict[str, Any]) -> str:

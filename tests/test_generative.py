@@ -120,9 +120,14 @@ def test_a_gguf_file_loads_directly(tmp_path):
     pytest.importorskip("gguf")
     gguf = f"{spec.submodule_search_locations[0]}/SmolLM2-135M-Instruct.Q4_1.gguf"
     enc = load_model(f"inbedder:{gguf}", cache_dir=tmp_path)
+    assert not enc._loaded
     assert enc.name == "local/SmolLM2-135M-Instruct.Q4_1" and enc.revision.startswith("local-")
     vec = enc.encode_inputs([enc.render("Hello there", "How does the user feel?", None)])
     assert vec.shape == (1, 576) and np.isfinite(vec).all()
+    meta = enc.mteb_model_meta  # a GGUF file has no registry entry: size and dimension come from its header
+    assert meta.embed_dim == 576 and 130e6 < meta.n_parameters < 140e6
+    fresh = load_model(f"inbedder:{gguf}", cache_dir=tmp_path).mteb_model_meta  # known before loading (all cached)
+    assert (fresh.embed_dim, fresh.n_parameters) == (576, sum(p.numel() for p in enc.model.parameters()))
     assert load_model(f"prompteol:{gguf}", cache_dir=tmp_path).name == enc.name
 
 

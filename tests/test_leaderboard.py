@@ -371,3 +371,215 @@ def test_a_damaged_archive_is_listed_not_dropped(tmp_path):
     bad.write_bytes(b"PK\x03\x04 not really a zip")
     (report,) = validate_all([bad])
     assert [p.reason for p in report.problems] == ["unreadable"] and report.problems[0].file == str(bad)
+
+
+# ----------------------------------------------------------------------------------- how the site reads (issue 13)
+
+
+def _demo_table(data: dict) -> dict:
+    (demo,) = [s for s in data["suites"] if s["name"] == "demo"]
+    return demo
+
+
+def test_rank_and_baseline(demo_results, tmp_path):
+    """The `--template none` row is marked, unranked and never the shaded best, whatever its scores."""
+    site = tmp_path / "site"
+    data = build([demo_results], site).data
+    demo = _demo_table(data)
+    settings = {m["id"]: m["setting"] for m in data["models"]}
+    (base,) = [r for r in demo["rows"] if r["baseline"]]
+    (ranked,) = [r for r in demo["rows"] if not r["baseline"]]
+    assert settings[base["model_id"]] == "template=none" and settings[ranked["model_id"]] == "default"
+    assert base["rank"] is None and ranked["rank"] == 1
+    assert demo["best"] == ranked["scores"]  # the only ranked model is the best of every column, not the baseline
+    html = (site / "index.html").read_text()
+    row = html[html.index(f'data-model-id="{base["model_id"]}"'):]
+    row = row[: row.index("</tr>")]
+    assert "best" not in row and '<span class="badge base">baseline</span>' in row and ">—</td>" in row
+    # one ranked model: nothing to shade at all
+    assert 'class="num best"' not in html
+
+
+def test_ranks_follow_the_first_average_with_ties_and_gaps():
+    from leaderboard.table import _rank
+
+    rows = [
+        {"average": 50.0, "baseline": True}, {"average": 40.0, "baseline": False}, {"average": 40.0, "baseline": False},
+        {"average": 30.0, "baseline": False}, {"average": None, "baseline": False},
+    ]
+    _rank(rows)
+    assert [r.get("rank") for r in rows] == [None, 1, 1, 3, None]
+
+
+def test_best_ignores_the_baseline():
+    from leaderboard.table import _best
+
+    rows = [{"baseline": True, "scores": {"a": 90.0, "b": 1.0}}, {"baseline": False, "scores": {"a": 10.0, "b": 5.0}},
+            {"baseline": False, "scores": {"a": 20.0, "b": None}}]
+    assert _best(rows) == {"a": 20.0, "b": 5.0}
+
+
+def test_averages_never_mix_gaps_with_scores():
+    from leaderboard.suites import averages, suite_averages
+
+    mains = {"NYTClustering": "hmean_v_measure", "FewRelClustering": "delta_ci_mean", "IntentEmotion": "hmean_success_rate",
+             "FeedbacksClustering": "delta_ci_mean"}
+    avgs = suite_averages("a-union-suite", mains)
+    assert [(a.label, a.tasks) for a in avgs] == [
+        ("Avg", ("NYTClustering", "IntentEmotion")), ("Mean Δci", ("FewRelClustering", "FeedbacksClustering")),
+    ]
+    scores = {"NYTClustering": 30.0, "FewRelClustering": 4.0, "IntentEmotion": 50.0, "FeedbacksClustering": -2.0}
+    assert averages("a-union-suite", scores, avgs) == {"Avg": 40.0, "Mean Δci": 1.0}
+    assert averages("a-union-suite", {**scores, "FewRelClustering": None}, avgs) == {"Avg": 40.0, "Mean Δci": None}
+    # one kind of score only: the plain mean; a paper's suite keeps the paper's average
+    assert [a.tasks for a in suite_averages("x", {"a": "v_measure", "b": "map"})] == [None]
+    assert [a.label for a in suite_averages("robustness", {"FewRelClustering": "delta_ci_mean"})] == ["Mean Δci"]
+
+
+def test_union_suites_get_separate_averages(demo_results, tmp_path, monkeypatch):
+    """inbedder / all hold Δci and absolute scores: each average names the columns it covers."""
+    from tasks.registry import SUITES
+
+    data = build([demo_results], tmp_path / "site").data
+    for name in ("inbedder", "all"):
+        tasks = SUITES[name]
+        kinds = {task_reference(t).main_score.startswith("delta_") for t in tasks}
+        assert kinds == {True, False}, name
+    from leaderboard.suites import suite_averages
+
+    avgs = suite_averages("all", {t: task_reference(t).main_score for t in SUITES["all"]})
+    assert {a.label for a in avgs} == {"Avg", "Mean Δci"}
+    gaps = next(a for a in avgs if a.label == "Mean Δci").tasks
+    assert gaps and all(task_reference(t).main_score == "delta_ci_mean" for t in gaps)
+    assert not [s for s in data["suites"] if s["name"] in ("inbedder", "all")]  # no demo task in them: no empty table
+
+
+def test_suite_paragraph_links_papers_and_datasets(demo_results, tmp_path):
+    from leaderboard.suites import SUITE_STYLES
+    from leaderboard.table import dataset_page
+
+    build([demo_results], tmp_path / "site")
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert 'href="https://arxiv.org/abs/2402.09642"' in html  # InBedder, for the demo suite
+    for name in ("cosine_spearman", "hmean_success_rate", "hmean_v_measure"):
+        assert f"<code>{name}</code>" in html
+    assert "covers I.STSB (demo), IntEmo (demo), NYT (demo)" in html
+    # every paper a suite links is one of the four papers, at the arXiv id of its own text
+    urls = {p.url for st in SUITE_STYLES.values() for p in st.papers}
+    assert urls == {f"https://arxiv.org/abs/{i}" for i in ("2402.09642", "2402.18458", "2505.24754", "2212.09741")}
+    assert dataset_page("InstructSTSB") == {"path": "BrandonZYW/InstructSTSB", "url": "https://huggingface.co/datasets/BrandonZYW/InstructSTSB"}
+    assert dataset_page("DemoInstructSTS") is None  # packaged data has no hub page
+    assert dataset_page("NoSuchTask") is None
+
+
+def test_model_identity_and_card_links(demo_results, tmp_path):
+    from leaderboard.table import model_card
+
+    site = tmp_path / "site"
+    data = build([demo_results], site).data
+    meta = json.loads(next(demo_results.rglob("model_meta.json")).read_text())
+    for m in data["models"]:
+        assert (m["n_parameters"], m["embed_dim"], m["family"]) == (meta["n_parameters"], meta["embed_dim"], "sentence-transformers")
+        assert m["model_card"] == "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2"
+        page = (site / "models" / f"{m['id']}.html").read_text()
+        assert f'<a href="{m["model_card"]}">model card</a>' in page and "22.7M" in page and "<td>384</td>" in page
+    assert model_card("local/SmolLM2-135M-Instruct.Q4_1", {}) is None
+    assert model_card("text-embedding-3-small", {}) is None
+    assert model_card("org/name", {"reference": "https://example.com/x"}) == "https://huggingface.co/org/name"
+
+
+def test_one_number_format_on_every_page(demo_results, tmp_path):
+    """Scores ×100 with two decimals, said once per page; no raw 0.xxxx score outside the raw run record."""
+    import re
+
+    site = tmp_path / "site"
+    data = build([demo_results], site).data
+    for page in [site / "index.html", *(site / "models").glob("*.html")]:
+        html = page.read_text()
+        assert html.count("All scores are ×100 with two decimals") == 1, page
+        shown = re.sub(r"<details><summary>Run record.*?</details>", "", html, flags=re.S)
+        shown = re.sub(r"<svg.*?</svg>", lambda m: re.sub(r'(x|y|cx|cy|x1|x2|y1|y2|width|height)="[^"]*"', "", m.group(0)), shown, flags=re.S)
+        assert not re.search(r">\s*-?\d+\.\d{3,}\s*<", shown), page  # no 3+ decimal number as text
+        assert not re.search(r">-?\d+\.\d\s*<", shown), page  # nor a 1-decimal one
+    model = data["models"][0]
+    page = (site / "models" / f"{model['id']}.html").read_text()
+    for task, r in model["results"].items():
+        main = f"{100 * r['main_score']:.2f}"
+        assert f"<td>main_score</td><td class=\"num\">{main}</td>" in page, task
+        for d in r["details"]:
+            assert f"{d['value']:.2f}</text>" in page  # the per-aspect bars print the value
+    svg = str(robustness_svg("t", [("m", {"correct": [0.61], "implicit": [0.5], "incorrect": [0.2]})]))
+    assert "Δci +41.00" in svg and "Δii +30.00" in svg
+
+
+def test_per_aspect_scores_on_the_model_page(demo_results, tmp_path):
+    data = build([demo_results], tmp_path / "site").data
+    results = data["models"][0]["results"]
+    raw = json.loads(result_files(demo_results, "DemoIntentEmotion", experiment="template=none" in data["models"][0]["setting"])[0].read_text())
+    scores = raw["scores"]["test"][0]
+    assert {d["label"]: d["value"] for d in results["DemoIntentEmotion"]["details"]} == pytest.approx(
+        {"emotion": 100 * scores["emotion_success_rate"], "intent": 100 * scores["intent_success_rate"]})
+    assert [d["label"] for d in results["DemoNYTClustering"]["details"]] == ["topic", "location"]
+    assert results["DemoInstructSTS"]["details"] == []
+
+
+def test_stand_in_data_is_marked(demo_results, tmp_path):
+    root = _submission(demo_results, tmp_path)
+    _, record = result_files(root, "DemoNYTClustering")
+    note = "labels derived from the NYT section field, not the published set"
+    edit_json(record, lambda d: d["task"]["dataset"].update(stand_in=True, stand_in_note=note))
+    site = tmp_path / "site"
+    data = build([root], site).data
+    demo = _demo_table(data)
+    marked = {r["model_id"]: r["stand_in"] for r in demo["rows"]}
+    default = next(m for m in data["models"] if m["setting"] == "default")
+    assert marked.pop(default["id"]) == ["DemoNYTClustering"] and list(marked.values()) == [[]]  # older records: unknown = not flagged
+    assert default["results"]["DemoNYTClustering"]["stand_in"] is True
+    index = (site / "index.html").read_text()
+    assert index.count('<sup class="stand-in">‡</sup>') == 2  # the one score and the legend
+    assert "stand-in (proxy) data" in index
+    assert note in (site / "models" / f"{default['id']}.html").read_text()
+
+
+def test_each_plot_once_and_size_plot(demo_results, tmp_path, monkeypatch):
+    """A robustness strip plot appears in the first suite holding its task only; each suite has one size plot."""
+    import tasks
+
+    root = _submission(demo_results, tmp_path)
+    for experiment in (False, True):
+        path, _ = result_files(root, "DemoNYTClustering", experiment=experiment)
+        edit_json(path, lambda d: d["scores"]["test"][0].update(
+            {f"v_measure_{s}_{i}": v for s, v in (("correct", 0.5), ("implicit", 0.4), ("incorrect", 0.1)) for i in range(10)}))
+    monkeypatch.setitem(tasks.SUITES, "second-suite", ("DemoNYTClustering", "DemoIntentEmotion"))
+    site = tmp_path / "site"
+    data = build([root], site).data
+    assert [s["name"] for s in data["suites"]] == ["demo", "second-suite"]
+    html = (site / "index.html").read_text()
+    assert html.count(": V-measure per instruction</text>") == 1
+    assert html.count("against model size</text>") == 2
+    demo = html[html.index('id="suite-demo"'):html.index('id="suite-second-suite"')]
+    assert "NYT (demo): V-measure per instruction" in demo
+    assert demo.count('class="point"') == 2 and demo.count('fill="#fff" stroke') == 1  # two models, one hollow baseline
+
+
+def test_size_and_bar_plots_escape_and_place_points():
+    from leaderboard.plots import bars_svg, size_svg
+
+    svg = str(size_svg("s <b>", [("m<1>", 10_000_000, 20.0, False), ("m2", 1_000_000_000, 60.0, True)]))
+    assert "s &lt;b&gt;" in svg and "m&lt;1&gt;: 20.00" in svg and "m2 (baseline): 60.00" in svg and "<b>" not in svg
+    import re
+
+    cx = [float(v) for v in re.findall(r'<circle cx="([\d.]+)"', svg)]
+    cy = [float(v) for v in re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"', svg)]
+    assert cx[1] > cx[0] and cy[1] < cy[0]  # bigger model right, higher score up
+    assert (cx[1] - cx[0]) == pytest.approx(420 * 2 / 2)  # 10M..1B spans two decades of the 420 px axis
+    bars = str(bars_svg("t", [("intent", 85.4216), ("gap", -3.5)]))
+    assert "85.42</text>" in bars and "-3.50</text>" in bars and bars.count("<rect") == 2
+
+
+def test_no_mid_word_breaks_in_the_css():
+    from leaderboard.site import STATIC
+
+    css = (STATIC / "leaderboard.css").read_text()
+    assert "overflow-wrap: anywhere" not in css and "word-break" not in css
+    assert "@media (max-width: 700px)" in css and "position: sticky; left: 0" in css

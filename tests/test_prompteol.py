@@ -51,6 +51,8 @@ def test_metaeol_is_the_mean_of_last_token_states(smollm2_path):
     texts = ["A man is playing a guitar.", "Is the bank open on Sunday?"]
     meta = PromptEOLEncoder(smollm2_path, prompts="metaeol", use_cache=False, batch_size=5)
     got = meta.encode_inputs([meta.render(t, None, None) for t in texts])
+    facts = meta.mteb_model_meta  # filled at load for model_meta.json: SmolLM2-135M, 576-d hidden states
+    assert facts.embed_dim == 576 == got.shape[1] and 130e6 < facts.n_parameters < 140e6
     prop = PromptEOLEncoder(smollm2_path, layer="proportional", use_cache=False)
     prop.model, prop.tokenizer, prop._loaded = meta.model, meta.tokenizer, True
     eol = prop.encode_inputs([prop.render(t, None, None) for t in texts])

@@ -13,7 +13,8 @@
   function sortBy(table, th) {
     var numeric = th.getAttribute("data-sort") === "num";
     var current = th.getAttribute("aria-sort");
-    var dir = current === "descending" ? "ascending" : current === "ascending" ? "descending" : numeric ? "descending" : "ascending";
+    var first = th.getAttribute("data-first") || (numeric ? "descending" : "ascending");  // ranks: 1 first
+    var dir = current === "descending" ? "ascending" : current === "ascending" ? "descending" : first;
     var index = Array.prototype.indexOf.call(th.parentNode.children, th);
     table.querySelectorAll("th[aria-sort]").forEach(function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", dir);
