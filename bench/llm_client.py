@@ -37,6 +37,7 @@ from typing import Any
 
 from bench.errors import ConfigError
 from bench.fileio import sha256_json
+from bench.redact import redact_url
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ class LLMConfig:
 
     def record(self) -> dict[str, Any]:
         """What a manifest records about the endpoint (no key, no cache path)."""
-        return {"endpoint": self.base_url, "model": self.model, "temperature": self.temperature,
+        return {"endpoint": redact_url(self.base_url), "model": self.model, "temperature": self.temperature,
                 "seed": self.seed, "max_tokens": self.max_tokens, "max_retries": self.max_retries,
                 "retry_temperature": self.retry_temperature, "json_mode": self.json_mode}
 

@@ -30,6 +30,7 @@ from adapters.options import public_value
 from bench.errors import MissingDataError
 from bench.fileio import atomic_write_json
 from bench.instruction_style import instruction_style_for
+from bench.redact import redact_value
 from bench.results import AtomicResultCache, read_json, result_path, run_record_path
 
 logger = logging.getLogger("bench")
@@ -101,7 +102,7 @@ def run(options: RunOptions) -> list[TaskOutcome]:
             outcomes.append(_outcome(task, *previous, "reused", result_path(store, model.mteb_model_meta, name)))
             continue
         logger.info("[%d/%d] %s: evaluating %s", i, len(tasks), name, model.name)
-        record_path.unlink(missing_ok=True)
+        # The old record stays until the new result is written: a failed rerun loses nothing.
         before, usage_before = model.stats.copy(), model_usage(model)
         started, tick = datetime.now(UTC), time.perf_counter()
         mteb.evaluate(
@@ -337,7 +338,7 @@ def _run_record(
         "versions": package_versions(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "command": [public_value(arg) for arg in sys.argv],
+        "command": [redact_value(public_value(arg)) for arg in sys.argv],
         "resume_key": key,
     }
 

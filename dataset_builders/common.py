@@ -55,7 +55,7 @@ def read_source(source_dir: Path, rel_path: str) -> SourceFile:
         raise MissingSourceError(
             f"Expected source file not found: {path}. Pass the raw data root "
             f"(the directory that contains '{rel_path.split('/')[0]}/', e.g. "
-            f"/work/shared/data/raw) as source_dir."
+            f"../shared/data/raw) as --source-dir."
         )
     return SourceFile(rel_path=rel_path, data=path.read_bytes())
 
