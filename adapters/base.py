@@ -386,6 +386,7 @@ class BaseEncoder(AbsEncoder):
 
     def ensure_loaded(self) -> None:
         if not self._loaded:
+            resolve_device(self.device_option)  # a missing accelerator is a ConfigError, not a load failure
             self._load()
             self._loaded = True
 

@@ -79,7 +79,7 @@ class EmbeddingCache:
         no readable cache file at all (then nothing is cached)."""
         if self.path.parent.is_dir() and not self._writable():
             return self._open_read_only("it is not writable")
-        ensure_dir(self.path.parent, what="the embedding cache", option="--cache-dir (or --no-cache)")
+        ensure_dir(self.path.parent, what="the embedding cache", option="--cache-dir")
         try:
             return self._connect()
         except sqlite3.DatabaseError as e:
@@ -107,13 +107,12 @@ class EmbeddingCache:
             return None
         logger.warning("Embedding cache %s is read-only (%s); it is used read-only: cached vectors are "
                        "served, new ones are not stored.", self.path, why)
-        uri = self.path.resolve().as_uri()
-        try:  # a WAL database on a read-only folder cannot make its -shm file: read it as immutable
-            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60)
-            conn.execute("SELECT COUNT(*) FROM emb").fetchone()
-        except sqlite3.DatabaseError:
-            conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=60)
-        return conn
+        # In a folder we cannot write, SQLite could not make the WAL's -shm file: read the file as
+        # immutable, which creates nothing beside it. A read-only file in a writable folder is read
+        # with ordinary locking (its owner may still be writing it).
+        folder_writable = os.access(self.path.parent, os.W_OK | os.X_OK)
+        mode = "ro" if folder_writable else "ro&immutable=1"
+        return sqlite3.connect(f"{self.path.resolve().as_uri()}?mode={mode}", uri=True, timeout=60)
 
     def _full_error(self, error: sqlite3.Error) -> StorageError:
         return StorageError(

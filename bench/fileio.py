@@ -37,7 +37,7 @@ def file_mode() -> int:
     return 0o666 & ~current_umask()
 
 
-def ensure_dir(path: Path, *, what: str = "results", option: str = "--output-dir") -> Path:
+def ensure_dir(path: Path, *, what: str = "results", option: str = "--output-dir/--out") -> Path:
     """`mkdir -p path`, with a fixable failure (read-only, a file in the way) as a StorageError."""
     path = Path(path)
     try:
@@ -47,7 +47,7 @@ def ensure_dir(path: Path, *, what: str = "results", option: str = "--output-dir
     return path
 
 
-def atomic_write(path: Path, write: Callable[[Path], None], *, what: str = "results", option: str = "--output-dir") -> None:
+def atomic_write(path: Path, write: Callable[[Path], None], *, what: str = "results", option: str = "--output-dir/--out") -> None:
     """Let `write` fill a temporary file beside `path`, then rename it over `path`.
 
     The rename is atomic on POSIX and Windows, so readers see the old file or the new one. `what` and

@@ -18,7 +18,7 @@ from typing import Any
 from mteb import ResultCache, TaskResult
 from mteb.models import ModelMeta
 
-from bench.fileio import atomic_write, atomic_write_json
+from bench.fileio import atomic_write, atomic_write_json, ensure_dir
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +27,12 @@ RUN_RECORDS = "run_records"
 
 class AtomicResultCache(ResultCache):
     """MTEB's ResultCache with atomic writes, and a damaged result file treated as missing."""
+
+    def __init__(self, cache_path: str | Path | None = None) -> None:
+        # MTEB creates the folder itself: a file in the way or a read-only parent becomes one error line.
+        if cache_path is not None:
+            ensure_dir(Path(cache_path), what="results", option="--output-dir")
+        super().__init__(cache_path)
 
     def save_to_cache(
         self,

@@ -128,7 +128,7 @@ def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
             try:
                 numbered.append((line_no, json.loads(line)))
             except json.JSONDecodeError as e:
-                raise DataError(f"{path} line {line_no}: malformed JSON row ({e.msg}).") from None
+                raise DataError(f"{path} line {line_no}: malformed JSON row ({e.msg}); each line must be one complete JSON object.") from None
         where = "line"
     rows = []
     for n, record in numbered:
