@@ -107,12 +107,19 @@ class EmbeddingCache:
             return None
         logger.warning("Embedding cache %s is read-only (%s); it is used read-only: cached vectors are "
                        "served, new ones are not stored.", self.path, why)
-        # In a folder we cannot write, SQLite could not make the WAL's -shm file: read the file as
-        # immutable, which creates nothing beside it. A read-only file in a writable folder is read
-        # with ordinary locking (its owner may still be writing it).
-        folder_writable = os.access(self.path.parent, os.W_OK | os.X_OK)
-        mode = "ro" if folder_writable else "ro&immutable=1"
-        return sqlite3.connect(f"{self.path.resolve().as_uri()}?mode={mode}", uri=True, timeout=60)
+        # Plain read-only mode reads a WAL left by a killed writer; on a read-only mount it cannot make the
+        # WAL's -shm file, and immutable mode (which creates nothing) reads the main file alone.
+        uri = self.path.resolve().as_uri()
+        for mode in ("ro", "ro&immutable=1"):
+            conn = sqlite3.connect(f"{uri}?mode={mode}", uri=True, timeout=60)
+            try:
+                conn.execute("SELECT COUNT(*) FROM emb").fetchone()
+                return conn
+            except sqlite3.DatabaseError as e:
+                conn.close()
+                error = e
+        logger.warning("Embedding cache %s cannot be read (%s); running without it.", self.path, error)
+        return None
 
     def _full_error(self, error: sqlite3.Error) -> StorageError:
         return StorageError(

@@ -515,7 +515,8 @@ def test_read_only_cache_is_used_read_only_never_moved(baseline, servers, tmp_pa
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out, cache = _copy_baseline(baseline, tmp_path)
-    before = {p.name: p.read_bytes() for p in cache.rglob("*") if p.is_file()}
+    before = {p.name: p.read_bytes() for p in cache.rglob("*.sqlite")}
+    vectors = snapshot(out, cache)["vectors"]
     real_access = os.access
     monkeypatch.setattr(adapters.cache.os, "access",
                         lambda p, mode: False if str(p).startswith(str(cache)) else real_access(p, mode))
@@ -526,7 +527,8 @@ def test_read_only_cache_is_used_read_only_never_moved(baseline, servers, tmp_pa
     assert "used read-only" in caplog.text and "corrupt" not in caplog.text
     assert main(["run", *_api_args(servers.api.base_url), "--template", "none", *args]) == 0
     assert _texts_sent(servers.api) > sent  # new vectors computed, not stored
-    assert {p.name: p.read_bytes() for p in cache.rglob("*") if p.is_file()} == before
+    assert {p.name: p.read_bytes() for p in cache.rglob("*.sqlite")} == before  # not moved aside, not changed
+    assert snapshot(out, cache)["vectors"] == vectors and not list(cache.rglob("*.corrupt"))
 
 
 @pytest.mark.skipif(IS_ROOT, reason="root ignores chmod 0555; the os.access test above covers the read-only path")
