@@ -286,7 +286,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         where = f"{self.endpoint} (model {self.model_id})"
         if isinstance(e, openai.APITimeoutError):
             return EncodingError(
-                f"{where} timed out: no answer within {self.timeout:g} s, {self.max_retries + 1} attempts. Check that "
+                f"{where} timed out: no answer within {self.timeout:g} s per attempt, {self.max_retries + 1} attempt(s). Check that "
                 f"the server is up and --base-url is right, or allow more time with --model-args timeout=SECONDS."
             )
         if isinstance(e, openai.AuthenticationError):

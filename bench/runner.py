@@ -117,7 +117,11 @@ def run(options: RunOptions) -> list[TaskOutcome]:
         seconds = time.perf_counter() - tick
         usage = model_usage(model, since=usage_before) if usage_before is not None else None
         record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
-        atomic_write_json(record_path, record)
+        try:
+            atomic_write_json(record_path, record)
+        except BaseException:  # the new result is written: the old record no longer describes it
+            record_path.unlink(missing_ok=True)
+            raise
         path = result_path(store, model.mteb_model_meta, name)
         outcome = _outcome(task, read_json(path), record, "computed", path)
         logger.info(

@@ -62,7 +62,7 @@ def read_source(source_dir: Path, rel_path: str) -> SourceFile:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write via a temporary file and rename (bench.fileio), so readers never see half a file."""
-    atomic_write(Path(path), lambda tmp: (tmp.write_bytes(data), tmp.chmod(0o644)))
+    atomic_write(Path(path), lambda tmp: tmp.write_bytes(data), option="--out")
 
 
 def csv_bytes(header: Sequence[str], rows: Iterable[Sequence[object]]) -> bytes:

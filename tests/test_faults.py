@@ -373,7 +373,7 @@ PROBES = [
           ("vectors of different lengths (8, 16)", "--base-url")),
     Probe("api-hung-endpoint", lambda c: c.run("--overwrite", "--model-args", "timeout=0.2,max_retries=1",
                                                url=c.servers.hung.base_url),
-          ("timed out", "0.2 s, 2 attempts", "timeout=SECONDS")),
+          ("timed out", "0.2 s per attempt, 2 attempt(s)", "timeout=SECONDS")),
     Probe("api-connection-refused", lambda c: c.run("--overwrite", "--max-retries", "0",
                                                     url=f"http://127.0.0.1:{_closed_port()}/v1"),
           ("Could not reach", "Check --base-url")),
@@ -600,7 +600,7 @@ def test_api_timeout_is_bounded_by_default(servers):
 
     small = OpenAIEmbeddingEncoder("fake", base_url=servers.hung.base_url, use_cache=False, timeout=0.3, max_retries=2)
     tick = time.perf_counter()
-    with pytest.raises(Exception, match="timed out: no answer within 0.3 s, 3 attempts"):
+    with pytest.raises(Exception, match=r"timed out: no answer within 0.3 s per attempt, 3 attempt\(s\)"):
         small.encode_inputs(["hello"])
     elapsed = time.perf_counter() - tick
     assert 3 * 0.3 <= elapsed <= small.failure_bound_s() + 2.0
@@ -625,3 +625,60 @@ def test_llm_manifest_records_the_endpoint_without_credentials():
 
     record = LLMConfig(model="m", base_url=f"http://u:{MARKER}@h/v1?api-key={MARKER}").record()
     assert MARKER not in json.dumps(record) and record["endpoint"] == "http://***@h/v1?api-key=***"
+
+
+def test_a_bug_keeps_its_traceback_with_credentials_redacted(servers, tmp_path, monkeypatch, capsys):
+    """An unexpected exception is not dressed up as a user error: full traceback, exit 1, no credential."""
+    import adapters.openai_api
+
+    def bug(self, batch):
+        raise RuntimeError(f"harness bug while calling http://u:{MARKER}@h/v1")
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(adapters.openai_api.OpenAIEmbeddingEncoder, "_embed", bug)
+    code = main(["run", *_api_args(servers.api.base_url), "--tasks", "DemoInstructSTS", "--output-dir",
+                 str(tmp_path / "out"), "--no-cache", "-q"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "Traceback (most recent call last)" in err and "RuntimeError: harness bug" in err
+    assert "error:" not in err and MARKER not in err and "http://***@h/v1" in err
+
+
+def test_a_record_that_cannot_be_written_never_vouches_for_the_new_result(baseline, servers, tmp_path, monkeypatch, capsys):
+    """The result of a rerun with another seed is written, then its run record hits a full disk: the old
+    record (seed 42) must not survive to make the seed-7 result look reusable for seed 42."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out, cache = _copy_baseline(baseline, tmp_path)
+    real_replace = os.replace
+
+    def full_for_records(src, dst, *args, **kwargs):
+        if "run_records" in str(dst):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        return real_replace(src, dst, *args, **kwargs)
+
+    args = [*_api_args(servers.api.base_url), "--tasks", "DemoNYTClustering", "--output-dir", str(out),
+            "--cache-dir", str(cache), "-q"]
+    monkeypatch.setattr(os, "replace", full_for_records)
+    assert main(["run", *args, "--seed", "7"]) == 2
+    assert "no space left" in capsys.readouterr().err
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert not list(out.rglob("run_records/DemoNYTClustering.json"))
+    assert main(["run", *args]) == 0
+    assert "| computed " in capsys.readouterr().out
+    assert _main_scores(out) == _main_scores(baseline / "out")
+
+
+def test_llm_client_gives_up_on_a_hung_endpoint_in_bounded_time(servers, tmp_path, monkeypatch):
+    """The LLM builders' client: 25 s per attempt by default (4 attempts + 3.5 s backoff = 103.5 s);
+    a hung endpoint is a recorded failure that says it timed out, never an endless wait."""
+    from bench.llm_client import ChatRequest, LLMClient, LLMConfig
+
+    default = LLMConfig.from_options(llm_model="fake", base_url=servers.hung.base_url, llm_cache_dir=tmp_path)
+    assert (default.max_retries + 1) * default.timeout_s + 0.5 + 1 + 2 == 103.5 <= 120
+    monkeypatch.setenv("INSTRUCT_BENCH_LLM_TIMEOUT", "0.2")
+    client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=servers.hung.base_url, max_retries=0,
+                                              llm_cache_dir=tmp_path))
+    tick = time.perf_counter()
+    result = client.complete(ChatRequest.user("hello?", {"type": "object"}))
+    assert not result.ok and "timed out: no answer within 0.2 s per attempt, 1 attempt(s)" in result.error
+    assert time.perf_counter() - tick < 30
