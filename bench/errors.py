@@ -83,7 +83,7 @@ _STORAGE_FIXES: dict[int, tuple[str, str]] = {
 }
 
 
-def storage_error(error: OSError, path: Path | str, *, what: str = "results", option: str = "--output-dir/--out") -> StorageError | None:
+def storage_error(error: OSError, path: Path | str, *, what: str = "output", option: str = "--output-dir/--out") -> StorageError | None:
     """A StorageError for an OSError whose cause the user can fix, or None (an unexpected error).
 
     `what` says what was being written; `option` is the flag that chooses where it goes.

@@ -37,7 +37,7 @@ def file_mode() -> int:
     return 0o666 & ~current_umask()
 
 
-def ensure_dir(path: Path, *, what: str = "results", option: str = "--output-dir/--out") -> Path:
+def ensure_dir(path: Path, *, what: str = "output", option: str = "--output-dir/--out") -> Path:
     """`mkdir -p path`, with a fixable failure (read-only, a file in the way) as a StorageError."""
     path = Path(path)
     try:
@@ -47,7 +47,7 @@ def ensure_dir(path: Path, *, what: str = "results", option: str = "--output-dir
     return path
 
 
-def atomic_write(path: Path, write: Callable[[Path], None], *, what: str = "results", option: str = "--output-dir/--out") -> None:
+def atomic_write(path: Path, write: Callable[[Path], None], *, what: str = "output", option: str = "--output-dir/--out") -> None:
     """Let `write` fill a temporary file beside `path`, then rename it over `path`.
 
     The rename is atomic on POSIX and Windows, so readers see the old file or the new one. `what` and
@@ -81,12 +81,13 @@ def _reraise_storage(error: OSError, path: Path, what: str, option: str) -> None
     raise mapped from error
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+def atomic_write_text(path: Path, text: str, **where: str) -> None:
+    """`atomic_write` of UTF-8 text; `where` (what, option) words a storage error."""
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), **where)
 
 
-def atomic_write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+def atomic_write_json(path: Path, obj: Any, **where: str) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n", **where)
 
 
 def sha256_text(text: str) -> str:

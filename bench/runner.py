@@ -31,7 +31,7 @@ from bench.errors import MissingDataError
 from bench.fileio import atomic_write_json
 from bench.instruction_style import instruction_style_for
 from bench.redact import redact_value
-from bench.results import AtomicResultCache, read_json, result_path, run_record_path
+from bench.results import RESULTS, AtomicResultCache, read_json, result_path, run_record_path
 
 logger = logging.getLogger("bench")
 
@@ -118,7 +118,7 @@ def run(options: RunOptions) -> list[TaskOutcome]:
         usage = model_usage(model, since=usage_before) if usage_before is not None else None
         record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
         try:
-            atomic_write_json(record_path, record)
+            atomic_write_json(record_path, record, **RESULTS)
         except BaseException:  # the new result is written: the old record no longer describes it
             record_path.unlink(missing_ok=True)
             raise

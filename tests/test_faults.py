@@ -382,6 +382,8 @@ PROBES = [
           ("Could not reach", "http://127.0.0.1:"), absent=(MARKER,)),
     Probe("api-key-rejected", lambda c: c.run("--overwrite", url=c.servers.keyed.base_url),
           ("rejected the API key (401)", "OPENAI_API_KEY"), secret_env, absent=(MARKER,)),
+    Probe("submit-out-below-a-file", lambda c: ["submit", str(c.out), "--out", str(c.tmp / "f" / "sub.zip")],
+          ("Cannot write output", "a file is in the way", "--out"), lambda c: (c.tmp / "f").write_text("x")),
     # --- other commands: wrong hints fixed
     Probe("unknown-builder-hint", lambda c: ["build-data", "fewrel", "--source-dir", str(c.tmp), "--out", str(c.tmp / "d")],
           ("Unknown dataset builder 'fewrel'", "`python -m bench build-data list`"), absent=("list dataset builders",)),
@@ -682,3 +684,14 @@ def test_llm_client_gives_up_on_a_hung_endpoint_in_bounded_time(servers, tmp_pat
     result = client.complete(ChatRequest.user("hello?", {"type": "object"}))
     assert not result.ok and "timed out: no answer within 0.2 s per attempt, 1 attempt(s)" in result.error
     assert time.perf_counter() - tick < 30
+
+
+def test_log_lines_are_redacted(caplog):
+    """The CLI's log filter: a URL with credentials in any log record comes out redacted."""
+    import logging
+
+    from bench.redact import install_log_redaction
+
+    install_log_redaction()
+    logging.getLogger("bench").warning("retrying %s", f"http://u:{MARKER}@h/v1?token={MARKER}")
+    assert "retrying http://***@h/v1?token=***" in caplog.text and MARKER not in caplog.text
