@@ -17,8 +17,8 @@ How texts are sent:
 - 429, 5xx, connection errors and timeouts are retried by the `openai` client (`max_retries`,
   exponential backoff honouring Retry-After); every retry is counted;
 - an endpoint that never answers fails within a bounded time: each attempt waits at most `timeout`
-  seconds (15), so the defaults give up after 6 x 15 s plus at most 15.5 s of backoff, under two
-  minutes (`failure_bound_s`), with an error saying it timed out;
+  seconds (12), so the defaults give up after 6 x 12 s plus at most 15.5 s of backoff, 87.5 s
+  (`failure_bound_s`), leaving room under two minutes for start-up, with an error saying it timed out;
 - a reply that is not JSON, or vectors of different lengths, is an error naming the endpoint.
 
 The usage ledger (`usage()`, recorded per task in the run record's `encode.usage`) counts requests,
@@ -66,7 +66,7 @@ PRICES_USD_PER_1M: dict[str, float] = {
 PRICE_TABLE_SOURCE = "price table (OpenAI list prices, 2025)"
 CHARS_PER_TOKEN = 4
 LOCAL_KEY = "not-needed"  # sent to a key-less local endpoint when $OPENAI_API_KEY is unset
-DEFAULT_TIMEOUT_S = 15.0  # per attempt; with 5 retries an endpoint that never answers fails in < 2 minutes
+DEFAULT_TIMEOUT_S = 12.0  # per attempt; with 5 retries an endpoint that never answers fails in < 2 minutes
 
 
 @dataclass

@@ -345,7 +345,7 @@ PROBES = [
                                                            "Fix the 'cluster' column"), one_label_aspect),
     Probe("malformed-jsonl", _data_run("InstructSTSB"), ("test.jsonl line", "malformed JSON row"), malformed_jsonl),
     Probe("missing-task-folder", lambda c: c.run("--tasks", "IntentEmotion", "--data-dir", str(c.tmp)),
-          ("IntentEmotion",)),
+          ("No folder for task IntentEmotion", "`bench build-data list`")),
     # --- templates and options
     Probe("template-unknown-field", lambda c: c.run("--template", "{foo} {text}"), ("unknown field(s) {foo}", "{instruction}")),
     Probe("template-broken-brace", lambda c: c.run("--template", "{instruction {text}"), ("not a valid format string", "'{{'")),
@@ -591,14 +591,14 @@ def test_written_files_respect_the_umask(servers, tmp_path, monkeypatch, umask):
 
 
 def test_api_timeout_is_bounded_by_default(servers):
-    """The defaults give up on an endpoint that never answers within two minutes: 6 attempts x 15 s plus
-    the openai client's backoff (0.5, 1, 2, 4, 8 s, jitter only shortens it) = 105.5 s. The bound's
+    """The defaults give up on an endpoint that never answers within two minutes: 6 attempts x 12 s plus
+    the openai client's backoff (0.5, 1, 2, 4, 8 s, jitter only shortens it) = 87.5 s. The bound's
     formula is checked against a real hung endpoint with small settings."""
     from adapters.openai_api import OpenAIEmbeddingEncoder
 
     default = OpenAIEmbeddingEncoder("fake", base_url=servers.hung.base_url, use_cache=False)
-    assert (default.timeout, default.max_retries) == (15.0, 5)
-    assert default.failure_bound_s() == 6 * 15 + 0.5 + 1 + 2 + 4 + 8 == 105.5 <= 120
+    assert (default.timeout, default.max_retries) == (12.0, 5)
+    assert default.failure_bound_s() == 6 * 12 + 0.5 + 1 + 2 + 4 + 8 == 87.5 <= 120
 
     small = OpenAIEmbeddingEncoder("fake", base_url=servers.hung.base_url, use_cache=False, timeout=0.3, max_retries=2)
     tick = time.perf_counter()
