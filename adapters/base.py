@@ -44,6 +44,7 @@ from adapters.options import (
     vector_options,
 )
 from bench.errors import ConfigError, EncodingError
+from bench.redact import redact_value
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -65,8 +66,9 @@ def default_cache_dir() -> Path:
 
 
 def resolve_device(device: str | None) -> str:
-    """'auto'/None picks CUDA, then Apple MPS, then CPU."""
+    """'auto'/None picks CUDA, then Apple MPS, then CPU; a device that is not there is a ConfigError."""
     if device not in (None, "auto"):
+        check_device(device)
         return device
     import torch
 
@@ -75,6 +77,20 @@ def resolve_device(device: str | None) -> str:
     if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
         return "mps"
     return "cpu"
+
+
+def check_device(device: str) -> None:
+    """Fail before loading when `--device` names an accelerator this machine lacks (not a model error)."""
+    import torch
+
+    kind, _, index = device.partition(":")
+    if kind == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0 or (index.isdigit() and int(index) >= count):
+            raise ConfigError(f"--device {device}: this machine has {count} CUDA device(s) visible to torch "
+                              f"{torch.__version__}. Use --device cpu (or auto), or install a CUDA build of torch.")
+    elif kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ConfigError(f"--device {device}: Apple MPS is not available here. Use --device cpu (or auto).")
 
 
 def resolve_dtype(dtype: str, device: str) -> str:
@@ -255,7 +271,7 @@ class BaseEncoder(AbsEncoder):
     def settings(self) -> dict[str, Any]:
         """Options recorded in results (local paths shortened to their last component)."""
         hidden = ("cache_dir", "use_cache", "show_progress_bar")
-        return {k: public_value(v) for k, v in self.options().items() if k not in hidden}
+        return {k: redact_value(public_value(v)) for k, v in self.options().items() if k not in hidden}
 
     # ------------------------------------------------------------------ family hooks
     def _load(self) -> None:
@@ -370,6 +386,7 @@ class BaseEncoder(AbsEncoder):
 
     def ensure_loaded(self) -> None:
         if not self._loaded:
+            resolve_device(self.device_option)  # a missing accelerator is a ConfigError, not a load failure
             self._load()
             self._loaded = True
 

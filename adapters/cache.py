@@ -6,7 +6,12 @@ from (instruction template, instruction, text). An instruction-blind template th
 instruction to the same key, and that text is embedded once.
 
 SQLite gives atomic transactions (a killed run leaves whole groups or nothing). Every vector carries a
-checksum: a damaged entry is reported, dropped and recomputed; an unreadable file is moved aside.
+checksum, and the file records the model's dimension: an entry whose checksum fails, whose dimension
+differs or that holds NaN/inf is reported, dropped and recomputed, never served. A file SQLite says is
+corrupt is moved aside. A cache the process cannot write (read-only mount, another user's folder) is
+used read-only with a warning: it serves what it holds and is never moved aside or changed. Write
+failures the user can fix (full disk, a file where the folder should be) become one `error:` line
+(`bench.errors.StorageError`); groups committed before stay.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -22,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.fileio import sha256_json
+from bench.errors import StorageError
+from bench.fileio import ensure_dir, sha256_json
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +46,23 @@ def _checksum(blob: bytes) -> bytes:
     return hashlib.blake2b(blob, digest_size=8).digest()
 
 
+def _sqlite_code(error: sqlite3.Error) -> int:
+    """SQLite's primary result code of an error (extended codes carry it in the low byte)."""
+    return (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF
+
+
+def _is_corrupt(error: sqlite3.Error) -> bool:
+    return _sqlite_code(error) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _is_read_only(error: sqlite3.Error) -> bool:
+    return _sqlite_code(error) in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM)
+
+
+def _is_full(error: sqlite3.Error) -> bool:
+    return _sqlite_code(error) == sqlite3.SQLITE_FULL or "disk is full" in str(error)
+
+
 class EmbeddingCache:
     """Vectors by input key for one model fingerprint."""
 
@@ -46,17 +70,62 @@ class EmbeddingCache:
         self.fingerprint = fingerprint
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", str(fingerprint.get("model", "model")))[-60:]
         self.path = Path(root).expanduser() / f"{slug}-{sha256_json(fingerprint)[:16]}.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = False
+        self._dim: int | None = None
         self._conn = self._open()
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self) -> sqlite3.Connection | None:
+        """A connection; read-only (with a warning) when the cache cannot be written, None when there is
+        no readable cache file at all (then nothing is cached)."""
+        if self.path.parent.is_dir() and not self._writable():
+            return self._open_read_only("it is not writable")
+        ensure_dir(self.path.parent, what="the embedding cache", option="--cache-dir")
         try:
             return self._connect()
         except sqlite3.DatabaseError as e:
+            if _is_read_only(e):
+                return self._open_read_only(str(e))
+            if _is_full(e):
+                raise self._full_error(e) from e
+            if not _is_corrupt(e):
+                raise
             aside = self.path.with_suffix(".corrupt")
-            logger.warning("Embedding cache %s is unreadable (%s); moved to %s and starting afresh.", self.path, e, aside)
+            logger.warning("Embedding cache %s is corrupt (%s); moved to %s and starting afresh.", self.path, e, aside)
             self.path.replace(aside)
             return self._connect()
+
+    def _writable(self) -> bool:
+        folder_ok = os.access(self.path.parent, os.W_OK | os.X_OK)
+        return folder_ok and (not self.path.exists() or os.access(self.path, os.W_OK))
+
+    def _open_read_only(self, why: str) -> sqlite3.Connection | None:
+        """Serve what a cache we cannot write holds; write nothing, move nothing."""
+        self.read_only = True
+        if not self.path.is_file():
+            logger.warning("Embedding cache %s cannot be created (%s); running without a cache. "
+                           "Give a writable --cache-dir to keep vectors.", self.path, why)
+            return None
+        logger.warning("Embedding cache %s is read-only (%s); it is used read-only: cached vectors are "
+                       "served, new ones are not stored.", self.path, why)
+        # Plain read-only mode reads a WAL left by a killed writer; on a read-only mount it cannot make the
+        # WAL's -shm file, and immutable mode (which creates nothing) reads the main file alone.
+        uri = self.path.resolve().as_uri()
+        for mode in ("ro", "ro&immutable=1"):
+            conn = sqlite3.connect(f"{uri}?mode={mode}", uri=True, timeout=60)
+            try:
+                conn.execute("SELECT COUNT(*) FROM emb").fetchone()
+                return conn
+            except sqlite3.DatabaseError as e:
+                conn.close()
+                error = e
+        logger.warning("Embedding cache %s cannot be read (%s); running without it.", self.path, error)
+        return None
+
+    def _full_error(self, error: sqlite3.Error) -> StorageError:
+        return StorageError(
+            f"Cannot write the embedding cache {self.path}: the disk is full ({error}). Fix: free some space, "
+            f"or point --cache-dir at another disk, or run with --no-cache; vectors cached before are kept."
+        )
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=60)
@@ -69,39 +138,76 @@ class EmbeddingCache:
         conn.commit()
         return conn
 
+    @property
+    def dim(self) -> int | None:
+        """The model's vector dimension, recorded with the first vectors stored (None before)."""
+        if self._dim is None and self._conn is not None:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
+            self._dim = int(row[0]) if row else None
+        return self._dim
+
     def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        """Vectors for the keys that are cached and intact."""
+        """Vectors for the keys that are cached and intact (checksum, dimension, finite values)."""
         found: dict[str, np.ndarray] = {}
         damaged: list[str] = []
+        if self._conn is None:
+            return found
+        dim = self.dim
         for start in range(0, len(keys), _SQL_VARS):
             chunk = list(keys[start : start + _SQL_VARS])
             marks = ",".join("?" * len(chunk))
             query = f"SELECT key, dim, vec, checksum FROM emb WHERE key IN ({marks})"
-            for key, dim, blob, checksum in self._conn.execute(query, chunk):
-                if blob is None or len(blob) != 4 * dim or _checksum(blob) != checksum:
+            for key, row_dim, blob, checksum in self._conn.execute(query, chunk):
+                if not _intact(row_dim, blob, checksum, dim):
                     damaged.append(key)
                     continue
                 found[key] = np.frombuffer(blob, dtype=np.float32)
         if damaged:
-            logger.warning("Embedding cache %s: %d damaged entries dropped; they will be recomputed.", self.path, len(damaged))
+            logger.warning("Embedding cache %s: %d damaged entries (checksum, dimension or NaN) not used; they will "
+                           "be recomputed.", self.path, len(damaged))
             self.delete(damaged)
         return found
 
     def put_many(self, keys: Iterable[str], vectors: np.ndarray) -> None:
-        """Store a group of vectors in one transaction."""
+        """Store a group of vectors in one transaction (nothing, for a read-only cache)."""
+        if self.read_only or self._conn is None:
+            return
+        vectors = np.asarray(vectors, dtype=np.float32)
         rows = []
-        for key, vec in zip(keys, np.asarray(vectors, dtype=np.float32), strict=True):
+        for key, vec in zip(keys, vectors, strict=True):
             blob = np.ascontiguousarray(vec).tobytes()
             rows.append((key, int(vec.shape[0]), blob, _checksum(blob)))
-        with self._conn:
-            self._conn.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)", rows)
+        try:
+            with self._conn:
+                if self.dim is None and vectors.ndim == 2:
+                    self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('dim', ?)", (str(vectors.shape[1]),))
+                    self._dim = int(vectors.shape[1])
+                self._conn.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.OperationalError as e:
+            if _is_full(e):
+                raise self._full_error(e) from e
+            raise
 
     def delete(self, keys: Sequence[str]) -> None:
+        if self.read_only or self._conn is None:
+            return
         with self._conn:
             self._conn.executemany("DELETE FROM emb WHERE key = ?", [(k,) for k in keys])
 
     def count(self) -> int:
+        if self._conn is None:
+            return 0
         return int(self._conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
 
     def close(self) -> None:
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
+
+
+def _intact(row_dim: int, blob: bytes | None, checksum: bytes | None, dim: int | None) -> bool:
+    """Whether a stored vector may be served: checksum matches, the cache's dimension, all finite."""
+    if blob is None or len(blob) != 4 * row_dim or _checksum(blob) != checksum:
+        return False
+    if dim is not None and row_dim != dim:
+        return False
+    return bool(np.isfinite(np.frombuffer(blob, dtype=np.float32)).all())

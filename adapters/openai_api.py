@@ -14,8 +14,12 @@ How texts are sent:
   `max_tokens_per_request` tokens (300,000) each. Tokens are counted with tiktoken when it is
   installed and its encoding is available offline, else bounded by UTF-8 bytes (never fewer than
   tokens), so a request never exceeds the budget;
-- 429, 5xx and connection errors are retried by the `openai` client (`max_retries`, exponential
-  backoff honouring Retry-After); every retry is counted.
+- 429, 5xx, connection errors and timeouts are retried by the `openai` client (`max_retries`,
+  exponential backoff honouring Retry-After); every retry is counted;
+- an endpoint that never answers fails within a bounded time: each attempt waits at most `timeout`
+  seconds (12), so the defaults give up after 6 x 12 s plus at most 15.5 s of backoff, 87.5 s
+  (`failure_bound_s`), leaving room under two minutes for start-up, with an error saying it timed out;
+- a reply that is not JSON, or vectors of different lengths, is an error naming the endpoint.
 
 The usage ledger (`usage()`, recorded per task in the run record's `encode.usage`) counts requests,
 retries, texts sent, tokens (as the endpoint reports them) and their cost in USD from `PRICES_USD_PER_1M`
@@ -62,6 +66,7 @@ PRICES_USD_PER_1M: dict[str, float] = {
 PRICE_TABLE_SOURCE = "price table (OpenAI list prices, 2025)"
 CHARS_PER_TOKEN = 4
 LOCAL_KEY = "not-needed"  # sent to a key-less local endpoint when $OPENAI_API_KEY is unset
+DEFAULT_TIMEOUT_S = 12.0  # per attempt; with 5 retries an endpoint that never answers fails in < 2 minutes
 
 
 @dataclass
@@ -101,7 +106,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         dimensions: int | None = None,
         base_url: str | None = None,
         max_retries: int = 5,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         price: float | None = None,
         max_tokens_per_request: int = MAX_TOKENS_PER_REQUEST,
         batch_size: int = 512,
@@ -114,6 +119,8 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
                 raise ConfigError(f"{option} must be positive, got {value}.")
         if max_retries < 0 or (price is not None and price < 0):
             raise ConfigError("max_retries and price must not be negative.")
+        if not timeout > 0:
+            raise ConfigError(f"timeout (seconds per API attempt) must be positive, got {timeout}.")
         self.model_id = model_id
         self.template = template
         self.template_format = template_string(template)
@@ -125,6 +132,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         self.max_tokens_per_request = max_tokens_per_request
         self.api_usage = APIUsage()
         self._client: Any = None
+        self._reply_dim: int | None = None  # vector length of the first reply; every later one must match
         super().__init__(name=name or model_id, revision=revision or "api", batch_size=batch_size, **kwargs)
 
     # ------------------------------------------------------------------ settings
@@ -224,7 +232,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             )
         except openai.APIError as e:
             raise self._error(e) from None
-        response = raw.parse()
+        response = self._parse(raw)
         self.api_usage.requests += 1
         self.api_usage.retries += int(getattr(raw, "retries_taken", 0) or 0)
         self.api_usage.texts += len(batch)
@@ -236,15 +244,51 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         data = sorted(response.data, key=lambda d: d.index)
         if len(data) != len(batch):
             raise EncodingError(f"{self.endpoint} returned {len(data)} embeddings for {len(batch)} inputs.")
+        lengths = sorted({len(d.embedding) for d in data} | {self._reply_dim or len(data[0].embedding)})
+        if len(lengths) > 1:
+            raise EncodingError(
+                f"{self.endpoint} (model {self.model_id}) returned vectors of different lengths ({', '.join(map(str, lengths))}); "
+                f"a model gives one length. Check that --base-url serves only this model (and --dimensions)."
+            )
+        self._reply_dim = lengths[0]
         if self.mteb_model_meta.embed_dim is None:
             self.mteb_model_meta = self.mteb_model_meta.model_copy(update={"embed_dim": len(data[0].embedding)})
         return np.asarray([d.embedding for d in data], dtype=np.float32)
+
+    def _parse(self, raw: Any) -> Any:
+        """The parsed reply; a reply that is not the JSON of an embeddings list is an EncodingError."""
+        import openai
+
+        try:
+            response = raw.parse()
+        except (ValueError, openai.APIResponseValidationError) as e:
+            response = e
+        if not hasattr(response, "data"):  # the client hands back a str for a non-JSON content type
+            raise EncodingError(
+                f"{self.endpoint} (model {self.model_id}) answered with something that is not the JSON of an "
+                f"embeddings reply (HTTP {raw.http_response.status_code}, {raw.http_response.headers.get('content-type')}). "
+                f"Check that --base-url points at an OpenAI-compatible /v1 endpoint."
+            ) from None
+        return response
+
+    def failure_bound_s(self) -> float:
+        """The longest an endpoint that never answers can hold a request: every attempt's timeout plus
+        the client's backoff between attempts (at most its maximum delay each)."""
+        from openai._constants import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY
+
+        backoff = sum(min(INITIAL_RETRY_DELAY * 2**k, MAX_RETRY_DELAY) for k in range(self.max_retries))
+        return (self.max_retries + 1) * self.timeout + backoff
 
     def _error(self, e: Exception) -> Exception:
         """One clear line for an API failure (after the client's retries), with no credentials in it."""
         import openai
 
         where = f"{self.endpoint} (model {self.model_id})"
+        if isinstance(e, openai.APITimeoutError):
+            return EncodingError(
+                f"{where} timed out: no answer within {self.timeout:g} s per attempt, {self.max_retries + 1} attempt(s). Check that "
+                f"the server is up and --base-url is right, or allow more time with --model-args timeout=SECONDS."
+            )
         if isinstance(e, openai.AuthenticationError):
             return ConfigError(f"{where} rejected the API key (401). Set a valid key in {API_KEY_ENV}.")
         if isinstance(e, openai.PermissionDeniedError):

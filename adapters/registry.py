@@ -122,7 +122,8 @@ def family_name(prefix: str) -> str:
     discover()
     family = FAMILY_ALIASES.get(prefix, prefix)
     if family not in FAMILIES:
-        raise UnknownNameError("model family", prefix, [*FAMILIES, *FAMILY_ALIASES])
+        raise UnknownNameError("model family", prefix, [*FAMILIES, *FAMILY_ALIASES],
+                               list_command="python -m bench list models")
     return family
 
 

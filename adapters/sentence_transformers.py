@@ -13,6 +13,7 @@ so models configured to pool without the prompt tokens (INSTRUCTOR-style) do so.
 from __future__ import annotations
 
 import logging
+import string
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,23 @@ def template_string(template: str) -> str:
             f"Instruction template {template!r} has no '{{text}}' placeholder; use one of "
             f"{', '.join(TEMPLATE_NAMES)} or a string such as '{{instruction}} {{text}}'."
         )
+    _check_template_fields(template)
     return template
+
+
+def _check_template_fields(template: str) -> None:
+    """A custom template may name only {instruction} and {text}; literal braces are doubled."""
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as e:
+        raise ConfigError(f"Instruction template {template!r} is not a valid format string ({e}); "
+                          f"write a literal brace as '{{{{' or '}}}}'.") from None
+    unknown = sorted(fields - {"instruction", "text"})
+    if unknown:
+        raise ConfigError(
+            f"Instruction template {template!r} has unknown field(s) {', '.join('{' + f + '}' for f in unknown)}; "
+            f"a template may use only {{instruction}} and {{text}} (write a literal brace as '{{{{')."
+        )
 
 
 class SentenceTransformerEncoder(BaseEncoder):

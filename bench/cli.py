@@ -2,6 +2,8 @@
 parses, configures logging and turns errors into one line.
 
 All user errors surface here as one line (`error: ...`) with exit code 2; a Ctrl-C says how to resume.
+Every error line and log line passes through `bench.redact`, so no URL credential is ever printed.
+Anything else is a bug: it keeps its traceback (credentials redacted there too) and exits 1.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import importlib
 import logging
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from bench.errors import BenchError
+from bench.redact import install_log_redaction, redact
 
 
 def _parser(*, full_run: bool = False) -> argparse.ArgumentParser:
@@ -63,6 +67,7 @@ def _configure_logging(verbose: bool, quiet: bool) -> None:
     for name in ("mteb", "sentence_transformers", "transformers", "datasets"):
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.ERROR)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    install_log_redaction()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -76,11 +81,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except BenchError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {redact(' '.join(str(e).split()))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: finished tasks and encoded texts are saved; rerun the same command to resume.", file=sys.stderr)
         return 130
+    except Exception as e:  # noqa: BLE001 - a bug: its full traceback, credentials redacted, exit 1
+        print(redact("".join(traceback.format_exception(e))), end="", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

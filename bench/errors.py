@@ -5,7 +5,11 @@
     ├── DataError              missing data files, malformed rows, empty texts
     ├── ModelLoadError         a model that cannot be loaded (bad path, hub unreachable)
     ├── EncodingError          a model that produced NaN/inf or the wrong shape
-    └── ConfigError            contradictory or invalid options
+    ├── ConfigError            contradictory or invalid options
+    └── StorageError           a file or folder the harness cannot write (full disk, read-only, not a folder)
+
+`storage_error` maps an OSError from the file-writing layer (bench/fileio.py, the embedding cache) to a
+StorageError naming the path and the fix; any other OSError is unexpected and keeps its traceback.
 
 Anything else is a bug in the harness and keeps its traceback.
 """
@@ -13,7 +17,9 @@ Anything else is a bug in the harness and keeps its traceback.
 from __future__ import annotations
 
 import difflib
+import errno
 from collections.abc import Iterable
+from pathlib import Path
 
 
 class BenchError(Exception):
@@ -23,7 +29,7 @@ class BenchError(Exception):
 class UnknownNameError(BenchError, KeyError):
     """A name that is not in a registry; the message lists close matches."""
 
-    def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+    def __init__(self, kind: str, name: str, known: Iterable[str], *, list_command: str | None = None) -> None:
         known = sorted(known)
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         close += [k for k in known if name.lower() in k.lower() and k not in close][:3]
@@ -32,7 +38,7 @@ class UnknownNameError(BenchError, KeyError):
             msg += f" Did you mean: {', '.join(close[:3])}?"
         else:
             msg += f" Known {kind}s: {', '.join(known[:15])}{' ...' if len(known) > 15 else ''}"
-        msg += f" (`python -m bench list {kind}s` shows all.)"
+        msg += f" (`{list_command or f'python -m bench list {kind}s'}` shows all.)"
         super().__init__(msg)
         self.message = msg
 
@@ -58,3 +64,33 @@ class EncodingError(BenchError):
 
 class ConfigError(BenchError):
     """Invalid or contradictory options."""
+
+
+class StorageError(BenchError):
+    """A file or folder the harness cannot write: full disk, read-only, no permission, not a folder."""
+
+
+# errno -> (what went wrong, how to fix it); the message names the path in between.
+_STORAGE_FIXES: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("no space left on the device", "free some space, or point {option} at another disk"),
+    errno.EDQUOT: ("disk quota exceeded", "free some space, or point {option} at another disk"),
+    errno.EROFS: ("the file system is read-only", "point {option} at a writable folder"),
+    errno.EACCES: ("permission denied", "make it writable for this user, or point {option} elsewhere"),
+    errno.EPERM: ("operation not permitted", "make it writable for this user, or point {option} elsewhere"),
+    errno.ENOTDIR: ("a path component is a file, not a folder", "point {option} at a folder"),
+    errno.EEXIST: ("a file is in the way of a folder", "point {option} at a folder"),
+    errno.EISDIR: ("a folder is in the way of a file", "remove or rename that folder"),
+}
+
+
+def storage_error(error: OSError, path: Path | str, *, what: str = "output", option: str = "--output-dir/--out") -> StorageError | None:
+    """A StorageError for an OSError whose cause the user can fix, or None (an unexpected error).
+
+    `what` says what was being written; `option` is the flag that chooses where it goes.
+    """
+    fix = _STORAGE_FIXES.get(error.errno or 0)
+    if fix is None:
+        return None
+    problem, hint = fix
+    return StorageError(f"Cannot write {what} to {path}: {problem}. Fix: {hint.format(option=option)}; "
+                        f"results finished earlier are kept.")

@@ -1,4 +1,12 @@
-"""Atomic file writes: a crash mid-write must never leave a half-written result or cache file."""
+"""Atomic file writes: a crash mid-write must never leave a half-written result or cache file.
+
+Every file the harness writes goes through `atomic_write`, which is therefore the one place where
+1. files get ordinary permissions: `tempfile.mkstemp` creates 0600, so the file is re-moded to what
+   `open()` would have given (0666 minus the umask; 0644 by default), readable by a web server;
+2. an OSError the user can fix (full disk, read-only folder, no permission, a file where a folder
+   should be) becomes a `bench.errors.StorageError` naming the path and the fix; the old file, if any,
+   is untouched, because the rename never happened.
+"""
 
 from __future__ import annotations
 
@@ -6,34 +14,80 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.errors import storage_error
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask (reading it means setting it, hence the lock)."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode `open()` gives a new file: 0666 minus the umask (0644 under the usual 022)."""
+    return 0o666 & ~current_umask()
+
+
+def ensure_dir(path: Path, *, what: str = "output", option: str = "--output-dir/--out") -> Path:
+    """`mkdir -p path`, with a fixable failure (read-only, a file in the way) as a StorageError."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        _reraise_storage(e, path, what, option)
+    return path
+
+
+def atomic_write(path: Path, write: Callable[[Path], None], *, what: str = "output", option: str = "--output-dir/--out") -> None:
     """Let `write` fill a temporary file beside `path`, then rename it over `path`.
 
-    The rename is atomic on POSIX and Windows, so readers see the old file or the new one.
+    The rename is atomic on POSIX and Windows, so readers see the old file or the new one. `what` and
+    `option` word the error when the folder cannot be written (see the module docstring).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    ensure_dir(path.parent, what=what, option=option)
+    tmp: Path | None = None
     try:
-        write(Path(tmp))
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        tmp = Path(name)
+        write(tmp)
+        os.chmod(tmp, file_mode())
         os.replace(tmp, path)
+    except OSError as e:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        _reraise_storage(e, path, what, option)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+def _reraise_storage(error: OSError, path: Path, what: str, option: str) -> None:
+    """Raise the StorageError for `error`, or `error` itself when the user cannot fix it."""
+    mapped = storage_error(error, path, what=what, option=option)
+    if mapped is None:
+        raise error
+    raise mapped from error
 
 
-def atomic_write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+def atomic_write_text(path: Path, text: str, **where: str) -> None:
+    """`atomic_write` of UTF-8 text; `where` (what, option) words a storage error."""
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), **where)
+
+
+def atomic_write_json(path: Path, obj: Any, **where: str) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n", **where)
 
 
 def sha256_text(text: str) -> str:

@@ -37,6 +37,7 @@ from typing import Any
 
 from bench.errors import ConfigError
 from bench.fileio import sha256_json
+from bench.redact import redact_url
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,8 @@ TEMPERATURE_ENV = "INSTRUCT_BENCH_LLM_TEMPERATURE"
 SEED_ENV = "INSTRUCT_BENCH_LLM_SEED"
 CONCURRENCY_ENV = "INSTRUCT_BENCH_LLM_CONCURRENCY"
 JSON_MODE_ENV = "INSTRUCT_BENCH_LLM_JSON_MODE"
+TIMEOUT_ENV = "INSTRUCT_BENCH_LLM_TIMEOUT"  # seconds per attempt
+DEFAULT_TIMEOUT_S = 25.0  # 4 attempts x 25 s + 3.5 s backoff: a hung endpoint fails in under 2 minutes
 PRICE_ENV = "INSTRUCT_BENCH_LLM_PRICE"  # "INPUT,OUTPUT" dollars per million tokens
 CACHE_ENV = "INSTRUCT_BENCH_CACHE"
 OPENAI_URL = "https://api.openai.com/v1"
@@ -73,7 +76,7 @@ class LLMConfig:
     max_tokens: int = 512
     concurrency: int = 4
     max_retries: int = 3
-    timeout_s: float = 120.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     json_mode: str = "auto"
     cache_dir: Path | None = None
     retry_temperature: float = 0.7
@@ -103,6 +106,7 @@ class LLMConfig:
             seed=_number(seed, SEED_ENV, 42, int),
             concurrency=_number(concurrency, CONCURRENCY_ENV, 4, int),
             max_retries=3 if max_retries is None else max_retries,
+            timeout_s=_number(None, TIMEOUT_ENV, DEFAULT_TIMEOUT_S, float),
             json_mode=json_mode or env.get(JSON_MODE_ENV) or "auto",
             cache_dir=Path(llm_cache_dir) if llm_cache_dir else default_llm_cache_dir(),
         )
@@ -114,6 +118,8 @@ class LLMConfig:
             raise ConfigError(f"--concurrency must be at least 1, got {self.concurrency}.")
         if self.max_retries < 0:
             raise ConfigError(f"--max-retries must be 0 or more, got {self.max_retries}.")
+        if not self.timeout_s > 0:
+            raise ConfigError(f"${TIMEOUT_ENV} (seconds per attempt) must be positive, got {self.timeout_s}.")
         if self.json_mode not in JSON_MODES:
             raise ConfigError(f"Unknown JSON mode '{self.json_mode}'; choose one of {', '.join(JSON_MODES)}.")
         if not 0.0 <= self.temperature <= 2.0:
@@ -125,7 +131,7 @@ class LLMConfig:
 
     def record(self) -> dict[str, Any]:
         """What a manifest records about the endpoint (no key, no cache path)."""
-        return {"endpoint": self.base_url, "model": self.model, "temperature": self.temperature,
+        return {"endpoint": redact_url(self.base_url), "model": self.model, "temperature": self.temperature,
                 "seed": self.seed, "max_tokens": self.max_tokens, "max_retries": self.max_retries,
                 "retry_temperature": self.retry_temperature, "json_mode": self.json_mode}
 
@@ -475,6 +481,11 @@ class LLMClient:
             if "response_format" in body and _mentions_format(e):
                 raise _UnsupportedFormat(_message(e)) from None
             raise _TransportError(f"{type(e).__name__} after {self.config.max_retries} retries: {_message(e)}") from None
+        except openai.APITimeoutError:
+            raise _TransportError(
+                f"timed out: no answer within {self.config.timeout_s:g} s per attempt, {self.config.max_retries + 1} attempt(s) "
+                f"(${TIMEOUT_ENV} sets the seconds per attempt)"
+            ) from None
         except openai.APIConnectionError as e:
             raise _TransportError(f"{type(e).__name__} after {self.config.max_retries} retries: {_message(e)}") from None
         choice = completion.choices[0]

@@ -18,15 +18,22 @@ from typing import Any
 from mteb import ResultCache, TaskResult
 from mteb.models import ModelMeta
 
-from bench.fileio import atomic_write, atomic_write_json
+from bench.fileio import atomic_write, atomic_write_json, ensure_dir
 
 logger = logging.getLogger(__name__)
 
 RUN_RECORDS = "run_records"
+RESULTS = {"what": "results", "option": "--output-dir"}  # how a storage error names what `bench run` writes
 
 
 class AtomicResultCache(ResultCache):
     """MTEB's ResultCache with atomic writes, and a damaged result file treated as missing."""
+
+    def __init__(self, cache_path: str | Path | None = None) -> None:
+        # MTEB creates the folder itself: a file in the way or a read-only parent becomes one error line.
+        if cache_path is not None:
+            ensure_dir(Path(cache_path), **RESULTS)
+        super().__init__(cache_path)
 
     def save_to_cache(
         self,
@@ -37,9 +44,9 @@ class AtomicResultCache(ResultCache):
         encode_kwargs: Any = None,
     ) -> None:
         path = self.get_task_result_path(task_result.task_name, model_name, model_revision)
-        atomic_write(path, task_result.to_disk)
+        atomic_write(path, task_result.to_disk, **RESULTS)
         if isinstance(model_name, ModelMeta):
-            atomic_write_json(path.parent / "model_meta.json", model_name.to_dict())
+            atomic_write_json(path.parent / "model_meta.json", model_name.to_dict(), **RESULTS)
 
     def load_task_result(self, task_name: str, model_name: str | ModelMeta, *args: Any, **kwargs: Any) -> TaskResult | None:
         try:

@@ -30,7 +30,8 @@ from adapters.options import public_value
 from bench.errors import MissingDataError
 from bench.fileio import atomic_write_json
 from bench.instruction_style import instruction_style_for
-from bench.results import AtomicResultCache, read_json, result_path, run_record_path
+from bench.redact import redact_value
+from bench.results import RESULTS, AtomicResultCache, read_json, result_path, run_record_path
 
 logger = logging.getLogger("bench")
 
@@ -101,7 +102,7 @@ def run(options: RunOptions) -> list[TaskOutcome]:
             outcomes.append(_outcome(task, *previous, "reused", result_path(store, model.mteb_model_meta, name)))
             continue
         logger.info("[%d/%d] %s: evaluating %s", i, len(tasks), name, model.name)
-        record_path.unlink(missing_ok=True)
+        # The old record stays until the new result is written: a failed rerun loses nothing.
         before, usage_before = model.stats.copy(), model_usage(model)
         started, tick = datetime.now(UTC), time.perf_counter()
         mteb.evaluate(
@@ -116,7 +117,11 @@ def run(options: RunOptions) -> list[TaskOutcome]:
         seconds = time.perf_counter() - tick
         usage = model_usage(model, since=usage_before) if usage_before is not None else None
         record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
-        atomic_write_json(record_path, record)
+        try:
+            atomic_write_json(record_path, record, **RESULTS)
+        except BaseException:  # the new result is written: the old record no longer describes it
+            record_path.unlink(missing_ok=True)
+            raise
         path = result_path(store, model.mteb_model_meta, name)
         outcome = _outcome(task, read_json(path), record, "computed", path)
         logger.info(
@@ -337,7 +342,7 @@ def _run_record(
         "versions": package_versions(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "command": [public_value(arg) for arg in sys.argv],
+        "command": [redact_value(public_value(arg)) for arg in sys.argv],
         "resume_key": key,
     }
 

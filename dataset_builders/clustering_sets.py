@@ -90,7 +90,7 @@ def _source(source_dir: Path, rel_path: str, why: str = "") -> tuple[str, dict[s
     if not path.is_file():
         raise DataError(
             f"Source file not found: {path}.{why} Pass --source-dir the raw data root that holds "
-            f"'{rel_path}' (e.g. /work/shared/data/raw)."
+            f"'{rel_path}' (e.g. ../shared/data/raw)."
         )
     data = path.read_bytes()
     try:

@@ -55,14 +55,14 @@ def read_source(source_dir: Path, rel_path: str) -> SourceFile:
         raise MissingSourceError(
             f"Expected source file not found: {path}. Pass the raw data root "
             f"(the directory that contains '{rel_path.split('/')[0]}/', e.g. "
-            f"/work/shared/data/raw) as source_dir."
+            f"../shared/data/raw) as --source-dir."
         )
     return SourceFile(rel_path=rel_path, data=path.read_bytes())
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write via a temporary file and rename (bench.fileio), so readers never see half a file."""
-    atomic_write(Path(path), lambda tmp: (tmp.write_bytes(data), tmp.chmod(0o644)))
+    atomic_write(Path(path), lambda tmp: tmp.write_bytes(data), option="--out")
 
 
 def csv_bytes(header: Sequence[str], rows: Iterable[Sequence[object]]) -> bytes:

@@ -119,5 +119,5 @@ def builders() -> dict[str, Builder]:
 def get_builder(name: str) -> Builder:
     known = builders()
     if name not in known:
-        raise UnknownNameError("dataset builder", name, known)
+        raise UnknownNameError("dataset builder", name, known, list_command="python -m bench build-data list")
     return known[name]

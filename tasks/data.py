@@ -12,6 +12,7 @@ number, and so that texts such as "NA" or "None" stay texts (pandas would turn t
 from __future__ import annotations
 
 import csv
+import io
 import json
 import logging
 import os
@@ -75,28 +76,43 @@ def read_local_rows(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
     raise DataError(f"{path}: unsupported file type '{suffix}'; use one of {', '.join(LOCAL_SUFFIXES)}.")
 
 
+def read_utf8(path: Path) -> str:
+    """A local data file's text: UTF-8, with or without the byte-order mark Excel writes (utf-8-sig).
+
+    Anything else (Latin-1, UTF-16) is a DataError naming the file, the offending byte and the fix.
+    """
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DataError(
+            f"{path} line {line}: not UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}; perhaps Latin-1 or "
+            f"Windows-1252). Re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`, or \"CSV UTF-8\" in Excel)."
+        ) from None
+
+
 def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None:
-            raise DataError(f"{path}: file is empty; expected a header line with {', '.join(columns)}.")
-        _check_columns(path, header, columns)
-        rows = []
-        for record in reader:
-            if not record:
-                continue
-            if len(record) != len(header):
-                raise DataError(
-                    f"{path} line {reader.line_num}: malformed row, expected {len(header)} fields "
-                    f"({', '.join(header)}) but found {len(record)}. Quote fields that contain commas."
-                )
-            rows.append(dict(zip(header, record)))
+    reader = csv.reader(io.StringIO(read_utf8(path), newline=""))
+    header = next(reader, None)
+    if header is None:
+        raise DataError(f"{path}: file is empty; expected a header line with {', '.join(columns)}.")
+    _check_columns(path, header, columns)
+    rows = []
+    for record in reader:
+        if not record:
+            continue
+        if len(record) != len(header):
+            raise DataError(
+                f"{path} line {reader.line_num}: malformed row, expected {len(header)} fields "
+                f"({', '.join(header)}) but found {len(record)}. Quote fields that contain commas."
+            )
+        rows.append(dict(zip(header, record)))
     return rows
 
 
 def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
-    text = path.read_text(encoding="utf-8")
+    text = read_utf8(path)
     if text.lstrip().startswith("["):
         try:
             records = json.loads(text)
@@ -112,7 +128,7 @@ def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
             try:
                 numbered.append((line_no, json.loads(line)))
             except json.JSONDecodeError as e:
-                raise DataError(f"{path} line {line_no}: malformed JSON row ({e.msg}).") from None
+                raise DataError(f"{path} line {line_no}: malformed JSON row ({e.msg}); each line must be one complete JSON object.") from None
         where = "line"
     rows = []
     for n, record in numbered:
@@ -139,6 +155,18 @@ def _check_columns(path: Path, header: Sequence[str], columns: Sequence[str]) ->
         raise DataError(
             f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(header) or 'none'}, "
             f"expected {', '.join(columns)}."
+        )
+
+
+def check_clusters(task: str, aspect: str, labels: Sequence[Any]) -> None:
+    """A clustering aspect needs two or more gold clusters: with one, k-means has nothing to find and
+    V-measure is 1.0 whatever the embeddings, a score that would mean nothing."""
+    distinct = set(map(str, labels))
+    if len(distinct) < 2:
+        found = f"only {next(iter(distinct))!r}" if distinct else "no rows"
+        raise DataError(
+            f"{task} aspect '{aspect}': a clustering aspect needs at least two different cluster labels, found "
+            f"{found}. Fix the 'cluster' column of that aspect's file (or rebuild it with `bench build-data`)."
         )
 
 

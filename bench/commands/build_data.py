@@ -10,7 +10,7 @@ from bench.errors import DataError
 
 EPILOG = """examples:
   python -m bench build-data list
-  python -m bench build-data fewrel --source-dir ../shared/data/raw --out data/
+  python -m bench build-data few-rel-clustering --source-dir ../shared/data/raw --out data/
   python -m bench build-data intent-emotion --llm-model gpt-4-0613 --source-dir raw/ --out data/ --dry-run
 
 The output directory drops into `bench run --data-dir`. Every build writes a manifest.json next to its

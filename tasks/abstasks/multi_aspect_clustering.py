@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tasks.abstasks.base import InstructionTask, encode_pairs, limited
-from tasks.data import Schema
+from tasks.data import Schema, check_clusters
 from tasks.metrics import cluster_v_measure, harmonic_mean
 
 
@@ -34,6 +34,7 @@ class AbsTaskMultiAspectClustering(InstructionTask):
     def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         out = []
         for aspect, rows in rows_by_part.items():
+            check_clusters(self.metadata.name, aspect, [r["cluster"] for r in rows])
             rows = limited(rows, [r["cluster"] for r in rows], self.limit, self.seed)
             # Labels become strings so that aspects with int and str labels fit one Arrow column.
             out += [

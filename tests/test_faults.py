@@ -1,0 +1,697 @@
+"""The fault suite (issue 12): every fault a hostile or unlucky user can meet, through the real CLI.
+
+Each probe of `PROBES` starts from the files of one successful `bench run` (results, run records and
+embedding cache, copied fresh for the probe), runs `bench.cli.main` on the fault, and asserts
+* exit code 2 and exactly one `error:` line on stderr, naming the problem and the fix (its `expect`),
+* no traceback,
+* that every result file, run record and cached vector written earlier is unchanged.
+
+Full disks and read-only mounts are simulated by making the write calls raise the OSError the kernel
+would (tests run as root, where chmod 0555 does not stop writes); the probes that need a real
+permission check are skipped as root, saying why. Behaviours that are not errors (BOM CSVs load,
+damaged cache entries are recomputed, a read-only cache is used read-only, credentials never reach a
+written byte, file modes follow the umask, the timeout bound) have their own tests below.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import stat
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bench.cli import main
+from fake_openai import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "tasks" / "demo_data"
+MARKER = "SeCrEt-MaRkEr-7f3a"
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+# ---------------------------------------------------------------------------------------- servers
+class RaggedOpenAI(FakeOpenAI):
+    """Embeddings whose length depends on the input: 16 or 8 values."""
+
+    def _reply(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        status, payload = super()._reply(path, body)
+        if path == "/v1/embeddings":
+            for item in payload["data"]:
+                item["embedding"] = item["embedding"][: 8 if item["index"] % 2 else 16]
+        return status, payload
+
+
+class RawServer:
+    """Answers every POST with fixed bytes and content type (a proxy's HTML page, broken JSON)."""
+
+    def __init__(self, body: bytes, content_type: str) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class HungServer:
+    """Accepts connections (the kernel's backlog does) and never answers."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self.base_url = f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Servers:
+    api: FakeOpenAI
+    ragged: RaggedOpenAI
+    html: RawServer
+    broken_json: RawServer
+    hung: HungServer
+    keyed: FakeOpenAI
+
+    def close(self) -> None:
+        for s in (self.api, self.ragged, self.html, self.broken_json, self.hung, self.keyed):
+            s.close()
+
+
+@pytest.fixture(scope="module")
+def servers():
+    s = Servers(
+        api=FakeOpenAI(api_key=None).start(),
+        ragged=RaggedOpenAI(api_key=None).start(),
+        html=RawServer(b"<html><body>502 Bad Gateway</body></html>", "text/html"),
+        broken_json=RawServer(b'{"object": "list", "data": [', "application/json"),
+        hung=HungServer(),
+        keyed=FakeOpenAI(api_key="the-right-key").start(),
+    )
+    yield s
+    s.close()
+
+
+# ---------------------------------------------------------------------------------------- baseline
+def _api_args(url: str) -> list[str]:
+    return ["--model", "openai:fake", "--base-url", url]
+
+
+@pytest.fixture(scope="module")
+def baseline(servers, tmp_path_factory) -> Path:
+    """Results, run records and cache of one successful demo run with the fake API model."""
+    root = tmp_path_factory.mktemp("baseline")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("OPENAI_API_KEY", raising=False)
+        code = main(["run", *_api_args(servers.api.base_url), "--output-dir", str(root / "out"),
+                     "--cache-dir", str(root / "cache"), "-q"])
+    assert code == 0
+    assert len(list((root / "out").rglob("run_records/*.json"))) == 3
+    return root
+
+
+@dataclass
+class Ctx:
+    """What a probe works with: a fresh copy of the baseline and the servers."""
+
+    tmp: Path
+    out: Path
+    cache: Path
+    servers: Servers
+    monkeypatch: pytest.MonkeyPatch
+    cleanups: list[Callable[[], Any]] = field(default_factory=list)
+
+    def run(self, *extra: str, url: str | None = None) -> list[str]:
+        """`bench run` with the fake API model on this copy's folders, plus `extra`."""
+        return ["run", *_api_args(url or self.servers.api.base_url), "--output-dir", str(self.out),
+                "--cache-dir", str(self.cache), "-q", *extra]
+
+    def data(self, task: str, demo: str) -> Path:
+        """A local data folder holding the demo data of `demo` under the name `task`."""
+        folder = self.tmp / "data" / task
+        shutil.copytree(DEMO / demo, folder)
+        return self.tmp / "data"
+
+
+def snapshot(out: Path, cache: Path) -> dict[str, Any]:
+    """Every result byte and every cached vector, to compare before and after a probe."""
+    files = {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted(out.rglob("*")) if p.is_file()}
+    vectors = {}
+    for db in sorted(cache.rglob("*.sqlite")):
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        vectors[db.name] = sorted(conn.execute("SELECT key, dim, vec, checksum FROM emb").fetchall())
+        conn.close()
+    return {"files": files, "vectors": vectors}
+
+
+def assert_intact(before: dict[str, Any], after: dict[str, Any]) -> None:
+    """Every earlier file has its bytes and every earlier cached vector is still there (new ones may be added)."""
+    lost = {k: v for k, v in before["files"].items() if after["files"].get(k) != v}
+    assert not lost, f"earlier result files changed or lost: {sorted(lost)}"
+    for db, rows in before["vectors"].items():
+        assert set(rows) <= set(after["vectors"].get(db, [])), f"cached vectors of {db} changed or lost"
+
+
+# ---------------------------------------------------------------------------------------- fault injection
+def fail_call(ctx: Ctx, module: Any, name: str, err: int, under: Callable[[Ctx], Path], arg: int = -1) -> None:
+    """Make `module.name` raise OSError(err) when its path argument lies under `under(ctx)`."""
+    original = getattr(module, name)
+    root = str(under(ctx))
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        target = kwargs.get("dir") if name == "mkstemp" else args[arg]
+        if str(target).startswith(root):
+            raise OSError(err, os.strerror(err), str(target))
+        return original(*args, **kwargs)
+
+    ctx.monkeypatch.setattr(module, name, failing)
+
+
+def fail_rename(err: int) -> Callable[[Ctx], None]:
+    """The result write fails as a full disk does: the temporary file cannot be completed."""
+    return lambda ctx: fail_call(ctx, os, "replace", err, lambda c: c.out)
+
+
+def fail_tempfile(err: int) -> Callable[[Ctx], None]:
+    """No file can be created in the results folder (read-only mount, no permission)."""
+    return lambda ctx: fail_call(ctx, tempfile, "mkstemp", err, lambda c: c.out)
+
+
+def fail_mkdir(err: int, under: Callable[[Ctx], Path]) -> Callable[[Ctx], None]:
+    def setup(ctx: Ctx) -> None:
+        original = Path.mkdir
+        root = str(under(ctx))
+
+        def mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
+            if str(self).startswith(root) and not self.exists():
+                raise OSError(err, os.strerror(err), str(self))
+            return original(self, *args, **kwargs)
+
+        ctx.monkeypatch.setattr(Path, "mkdir", mkdir)
+
+    return setup
+
+
+def full_cache_disk(ctx: Ctx) -> None:
+    """A real SQLITE_FULL: the cache database may not grow by a single page."""
+    from adapters.cache import EmbeddingCache
+
+    original = EmbeddingCache._connect
+
+    def connect(self: EmbeddingCache) -> sqlite3.Connection:
+        conn = original(self)
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+        return conn
+
+    ctx.monkeypatch.setattr(EmbeddingCache, "_connect", connect)
+
+
+def make_file(which: str) -> Callable[[Ctx], None]:
+    """Replace the output or cache folder by a plain file."""
+    def setup(ctx: Ctx) -> None:
+        path = getattr(ctx, which)
+        shutil.rmtree(path)
+        path.write_text("not a folder\n")
+
+    return setup
+
+
+def latin1_csv(ctx: Ctx) -> None:
+    folder = ctx.data("IntentEmotion", "DemoIntentEmotion") / "IntentEmotion"
+    text = (folder / "emotion.csv").read_text(encoding="utf-8").replace("Hi there!", "Caf\u00e9 there!", 1)
+    (folder / "emotion.csv").write_bytes(text.encode("latin-1"))
+
+
+def one_label_aspect(ctx: Ctx) -> None:
+    folder = ctx.data("NYTClustering", "DemoNYTClustering") / "NYTClustering"
+    lines = (folder / "topic.csv").read_text(encoding="utf-8").splitlines()
+    rows = [line.rsplit(",", 1)[0] + ",sports" for line in lines[1:]]
+    (folder / "topic.csv").write_text("\n".join([lines[0], *rows]) + "\n", encoding="utf-8")
+
+
+def malformed_jsonl(ctx: Ctx) -> None:
+    folder = ctx.data("InstructSTSB", "DemoInstructSTS") / "InstructSTSB"
+    with (folder / "test.jsonl").open("a", encoding="utf-8") as f:
+        f.write('{"sentence1": "a", "sentence2": \n')
+
+
+def need_non_root(ctx: Ctx) -> None:
+    if IS_ROOT:
+        pytest.skip("runs as root, where chmod 0555 does not stop writes; the simulated read-only probes cover it")
+
+
+def readonly_results(ctx: Ctx) -> None:
+    need_non_root(ctx)
+    folders = [p for p in [ctx.out, *ctx.out.rglob("*")] if p.is_dir()]
+    for folder in folders:
+        folder.chmod(0o555)
+    ctx.cleanups.append(lambda: [folder.chmod(0o755) for folder in folders])
+
+
+def no_cuda(ctx: Ctx) -> None:
+    import torch
+
+    ctx.monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    ctx.monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+
+
+def secret_env(ctx: Ctx) -> None:
+    ctx.monkeypatch.setenv("OPENAI_API_KEY", MARKER)
+
+
+# ---------------------------------------------------------------------------------------- the table
+@dataclass(frozen=True)
+class Probe:
+    id: str
+    argv: Callable[[Ctx], list[str]]
+    expect: tuple[str, ...]  # substrings of the error line: the problem and the fix
+    setup: Callable[[Ctx], None] | None = None
+    absent: tuple[str, ...] = ()  # substrings that must not appear anywhere in the output
+
+
+def _data_run(task: str) -> Callable[[Ctx], list[str]]:
+    return lambda c: c.run("--overwrite", "--tasks", task, "--data-dir", str(c.tmp / "data"))
+
+
+PROBES = [
+    # --- results folder: full disk, read-only, no permission, not a folder
+    Probe("results-disk-full", lambda c: c.run("--overwrite"), ("Cannot write results", "no space left", "free some space"),
+          fail_rename(errno.ENOSPC)),
+    Probe("results-quota", lambda c: c.run("--overwrite"), ("disk quota exceeded", "free some space"),
+          fail_rename(errno.EDQUOT)),
+    Probe("results-read-only-fs", lambda c: c.run("--overwrite"), ("read-only", "writable folder"),
+          fail_tempfile(errno.EROFS)),
+    Probe("results-permission", lambda c: c.run("--overwrite"), ("permission denied", "make it writable"),
+          fail_tempfile(errno.EACCES)),
+    Probe("results-chmod-0555", lambda c: c.run("--overwrite"), ("permission denied",), readonly_results),
+    Probe("results-new-folder-read-only", lambda c: c.run("--overwrite", "--template", "none"),
+          ("read-only", "writable folder"), fail_mkdir(errno.EROFS, lambda c: c.out)),
+    Probe("output-dir-is-a-file", lambda c: c.run(), ("a file is in the way", "--output-dir"),
+          make_file("out")),
+    Probe("output-dir-below-a-file",
+          lambda c: ["run", *_api_args(c.servers.api.base_url), "--output-dir", str(c.tmp / "plain" / "sub"),
+                     "--cache-dir", str(c.cache), "-q"],
+          ("not a folder", "--output-dir"), lambda c: (c.tmp / "plain").write_text("x")),
+    # --- embedding cache
+    Probe("cache-dir-is-a-file", lambda c: c.run("--overwrite"), ("embedding cache", "--cache-dir"), make_file("cache")),
+    Probe("cache-dir-below-a-file", lambda c: c.run("--overwrite", "--cache-dir", str(c.tmp / "f" / "c")),
+          ("embedding cache", "not a folder", "--cache-dir"), lambda c: (c.tmp / "f").write_text("x")),
+    Probe("cache-disk-full", lambda c: c.run("--overwrite", "--template", "none"),
+          ("embedding cache", "disk is full", "--no-cache"), full_cache_disk),
+    Probe("cache-folder-cannot-be-created", lambda c: c.run("--overwrite", "--cache-dir", str(c.tmp / "ro" / "c")),
+          ("embedding cache", "read-only", "--cache-dir"), fail_mkdir(errno.EROFS, lambda c: c.tmp / "ro")),
+    # --- data files
+    Probe("latin1-csv", _data_run("IntentEmotion"), ("emotion.csv", "not UTF-8", "Re-save the file as UTF-8"), latin1_csv),
+    Probe("one-label-aspect", _data_run("NYTClustering"), ("aspect 'topic'", "at least two different cluster labels",
+                                                           "Fix the 'cluster' column"), one_label_aspect),
+    Probe("malformed-jsonl", _data_run("InstructSTSB"), ("test.jsonl line", "malformed JSON row"), malformed_jsonl),
+    Probe("missing-task-folder", lambda c: c.run("--tasks", "IntentEmotion", "--data-dir", str(c.tmp)),
+          ("No folder for task IntentEmotion", "`bench build-data list`")),
+    # --- templates and options
+    Probe("template-unknown-field", lambda c: c.run("--template", "{foo} {text}"), ("unknown field(s) {foo}", "{instruction}")),
+    Probe("template-broken-brace", lambda c: c.run("--template", "{instruction {text}"), ("not a valid format string", "'{{'")),
+    Probe("template-without-text", lambda c: c.run("--template", "{instruction}"), ("no '{text}' placeholder",)),
+    Probe("device-cuda-without-cuda", lambda c: ["run", "--model", "all-MiniLM-L6-v2", "--device", "cuda", "--tasks",
+                                                 "DemoInstructSTS", "--output-dir", str(c.out), "--cache-dir",
+                                                 str(c.tmp / "mini-cache"), "-q"],
+          ("--device cuda", "0 CUDA device", "--device cpu"), no_cuda, absent=("hub id",)),
+    Probe("device-cuda-index", lambda c: ["run", "--model", "all-MiniLM-L6-v2", "--device", "cuda:3", "--tasks",
+                                          "DemoInstructSTS", "--output-dir", str(c.out), "--cache-dir",
+                                          str(c.tmp / "mini-cache"), "-q"],
+          ("--device cuda:3", "--device cpu"), no_cuda),
+    Probe("unknown-dtype", lambda c: c.run("--dtype", "float8"), ("Unknown dtype 'float8'", "float32")),
+    Probe("negative-timeout", lambda c: c.run("--model-args", "timeout=-1"), ("timeout", "must be positive")),
+    Probe("unknown-family-hint", lambda c: c.run()[:1] + ["--model", "nosuch:x", "--output-dir", str(c.out)],
+          ("Unknown model family 'nosuch'", "`python -m bench list models`"), absent=("familys",)),
+    Probe("unknown-option", lambda c: c.run("--model-args", "pooling=mean"), ("has no option 'pooling'",)),
+    Probe("unknown-task", lambda c: c.run("--tasks", "IntentEmotio"), ("Did you mean: IntentEmotion",)),
+    # --- API endpoints
+    Probe("api-reply-not-json", lambda c: c.run("--overwrite", url=c.servers.html.base_url),
+          ("not the JSON of an embeddings reply", "text/html", "--base-url")),
+    Probe("api-reply-broken-json", lambda c: c.run("--overwrite", url=c.servers.broken_json.base_url),
+          ("not the JSON of an embeddings reply", "--base-url")),
+    Probe("api-ragged-vectors", lambda c: c.run("--overwrite", url=c.servers.ragged.base_url),
+          ("vectors of different lengths (8, 16)", "--base-url")),
+    Probe("api-hung-endpoint", lambda c: c.run("--overwrite", "--model-args", "timeout=0.2,max_retries=1",
+                                               url=c.servers.hung.base_url),
+          ("timed out", "0.2 s per attempt, 2 attempt(s)", "timeout=SECONDS")),
+    Probe("api-connection-refused", lambda c: c.run("--overwrite", "--max-retries", "0",
+                                                    url=f"http://127.0.0.1:{_closed_port()}/v1"),
+          ("Could not reach", "Check --base-url")),
+    Probe("api-credentials-in-url", lambda c: c.run("--overwrite", "--max-retries", "0",
+                                                    url=f"http://user:{MARKER}@127.0.0.1:{_closed_port()}/v1?api-key={MARKER}&sig={MARKER}"),
+          ("Could not reach", "http://127.0.0.1:"), absent=(MARKER,)),
+    Probe("api-key-rejected", lambda c: c.run("--overwrite", url=c.servers.keyed.base_url),
+          ("rejected the API key (401)", "OPENAI_API_KEY"), secret_env, absent=(MARKER,)),
+    Probe("submit-out-below-a-file", lambda c: ["submit", str(c.out), "--out", str(c.tmp / "f" / "sub.zip")],
+          ("Cannot write output", "a file is in the way", "--out"), lambda c: (c.tmp / "f").write_text("x")),
+    # --- other commands: wrong hints fixed
+    Probe("unknown-builder-hint", lambda c: ["build-data", "fewrel", "--source-dir", str(c.tmp), "--out", str(c.tmp / "d")],
+          ("Unknown dataset builder 'fewrel'", "`python -m bench build-data list`"), absent=("list dataset builders",)),
+    Probe("missing-source-no-dev-path", lambda c: ["build-data", "few-rel-clustering", "--source-dir", str(c.tmp / "raw"),
+                                                   "--out", str(c.tmp / "d")],
+          ("not found", "--source-dir"), lambda c: (c.tmp / "raw").mkdir(), absent=("/work/",)),
+]
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=[p.id for p in PROBES])
+def test_fault_is_one_error_line_and_loses_nothing(probe: Probe, baseline, servers, tmp_path, monkeypatch, capsys):
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    shutil.copytree(baseline / "out", out)
+    shutil.copytree(baseline / "cache", cache)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ctx = Ctx(tmp_path, out, cache, servers, monkeypatch)
+    before = snapshot(out, cache)
+    if probe.setup:
+        probe.setup(ctx)
+    argv = probe.argv(ctx)
+    monkeypatch.setattr(sys, "argv", ["bench", *argv])
+    try:
+        code = main(argv)
+    finally:
+        for cleanup in ctx.cleanups:
+            cleanup()
+    stdout, stderr = capsys.readouterr()
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert code == 2, stderr
+    assert len(errors) == 1, stderr
+    assert "Traceback" not in stderr
+    for text in probe.expect:
+        assert text in errors[0], f"{text!r} not in {errors[0]!r}"
+    for text in probe.absent:
+        assert text not in stdout + stderr
+    if out.is_dir() and cache.is_dir():
+        assert_intact(before, snapshot(out, cache))
+    assert not list(out.rglob("*.tmp")) if out.is_dir() else True
+
+
+def test_at_least_thirty_probes():
+    assert len(PROBES) >= 30 and len({p.id for p in PROBES}) == len(PROBES)
+
+
+# ---------------------------------------------------------------------------------------- not errors
+def _copy_baseline(baseline: Path, tmp_path: Path) -> tuple[Path, Path]:
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    shutil.copytree(baseline / "out", out)
+    shutil.copytree(baseline / "cache", cache)
+    return out, cache
+
+
+def _main_scores(out: Path) -> dict[str, float]:
+    return {p.stem: json.loads(p.read_text())["scores"]["test"][0]["main_score"]
+            for p in out.rglob("*.json") if p.parent.name != "run_records" and p.name != "model_meta.json"}
+
+
+def _texts_sent(server: FakeOpenAI) -> int:
+    return sum(len(body["input"]) for body in server.calls("/v1/embeddings"))
+
+
+def test_failed_rerun_keeps_the_previous_run_record(baseline, servers, tmp_path, monkeypatch, capsys):
+    """A rerun that dies keeps the old record; the next run reuses every task as if nothing happened."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out, cache = _copy_baseline(baseline, tmp_path)
+    records = {p: p.read_bytes() for p in out.rglob("run_records/*.json")}
+    args = ["--output-dir", str(out), "--cache-dir", str(cache), "-q"]
+    code = main(["run", *_api_args(servers.hung.base_url), "--overwrite", "--model-args",
+                 "timeout=0.1,max_retries=0", *args])
+    assert code == 2
+    assert {p: p.read_bytes() for p in out.rglob("run_records/*.json")} == records
+    sent = _texts_sent(servers.api)
+    assert main(["run", *_api_args(servers.api.base_url), *args]) == 0
+    assert capsys.readouterr().out.count("| reused ") == 3 and _texts_sent(servers.api) == sent
+
+
+def test_utf8_bom_csv_loads_like_plain_utf8(servers, tmp_path, monkeypatch):
+    """A CSV saved by Excel as "CSV UTF-8" starts with a byte-order mark; it gives the same scores."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    scores = {}
+    for name, encoding in (("plain", "utf-8"), ("bom", "utf-8-sig")):
+        folder = tmp_path / name / "IntentEmotion"
+        folder.mkdir(parents=True)
+        for csv_file in (DEMO / "DemoIntentEmotion").glob("*.csv"):
+            (folder / csv_file.name).write_text(csv_file.read_text(encoding="utf-8"), encoding=encoding)
+        assert (folder / "emotion.csv").read_bytes().startswith(b"\xef\xbb\xbf") == (name == "bom")
+        code = main(["run", *_api_args(servers.api.base_url), "--tasks", "IntentEmotion", "--data-dir",
+                     str(tmp_path / name), "--output-dir", str(tmp_path / f"out-{name}"), "--no-cache", "-q"])
+        assert code == 0
+        scores[name] = _main_scores(tmp_path / f"out-{name}")
+    assert scores["bom"] == scores["plain"] and len(scores["bom"]) == 1
+
+
+def _blake(blob: bytes) -> bytes:
+    return hashlib.blake2b(blob, digest_size=8).digest()
+
+
+def test_damaged_cache_entries_are_recomputed_never_served(baseline, servers, tmp_path, monkeypatch):
+    """Wrong dimension (with a valid checksum), NaN (valid checksum), a bad checksum: all three are
+    sent to the model again, the scores equal the clean run's, and the cache holds the right vectors."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out, cache = _copy_baseline(baseline, tmp_path)
+    (db,) = cache.rglob("*.sqlite")
+    conn = sqlite3.connect(db)
+    clean = sorted(conn.execute("SELECT key, dim, vec, checksum FROM emb").fetchall())
+    (k1, *_), (k2, *_), (k3, _, vec3, _) = clean[:3]
+    short = np.ones(8, dtype=np.float32).tobytes()
+    nan = np.full(16, np.nan, dtype=np.float32).tobytes()
+    with conn:
+        conn.execute("UPDATE emb SET dim = 8, vec = ?, checksum = ? WHERE key = ?", (short, _blake(short), k1))
+        conn.execute("UPDATE emb SET vec = ?, checksum = ? WHERE key = ?", (nan, _blake(nan), k2))
+        conn.execute("UPDATE emb SET checksum = ? WHERE key = ?", (bytes(8), k3))
+    conn.close()
+    sent = _texts_sent(servers.api)
+    code = main(["run", *_api_args(servers.api.base_url), "--overwrite", "--output-dir", str(out),
+                 "--cache-dir", str(cache), "-q"])
+    assert code == 0
+    assert _texts_sent(servers.api) - sent == 3
+    assert _main_scores(out) == _main_scores(baseline / "out")
+    conn = sqlite3.connect(db)
+    assert sorted(conn.execute("SELECT key, dim, vec, checksum FROM emb").fetchall()) == clean
+    conn.close()
+
+
+def test_read_only_cache_is_used_read_only_never_moved(baseline, servers, tmp_path, monkeypatch, caplog):
+    """A healthy cache on a read-only mount serves its vectors, stores nothing, and is not moved aside.
+
+    Root ignores chmod, so the mount is simulated where the cache asks: `os.access` says not writable.
+    """
+    import adapters.cache
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out, cache = _copy_baseline(baseline, tmp_path)
+    before = {p.name: p.read_bytes() for p in cache.rglob("*.sqlite")}
+    vectors = snapshot(out, cache)["vectors"]
+    real_access = os.access
+    monkeypatch.setattr(adapters.cache.os, "access",
+                        lambda p, mode: False if str(p).startswith(str(cache)) else real_access(p, mode))
+    sent = _texts_sent(servers.api)
+    args = ["--output-dir", str(out), "--cache-dir", str(cache), "-q"]
+    assert main(["run", *_api_args(servers.api.base_url), "--overwrite", *args]) == 0
+    assert _texts_sent(servers.api) == sent  # every vector served from the read-only cache
+    assert "used read-only" in caplog.text and "corrupt" not in caplog.text
+    assert main(["run", *_api_args(servers.api.base_url), "--template", "none", *args]) == 0
+    assert _texts_sent(servers.api) > sent  # new vectors computed, not stored
+    assert {p.name: p.read_bytes() for p in cache.rglob("*.sqlite")} == before  # not moved aside, not changed
+    assert snapshot(out, cache)["vectors"] == vectors and not list(cache.rglob("*.corrupt"))
+
+
+@pytest.mark.skipif(IS_ROOT, reason="root ignores chmod 0555; the os.access test above covers the read-only path")
+def test_read_only_cache_real_permissions(baseline, servers, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out, cache = _copy_baseline(baseline, tmp_path)
+    files = [p for p in cache.rglob("*") if p.is_file()]
+    before = {p.name: p.read_bytes() for p in files}
+    for p in files:
+        p.chmod(0o444)
+    cache.chmod(0o555)
+    try:
+        code = main(["run", *_api_args(servers.api.base_url), "--overwrite", "--output-dir", str(out),
+                     "--cache-dir", str(cache), "-q"])
+    finally:
+        cache.chmod(0o755)
+    assert code == 0
+    assert {p.name: p.read_bytes() for p in cache.rglob("*") if p.is_file()} == before
+
+
+def test_no_credential_in_any_written_or_printed_byte(servers, tmp_path):
+    """`python -m bench run -v` with a marker in the URL's userinfo, in secret-looking query parameters of
+    an argument and in $OPENAI_API_KEY: the marker is in no file written and no byte printed."""
+    import subprocess
+
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    url = servers.api.base_url.replace("http://", f"http://user:{MARKER}@")
+    env = {**os.environ, "OPENAI_API_KEY": MARKER, "HF_HUB_OFFLINE": "1"}
+    mirror = f"https://mirror.example/v1?api-key={MARKER}&token={MARKER}&sig={MARKER}"
+    argv = [sys.executable, "-m", "bench", "-v", "run", "--model", "openai:fake", "--base-url", url,
+            "--tasks", "DemoInstructSTS", "--output-dir", str(out), "--cache-dir", str(cache),
+            "--model-args", f"price=0.5,base_url={mirror}"]  # the --base-url flag wins; the command records both
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1000)
+    assert done.returncode == 0, done.stderr
+    written = [p for p in (out, cache) for p in p.rglob("*") if p.is_file()]
+    assert len(written) >= 4
+    record = next(out.rglob("run_records/*.json")).read_text()
+    assert "http://***@127.0.0.1:" in record and "sig=***" in record  # redacted, still recognisable
+    for path in written:
+        assert MARKER.encode() not in path.read_bytes(), path
+    assert MARKER not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_written_files_respect_the_umask(servers, tmp_path, monkeypatch, umask):
+    """Result files, run records and model_meta get 0666 & ~umask (0644 by default), not mkstemp's 0600."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    old = os.umask(umask)
+    try:
+        code = main(["run", *_api_args(servers.api.base_url), "--tasks", "DemoInstructSTS", "--output-dir",
+                     str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "-q"])
+    finally:
+        os.umask(old)
+    assert code == 0
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and not p.name.endswith(("-wal", "-shm"))]
+    assert len(files) >= 4
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {p.name: 0o666 & ~umask for p in files}
+
+
+def test_api_timeout_is_bounded_by_default(servers):
+    """The defaults give up on an endpoint that never answers within two minutes: 6 attempts x 12 s plus
+    the openai client's backoff (0.5, 1, 2, 4, 8 s, jitter only shortens it) = 87.5 s. The bound's
+    formula is checked against a real hung endpoint with small settings."""
+    from adapters.openai_api import OpenAIEmbeddingEncoder
+
+    default = OpenAIEmbeddingEncoder("fake", base_url=servers.hung.base_url, use_cache=False)
+    assert (default.timeout, default.max_retries) == (12.0, 5)
+    assert default.failure_bound_s() == 6 * 12 + 0.5 + 1 + 2 + 4 + 8 == 87.5 <= 120
+
+    small = OpenAIEmbeddingEncoder("fake", base_url=servers.hung.base_url, use_cache=False, timeout=0.3, max_retries=2)
+    tick = time.perf_counter()
+    with pytest.raises(Exception, match=r"timed out: no answer within 0.3 s per attempt, 3 attempt\(s\)"):
+        small.encode_inputs(["hello"])
+    elapsed = time.perf_counter() - tick
+    assert 3 * 0.3 <= elapsed <= small.failure_bound_s() + 2.0
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("http://user:pw@host:8000/v1", "http://***@host:8000/v1"),
+    ("https://host/v1?api-key=K&x=1", "https://host/v1?api-key=***&x=1"),
+    ("https://acct.blob.example/c?sv=2022&sig=S%2Bx&se=1", "https://acct.blob.example/c?sv=2022&sig=***&se=1"),
+    ("https://h/p?token=T&access_token=A&password=P&key=K", "https://h/p?token=***&access_token=***&password=***&key=***"),
+    ("http://127.0.0.1:8765/v1", "http://127.0.0.1:8765/v1"),
+])
+def test_redact_url(url, expected):
+    from bench.redact import redact, redact_url
+
+    assert redact_url(url) == expected
+    assert redact(f"--base-url={url} and more") == f"--base-url={expected} and more"
+
+
+def test_llm_manifest_records_the_endpoint_without_credentials():
+    from bench.llm_client import LLMConfig
+
+    record = LLMConfig(model="m", base_url=f"http://u:{MARKER}@h/v1?api-key={MARKER}").record()
+    assert MARKER not in json.dumps(record) and record["endpoint"] == "http://***@h/v1?api-key=***"
+
+
+def test_a_bug_keeps_its_traceback_with_credentials_redacted(servers, tmp_path, monkeypatch, capsys):
+    """An unexpected exception is not dressed up as a user error: full traceback, exit 1, no credential."""
+    import adapters.openai_api
+
+    def bug(self, batch):
+        raise RuntimeError(f"harness bug while calling http://u:{MARKER}@h/v1")
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(adapters.openai_api.OpenAIEmbeddingEncoder, "_embed", bug)
+    code = main(["run", *_api_args(servers.api.base_url), "--tasks", "DemoInstructSTS", "--output-dir",
+                 str(tmp_path / "out"), "--no-cache", "-q"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "Traceback (most recent call last)" in err and "RuntimeError: harness bug" in err
+    assert "error:" not in err and MARKER not in err and "http://***@h/v1" in err
+
+
+def test_a_record_that_cannot_be_written_never_vouches_for_the_new_result(baseline, servers, tmp_path, monkeypatch, capsys):
+    """The result of a rerun with another seed is written, then its run record hits a full disk: the old
+    record (seed 42) must not survive to make the seed-7 result look reusable for seed 42."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out, cache = _copy_baseline(baseline, tmp_path)
+    real_replace = os.replace
+
+    def full_for_records(src, dst, *args, **kwargs):
+        if "run_records" in str(dst):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        return real_replace(src, dst, *args, **kwargs)
+
+    args = [*_api_args(servers.api.base_url), "--tasks", "DemoNYTClustering", "--output-dir", str(out),
+            "--cache-dir", str(cache), "-q"]
+    monkeypatch.setattr(os, "replace", full_for_records)
+    assert main(["run", *args, "--seed", "7"]) == 2
+    assert "no space left" in capsys.readouterr().err
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert not list(out.rglob("run_records/DemoNYTClustering.json"))
+    assert main(["run", *args]) == 0
+    assert "| computed " in capsys.readouterr().out
+    assert _main_scores(out) == _main_scores(baseline / "out")
+
+
+def test_llm_client_gives_up_on_a_hung_endpoint_in_bounded_time(servers, tmp_path, monkeypatch):
+    """The LLM builders' client: 25 s per attempt by default (4 attempts + 3.5 s backoff = 103.5 s);
+    a hung endpoint is a recorded failure that says it timed out, never an endless wait."""
+    from bench.llm_client import ChatRequest, LLMClient, LLMConfig
+
+    default = LLMConfig.from_options(llm_model="fake", base_url=servers.hung.base_url, llm_cache_dir=tmp_path)
+    assert (default.max_retries + 1) * default.timeout_s + 0.5 + 1 + 2 == 103.5 <= 120
+    monkeypatch.setenv("INSTRUCT_BENCH_LLM_TIMEOUT", "0.2")
+    client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=servers.hung.base_url, max_retries=0,
+                                              llm_cache_dir=tmp_path))
+    tick = time.perf_counter()
+    result = client.complete(ChatRequest.user("hello?", {"type": "object"}))
+    assert not result.ok and "timed out: no answer within 0.2 s per attempt, 1 attempt(s)" in result.error
+    assert time.perf_counter() - tick < 30
+
+
+def test_log_lines_are_redacted(caplog):
+    """The CLI's log filter: a URL with credentials in any log record comes out redacted."""
+    import logging
+
+    from bench.redact import install_log_redaction
+
+    install_log_redaction()
+    logging.getLogger("bench").warning("retrying %s", f"http://u:{MARKER}@h/v1?token={MARKER}")
+    assert "retrying http://***@h/v1?token=***" in caplog.text and MARKER not in caplog.text
