@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from bench.errors import BenchError
-from bench.fileio import atomic_write_text
+from bench.fileio import atomic_write_text, ensure_dir
 from leaderboard.plots import bars_svg, robustness_svg, robustness_values, size_svg
 from leaderboard.reference import metric_range
 from leaderboard.submission import read_submission
@@ -116,11 +115,10 @@ def _score_cell(value: Any, key: str) -> str:
 def render(data: dict[str, Any], out: Path) -> None:
     env = _environment()
     models = by_id(data)
-    (out / "models").mkdir(parents=True, exist_ok=True)
-    assets = out / "assets"
-    assets.mkdir(parents=True, exist_ok=True)
+    ensure_dir(out / "models", what="leaderboard site", option="--out")
+    assets = ensure_dir(out / "assets", what="leaderboard site", option="--out")
     for name in ("leaderboard.css", "leaderboard.js"):
-        shutil.copyfile(STATIC / name, assets / name)
+        atomic_write_text(assets / name, (STATIC / name).read_text(encoding="utf-8"), what="leaderboard site", option="--out")
     write_exports(data, out)
     plotted: set[str] = set()
     plots = {s["name"]: _suite_plots(s, models, plotted) for s in data["suites"]}

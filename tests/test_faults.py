@@ -384,6 +384,9 @@ PROBES = [
           ("rejected the API key (401)", "OPENAI_API_KEY"), secret_env, absent=(MARKER,)),
     Probe("submit-out-below-a-file", lambda c: ["submit", str(c.out), "--out", str(c.tmp / "f" / "sub.zip")],
           ("Cannot write output", "a file is in the way", "--out"), lambda c: (c.tmp / "f").write_text("x")),
+    Probe("leaderboard-out-below-a-file",
+          lambda c: ["leaderboard", "build", "--results", str(c.out), "--out", str(c.tmp / "f" / "site")],
+          ("Cannot write leaderboard site", "is a file, not a folder", "--out"), lambda c: (c.tmp / "f").write_text("x")),
     # --- other commands: wrong hints fixed
     Probe("unknown-builder-hint", lambda c: ["build-data", "fewrel", "--source-dir", str(c.tmp), "--out", str(c.tmp / "d")],
           ("Unknown dataset builder 'fewrel'", "`python -m bench build-data list`"), absent=("list dataset builders",)),
