@@ -33,7 +33,6 @@ import numpy as np
 from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ScoringFunction
-from tqdm.auto import tqdm
 
 from adapters.cache import EmbeddingCache, input_key
 from adapters.options import (
@@ -44,6 +43,7 @@ from adapters.options import (
     vector_options,
 )
 from bench.errors import ConfigError, EncodingError
+from bench.progress import EncodeProgress
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -311,6 +311,8 @@ class BaseEncoder(AbsEncoder):
             stop = start + plan_batches(lengths[start:], rows, tokens)[0]
             try:
                 done.append(np.asarray(fn(list(inputs[start:stop])), dtype=np.float32))
+                if (progress := getattr(self, "_progress", None)) is not None:
+                    progress.batch_done(stop - start, len(inputs))
             except Exception as e:  # noqa: BLE001 - only out-of-memory is handled, the rest re-raised
                 if not is_out_of_memory(e):
                     raise
@@ -418,10 +420,10 @@ class BaseEncoder(AbsEncoder):
     ) -> None:
         self.ensure_loaded()
         group = batch_size * GROUP_BATCHES
-        disable = None if show is None else not show  # None: bar only on a terminal
-        with tqdm(total=len(inputs), desc=desc, unit="text", disable=disable, leave=False) as bar:
+        with EncodeProgress(len(inputs), desc, show) as self._progress:  # bar on a terminal, else log lines
             for start in range(0, len(inputs), group):
                 part_keys, part = keys[start : start + group], inputs[start : start + group]
+                self._progress.start_group(len(part))
                 tick = time.perf_counter()
                 emb = np.asarray(self._encode_group(part, batch_size), dtype=np.float32)
                 self.stats.encode_seconds += time.perf_counter() - tick
@@ -430,7 +432,8 @@ class BaseEncoder(AbsEncoder):
                     self.cache.put_many(part_keys, emb)
                 out.update(zip(part_keys, emb))
                 self.stats.encoded += len(part)
-                bar.update(len(part))
+                self._progress.update(len(part))
+        self._progress = None  # a finished bar or log thread is not part of the model
 
     def _check(self, emb: np.ndarray, inputs: list[Any]) -> None:
         if emb.ndim != 2 or emb.shape[0] != len(inputs):
