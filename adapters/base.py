@@ -23,7 +23,6 @@ the MTEB experiment (`adapters/options.py`): one declaration, nothing to keep in
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ScoringFunction
 
-from adapters.cache import EmbeddingCache, input_key
+from adapters.cache import EmbeddingCache, default_cache_dir, input_key
 from adapters.options import (
     experiment_label,
     family_options,
@@ -54,14 +53,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CACHE_DIR_ENV = "INSTRUCT_BENCH_CACHE"
 DTYPES = ("float32", "float16", "bfloat16", "auto")
 GROUP_BATCHES = 8  # batches per cache write / progress step
-
-
-def default_cache_dir() -> Path:
-    root = os.environ.get(CACHE_DIR_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "instruct-bench")
-    return Path(root) / "embeddings"
 
 
 def resolve_device(device: str | None) -> str:

@@ -30,6 +30,7 @@ def _parser(*, full_run: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     parser.add_argument("-q", "--quiet", action="store_true", help="only print the final table")
+    parser.add_argument("--version", action="version", version=_version_text())
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         module = importlib.import_module(f"bench.commands.{name}")
@@ -38,6 +39,19 @@ def _parser(*, full_run: bool = False) -> argparse.ArgumentParser:
         command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log debug details")
         command.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only print the final table")
     return parser
+
+
+def _version_text() -> str:
+    """`bench 0.1.0 (mteb 2.26.24, Python 3.11.9)`, from installed metadata: nothing heavy is imported."""
+    from importlib import metadata
+
+    from bench import __version__
+
+    try:
+        mteb = f"mteb {metadata.version('mteb')}, "
+    except metadata.PackageNotFoundError:
+        mteb = ""
+    return f"bench {__version__} ({mteb}Python {sys.version.split()[0]})"
 
 
 def _configure_logging(verbose: bool, quiet: bool) -> None:
