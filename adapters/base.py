@@ -37,6 +37,7 @@ from adapters.cache import EmbeddingCache, default_cache_dir, input_key
 from adapters.options import (
     experiment_label,
     family_options,
+    fit_experiment,
     option_defaults,
     public_value,
     vector_options,
@@ -224,7 +225,7 @@ class BaseEncoder(AbsEncoder):
         for key, value in sorted(self.vector_options().items()):
             if value != defaults.get(key):
                 out[key] = experiment_label(value)
-        return out
+        return fit_experiment(out)
 
     def identity_extras(self) -> dict[str, Any]:
         """What else decides a vector besides the options (a re-encoder's weights, an endpoint)."""
