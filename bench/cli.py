@@ -63,6 +63,9 @@ def _configure_logging(verbose: bool, quiet: bool) -> None:
     for name in ("mteb", "sentence_transformers", "transformers", "datasets"):
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.ERROR)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if not sys.stderr.isatty():  # libraries' bars (transformers' "Loading weights") are noise in a log file
+        for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+            os.environ.setdefault(name, "1")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
