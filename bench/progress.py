@@ -140,7 +140,8 @@ class EncodeProgress:
                 return
             self.tick()
 
-    def close(self) -> None:
+    def close(self, *, failed: bool = False) -> None:
+        """Stop the heartbeat; leave the bar on screen, or log the total (or where it stopped, if `failed`)."""
         if self._closed:
             return
         self._closed = True
@@ -152,15 +153,17 @@ class EncodeProgress:
             self._bar.close()
         else:
             elapsed = self.clock() - self._start
-            rate = f", {self.position / elapsed:,.1f} texts/s" if elapsed > 0 else ""
-            logger.info("%s: %s/%s texts encoded in %s%s", self.desc, f"{self.position:,}", f"{self.total:,}",
+            done = self.done if failed else self.position  # after a failure: the groups that were kept
+            rate = f", {done / elapsed:,.1f} texts/s" if elapsed > 0 else ""
+            what = "kept; encoding stopped after" if failed else "encoded in"
+            logger.info("%s: %s/%s texts %s %s%s", self.desc, f"{done:,}", f"{self.total:,}", what,
                         format_duration(elapsed), rate)
 
     def __enter__(self) -> EncodeProgress:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: Any) -> None:
+        self.close(failed=exc_type is not None)
 
 
 def _bar(total: int, desc: str) -> Any:

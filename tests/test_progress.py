@@ -144,3 +144,11 @@ def test_vectors_unchanged_by_progress(tmp_path):
     shown = BatchedHash(batch_size=2, cache_dir=tmp_path / "a").encode_inputs(texts, show=True)
     logged = BatchedHash(batch_size=2, cache_dir=tmp_path / "b").encode_inputs(texts)
     assert np.array_equal(shown, logged)
+
+
+def test_a_failed_encode_says_where_it_stopped(caplog, tmp_path):
+    caplog.set_level(logging.INFO, logger="bench.progress")
+    model = BatchedHash(batch_size=2, cache_dir=tmp_path, nan_for="poison")
+    with pytest.raises(Exception, match="NaN"):
+        model.encode_inputs([*_inputs(16), ["", "poison text"]], desc="Bad")
+    assert _lines(caplog)[-1].startswith("Bad: 16/17 texts kept; encoding stopped after ")
