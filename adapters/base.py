@@ -23,7 +23,6 @@ the MTEB experiment (`adapters/options.py`): one declaration, nothing to keep in
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,18 +32,19 @@ import numpy as np
 from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ScoringFunction
-from tqdm.auto import tqdm
 
-from adapters.cache import EmbeddingCache, input_key
+from adapters.cache import EmbeddingCache, default_cache_dir, input_key
 from adapters.options import (
     experiment_label,
     family_options,
+    fit_experiment,
     option_defaults,
     public_value,
     vector_options,
 )
 from bench.errors import ConfigError, EncodingError
 from bench.redact import redact_value
+from bench.progress import EncodeProgress
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -55,14 +55,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CACHE_DIR_ENV = "INSTRUCT_BENCH_CACHE"
 DTYPES = ("float32", "float16", "bfloat16", "auto")
 GROUP_BATCHES = 8  # batches per cache write / progress step
-
-
-def default_cache_dir() -> Path:
-    root = os.environ.get(CACHE_DIR_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "instruct-bench")
-    return Path(root) / "embeddings"
 
 
 def resolve_device(device: str | None) -> str:
@@ -247,7 +241,7 @@ class BaseEncoder(AbsEncoder):
         for key, value in sorted(self.vector_options().items()):
             if value != defaults.get(key):
                 out[key] = experiment_label(value)
-        return out
+        return fit_experiment(out)
 
     def identity_extras(self) -> dict[str, Any]:
         """What else decides a vector besides the options (a re-encoder's weights, an endpoint)."""
@@ -327,6 +321,8 @@ class BaseEncoder(AbsEncoder):
             stop = start + plan_batches(lengths[start:], rows, tokens)[0]
             try:
                 done.append(np.asarray(fn(list(inputs[start:stop])), dtype=np.float32))
+                if (progress := getattr(self, "_progress", None)) is not None:
+                    progress.batch_done(stop - start, len(inputs))
             except Exception as e:  # noqa: BLE001 - only out-of-memory is handled, the rest re-raised
                 if not is_out_of_memory(e):
                     raise
@@ -435,10 +431,10 @@ class BaseEncoder(AbsEncoder):
     ) -> None:
         self.ensure_loaded()
         group = batch_size * GROUP_BATCHES
-        disable = None if show is None else not show  # None: bar only on a terminal
-        with tqdm(total=len(inputs), desc=desc, unit="text", disable=disable, leave=False) as bar:
+        with EncodeProgress(len(inputs), desc, show) as self._progress:  # bar on a terminal, else log lines
             for start in range(0, len(inputs), group):
                 part_keys, part = keys[start : start + group], inputs[start : start + group]
+                self._progress.start_group(len(part))
                 tick = time.perf_counter()
                 emb = np.asarray(self._encode_group(part, batch_size), dtype=np.float32)
                 self.stats.encode_seconds += time.perf_counter() - tick
@@ -447,7 +443,8 @@ class BaseEncoder(AbsEncoder):
                     self.cache.put_many(part_keys, emb)
                 out.update(zip(part_keys, emb))
                 self.stats.encoded += len(part)
-                bar.update(len(part))
+                self._progress.update(len(part))
+        self._progress = None  # a finished bar or log thread is not part of the model
 
     def _check(self, emb: np.ndarray, inputs: list[Any]) -> None:
         if emb.ndim != 2 or emb.shape[0] != len(inputs):

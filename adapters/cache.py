@@ -23,6 +23,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,13 @@ from bench.fileio import ensure_dir, sha256_json
 logger = logging.getLogger(__name__)
 
 _SQL_VARS = 900  # stay under SQLite's default host-parameter limit
+CACHE_DIR_ENV = "INSTRUCT_BENCH_CACHE"
+
+
+def default_cache_dir() -> Path:
+    """`$INSTRUCT_BENCH_CACHE/embeddings`, else `~/.cache/instruct-bench/embeddings`."""
+    root = os.environ.get(CACHE_DIR_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "instruct-bench")
+    return Path(root) / "embeddings"
 
 
 def input_key(model_input: Any) -> str:
@@ -211,3 +219,42 @@ def _intact(row_dim: int, blob: bytes | None, checksum: bytes | None, dim: int |
     if dim is not None and row_dim != dim:
         return False
     return bool(np.isfinite(np.frombuffer(blob, dtype=np.float32)).all())
+
+
+@dataclass(frozen=True)
+class CacheFileInfo:
+    """What one cache file holds, for `bench list cache`."""
+
+    path: Path
+    fingerprint: dict[str, Any]  # family, model, revision and every vector option (empty if unreadable)
+    entries: int
+    dim: int | None
+    size: int  # bytes on disk, with SQLite's -wal and -shm files
+    error: str | None = None
+
+
+def cache_files(root: Path | None = None) -> list[CacheFileInfo]:
+    """Every embedding cache file under `root` (default: `default_cache_dir()`), opened read-only.
+
+    Reads only SQLite (no model code), so listing a large cache is quick and changes nothing; a file
+    that SQLite cannot read is listed with the reason.
+    """
+    root = Path(root).expanduser() if root is not None else default_cache_dir()
+    return [_file_info(path) for path in sorted(root.glob("*.sqlite"))] if root.is_dir() else []
+
+
+def _file_info(path: Path) -> CacheFileInfo:
+    size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        return CacheFileInfo(path, {}, 0, None, size, str(e))
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+        entries, dim = conn.execute("SELECT COUNT(*), MAX(dim) FROM emb").fetchone()
+        fingerprint = json.loads(row[0]) if row else {}
+    except (sqlite3.Error, json.JSONDecodeError) as e:
+        return CacheFileInfo(path, {}, 0, None, size, str(e))
+    finally:
+        conn.close()
+    return CacheFileInfo(path, fingerprint if isinstance(fingerprint, dict) else {}, int(entries), dim, size)

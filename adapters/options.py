@@ -27,6 +27,10 @@ from typing import Any
 # Constructor parameters the registry or runner fills in itself; never user options.
 INTERNAL_PARAMS = frozenset({"self", "name", "source", "experiment_defaults"})
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,39}")
+# MTEB names an experiment folder `key_value` joined by `__`, and past 200 characters gives up on
+# readability: `exp_<sha256>` (mteb.models.model_meta._serialize_experiment_kwargs_to_name).
+MTEB_EXPERIMENT_NAME_LIMIT = 200
+_SHORT_LABEL = 16
 
 
 @dataclass(frozen=True)
@@ -113,3 +117,25 @@ def experiment_label(value: Any) -> str | int | float | bool | None:
     digest = hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
     slug = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:32].strip("-")
     return f"{slug}-{digest}" if slug else digest
+
+
+def fit_experiment(experiment: dict[str, Any]) -> dict[str, Any]:
+    """`experiment` with its longest labels shortened until MTEB's folder name fits its 200 characters.
+
+    A setting with many long options (a re-encoder's hub id, filter words, a custom template) would
+    otherwise be filed by MTEB as `exp_<hash>`, which no one can read. A shortened label keeps its first
+    characters and 8 hex of its sha256 (`sentenc-1f2e3d4c`), so different values stay apart.
+    """
+    out = dict(experiment)
+
+    def name_length() -> int:
+        return len("__".join(f"{k}_{v}" for k, v in sorted(out.items())))
+
+    while name_length() > MTEB_EXPERIMENT_NAME_LIMIT:
+        longest = max((k for k, v in out.items() if isinstance(v, str) and len(v) > _SHORT_LABEL),
+                      key=lambda k: len(out[k]), default=None)
+        if longest is None:
+            break
+        label = out[longest]
+        out[longest] = f"{label[:_SHORT_LABEL - 9].rstrip('-.')}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
+    return out

@@ -34,6 +34,7 @@ def _parser(*, full_run: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     parser.add_argument("-q", "--quiet", action="store_true", help="only print the final table")
+    parser.add_argument("--version", action="version", version=_version_text())
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         module = importlib.import_module(f"bench.commands.{name}")
@@ -58,6 +59,19 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+def _version_text() -> str:
+    """`bench 0.1.0 (mteb 2.26.24, Python 3.11.9)`, from installed metadata: nothing heavy is imported."""
+    from importlib import metadata
+
+    from bench import __version__
+
+    try:
+        mteb = f"mteb {metadata.version('mteb')}, "
+    except metadata.PackageNotFoundError:
+        mteb = ""
+    return f"bench {__version__} ({mteb}Python {sys.version.split()[0]})"
+
+
 def _configure_logging(verbose: bool, quiet: bool) -> None:
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
     logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[_StderrHandler()])
@@ -68,6 +82,9 @@ def _configure_logging(verbose: bool, quiet: bool) -> None:
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.ERROR)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     install_log_redaction()
+    if not sys.stderr.isatty():  # libraries' bars (transformers' "Loading weights") are noise in a log file
+        for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+            os.environ.setdefault(name, "1")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -76,8 +76,9 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 
 def main_score(result: dict[str, Any], split: str = "test") -> float:
-    """Mean main score over a TaskResult's subsets (one subset for the harness's tasks)."""
-    entries = result["scores"][split]
+    """Mean main score over a TaskResult's subsets (one subset for the harness's tasks); a task MTEB
+    evaluates on another split (dev, validation) gives that split's."""
+    entries = result["scores"].get(split) or next(iter(result["scores"].values()))
     return sum(e["main_score"] for e in entries) / len(entries)
 
 

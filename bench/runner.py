@@ -32,6 +32,7 @@ from bench.fileio import atomic_write_json
 from bench.instruction_style import instruction_style_for
 from bench.redact import redact_value
 from bench.results import RESULTS, AtomicResultCache, read_json, result_path, run_record_path
+from bench.summary import format_score
 
 logger = logging.getLogger("bench")
 
@@ -124,9 +125,8 @@ def run(options: RunOptions) -> list[TaskOutcome]:
             raise
         path = result_path(store, model.mteb_model_meta, name)
         outcome = _outcome(task, read_json(path), record, "computed", path)
-        logger.info(
-            "[%d/%d] %s: %s = %.4f (%.1fs)", i, len(tasks), name, outcome.main_score_name, outcome.main_score, seconds
-        )
+        logger.info("[%d/%d] %s: %s = %s (%.1fs)", i, len(tasks), name, outcome.main_score_name,
+                    format_score(outcome.main_score), seconds)
         outcomes.append(outcome)
     return outcomes
 
@@ -304,6 +304,8 @@ def _run_record(
     model: Any, task: Any, options: RunOptions, key: dict[str, Any], stats: Any, started: datetime, seconds: float,
     usage: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    from tasks.data import stand_in_of
+
     meta = task.metadata
     return {
         "record_version": RECORD_VERSION,
@@ -312,7 +314,8 @@ def _run_record(
             "version": task.task_version,
             "type": meta.type,
             "main_score": meta.main_score,
-            "dataset": {"path": meta.dataset["path"], "revision": meta.revision, "source": task.data_source},
+            "dataset": {"path": meta.dataset["path"], "revision": meta.revision, "source": task.data_source,
+                        **stand_in_of(getattr(task, "local_files", None))},
             "instructions": task.instruction_set(),
             "instructions_sha256": task.instruction_set_sha256(),
             "limit": options.limit,

@@ -1,8 +1,22 @@
-"""Tables printed after `bench run` and by `bench results DIR`. Scores are shown x100, as in the papers."""
+"""Tables printed after `bench run` and by `bench results DIR`.
+
+One number format everywhere in the CLI (tables and progress lines): scores ×100 with two decimals, as
+the papers and the leaderboard print them (`format_score`).
+
+Averages follow the leaderboard's suites (`leaderboard/suites.py`: which tasks each paper averages, and
+what the column is called). An average is marked partial ("2 of 3 tasks, partial") when the run lacks
+some of its tasks, since it is then not comparable with the paper's; a suite whose tasks mix score kinds
+(Δci, a difference of V-measures, next to absolute scores: `inbedder`, `all`) gets no average at all.
+A score computed on stand-in data (the folder's manifest says `proxy`, see `tasks.data.stand_in_of`) is
+marked with a dagger and explained under the table.
+"""
 
 from __future__ import annotations
 
+import json
+import textwrap
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,11 +28,90 @@ if TYPE_CHECKING:
     from bench.runner import TaskOutcome
 
 _HIDDEN = {"main_score", "evaluation_time", "kg_co2_emissions"}
+STAND_IN_MARK = "†"
+EXPERIMENTS = "experiments"  # MTEB's folder of experiment results under a model revision (mteb.cache)
 
 
+def format_score(value: float) -> str:
+    """A score as every table and log line of the CLI shows it: ×100, two decimals."""
+    return f"{100 * value:.2f}"
+
+
+# ---------------------------------------------------------------------------------------- averages
+@dataclass(frozen=True)
+class SuiteAverage:
+    """One average of one suite over the tasks that have a score."""
+
+    suite: str
+    label: str  # the paper's name of the average ("Avg", "Mean", "Mean Δci")
+    tasks: tuple[str, ...]  # every task the average is defined over
+    present: tuple[str, ...]  # those with a score
+    value: float  # mean of the present tasks' main scores (0-1 scale)
+
+    @property
+    def complete(self) -> bool:
+        return len(self.present) == len(self.tasks)
+
+    @property
+    def name(self) -> str:
+        """`Average (awareness)`, `Mean Δci (robustness)`, `Avg (InBedder; generic)`."""
+        return self._named(self.suite)
+
+    @property
+    def title(self) -> str:
+        """The name, and for a partial average how partial: `Average (gstransform, 6 of 9 tasks, partial)`."""
+        if self.complete:
+            return self.name
+        return self._named(f"{self.suite}, {len(self.present)} of {len(self.tasks)} tasks, partial")
+
+    def _named(self, inner: str) -> str:
+        name = "Average" if self.label in ("Avg", "Avg.", "Mean") else self.label
+        return f"{name[:-1]}; {inner})" if name.endswith(")") else f"{name} ({inner})"
+
+    @property
+    def missing(self) -> list[str]:
+        return [t for t in self.tasks if t not in self.present]
+
+
+def score_kind(task: str) -> str:
+    """"difference" for scores that are gaps between two conditions (robustness Δci), else "absolute"."""
+    from tasks import TASKS
+
+    cls = TASKS.get(task)
+    main = cls.metadata.main_score if cls is not None else ""
+    return "difference" if main.startswith("delta") else "absolute"
+
+
+def suite_averages(scores: dict[str, float]) -> list[SuiteAverage]:
+    """Every suite average that two or more of the scored tasks take part in (task -> main score, 0-1).
+
+    Suites come from `tasks.SUITES` and their averages from `leaderboard.suites`; an average defined over
+    the same tasks as one already listed is not repeated (generic's STS average is generic-sts's), and
+    suites that mix difference and absolute scores are left out.
+    """
+    from leaderboard.suites import style
+    from tasks import SUITES
+
+    out: list[SuiteAverage] = []
+    seen: set[tuple[str, ...]] = set()
+    for suite, members in SUITES.items():
+        if len({score_kind(t) for t in members}) > 1:
+            continue
+        for avg in style(suite).averages:
+            over = tuple(avg.tasks or members)
+            present = tuple(t for t in over if t in scores)
+            if len(present) < 2 or tuple(sorted(over)) in seen:
+                continue
+            seen.add(tuple(sorted(over)))
+            out.append(SuiteAverage(suite, avg.label, over, present, sum(scores[t] for t in present) / len(present)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- bench run
 def _details(outcome: TaskOutcome) -> str:
     """Per-criterion / per-aspect sub-scores, which show what the main score hides."""
-    return ", ".join(f"{label} {100 * value:.2f}" for _, label, value in detail_values(outcome.task, outcome.scores, outcome.main_score_name))
+    return ", ".join(f"{label} {format_score(value)}"
+                     for _, label, value in detail_values(outcome.task, outcome.scores, outcome.main_score_name))
 
 
 def detail_values(task_name: str, scores: dict[str, Any], main_score_name: str) -> list[tuple[str, str, float]]:
@@ -45,50 +138,113 @@ def _declared_details(task_name: str) -> dict[str, str] | None:
     return getattr(TASKS.get(task_name), "detail_scores", None)
 
 
+def stand_in(record: dict[str, Any] | None) -> str | None:
+    """The stand-in note of a run record's data, or None when the data is the task's published set."""
+    dataset = ((record or {}).get("task") or {}).get("dataset") or {}
+    return (dataset.get("stand_in_note") or "stand-in data") if dataset.get("stand_in") else None
+
+
+def stand_in_footnote(notes: dict[str, str]) -> str:
+    """Lines under a table explaining the dagger, one per task on stand-in data."""
+    if not notes:
+        return ""
+    lines = [f"{STAND_IN_MARK} stand-in data, not the task's published set; scores are not comparable with published ones:"]
+    lines += ["  " + textwrap.shorten(f"{task}: {note}", width=158, placeholder=" ...") for task, note in sorted(notes.items())]
+    return "\n".join(lines)
+
+
 def run_table(outcomes: list[TaskOutcome]) -> str:
-    rows = []
+    """The table `bench run` prints: one row per task, then the suite averages, then footnotes."""
+    rows, notes = [], {}
     for o in outcomes:
         enc = o.record.get("encode", {})
+        note = stand_in(o.record)
+        if note:
+            notes[o.task] = note
         rows.append([
-            o.task,
+            f"{o.task}{STAND_IN_MARK if note else ''}",
             o.main_score_name,
-            f"{100 * o.main_score:.2f}",
+            format_score(o.main_score),
             _details(o),
             enc.get("texts_encoded", "-") if o.status == "computed" else 0,
             enc.get("cache_hits", "-") if o.status == "computed" else "-",
             f"{o.record.get('evaluation_seconds', 0):.1f}" if o.status == "computed" else "-",
             o.status,
         ])
-    if outcomes:
-        avg = sum(o.main_score for o in outcomes) / len(outcomes)
-        rows.append(["Average", "", f"{100 * avg:.2f}", "", "", "", "", ""])
+    for avg in suite_averages({o.task: o.main_score for o in outcomes}):
+        missing = f"missing: {', '.join(avg.missing)}" if avg.missing else ""
+        rows.append([avg.title, f"mean of {len(avg.present)} tasks", format_score(avg.value), missing, "", "", "", ""])
     headers = ["Task", "Metric", "Score", "Details", "Encoded", "Cache hits", "Seconds", "Status"]
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    footnote = stand_in_footnote(notes)
+    return f"{table}\n\n{footnote}" if footnote else table
 
 
-def results_table(root: Path) -> str:
-    """One row per model (and experiment), one column per task, plus the average."""
+# ---------------------------------------------------------------------------------------- bench results
+def results_table(root: Path | str) -> str:
+    """One row per model (and experiment), one column per task, then one column per suite average."""
+    root = Path(root)
     found = find_results(root)
     if not found:
         return f"No result files under {root}."
     by_model: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    marked: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    notes: dict[str, str] = {}
     for path, data, record in found:
-        model, revision, experiment = _model_of(path, Path(root), record)
-        by_model[(model, revision, experiment)][data["task_name"]] = main_score(data)
+        key = model_of(path, record)
+        by_model[key][data["task_name"]] = main_score(data)
+        note = stand_in(record)
+        if note:
+            marked[key].add(data["task_name"])
+            notes[data["task_name"]] = note
     task_names = sorted({t for scores in by_model.values() for t in scores})
+    averages = {key: {a.name: a for a in suite_averages(scores)} for key, scores in by_model.items()}
+    avg_columns = list(dict.fromkeys(title for per_model in averages.values() for title in per_model))
     rows = []
-    for (model, revision, experiment), scores in sorted(by_model.items()):
-        cells = [f"{100 * scores[t]:.2f}" if t in scores else "-" for t in task_names]
-        avg = f"{100 * sum(scores.values()) / len(scores):.2f}"
-        rows.append([model, revision[:18], experiment, *cells, avg])
-    return tabulate(rows, headers=["Model", "Revision", "Experiment", *task_names, "Average"], tablefmt="github", disable_numparse=True)
+    for key, scores in sorted(by_model.items()):
+        model, revision, experiment = key
+        cells = [f"{format_score(scores[t])}{STAND_IN_MARK if t in marked[key] else ''}" if t in scores else "-"
+                 for t in task_names]
+        for title in avg_columns:
+            avg = averages[key].get(title)
+            cells.append("-" if avg is None else format_score(avg.value) if avg.complete
+                         else f"{format_score(avg.value)} ({len(avg.present)} of {len(avg.tasks)}, partial)")
+        rows.append([model, revision[:18], experiment, *cells])
+    headers = ["Model", "Revision", "Experiment", *task_names, *avg_columns]
+    table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    footnote = stand_in_footnote(notes)
+    return f"{table}\n\n{footnote}" if footnote else table
 
 
-def _model_of(path: Path, root: Path, record: dict[str, Any] | None) -> tuple[str, str, str]:
+def model_of(path: Path, record: dict[str, Any] | None) -> tuple[str, str, str]:
+    """(model, revision, experiment) of a TaskResult file, wherever the folder given to `bench results` is.
+
+    From the run record when there is one; else from `model_meta.json` beside the file (what
+    `mteb.evaluate(..., cache=ResultCache(DIR))` writes); else from MTEB's layout
+    `<org>__<model>/<revision>/[experiments/<name>/]<Task>.json`, read upwards from the file, so the
+    folder passed may be DIR, DIR/results or a model's folder.
+    """
     if record:
         m = record["model"]
-        experiment = ", ".join(f"{k}={v}" for k, v in sorted(m.get("experiment", {}).items())) or "default"
-        return m["name"], m["revision"], experiment
-    parts = path.relative_to(root).parts
-    experiment = parts[-2] if "experiments" in parts else "default"
-    return parts[0].replace("__", "/"), parts[1] if len(parts) > 2 else "", experiment
+        return m["name"], m["revision"], _experiment_text(m.get("experiment"))
+    folder = path.parent
+    experiment = "default"
+    if folder.parent.name == EXPERIMENTS:
+        experiment, folder = folder.name, folder.parent.parent
+    meta = _model_meta(path.parent / "model_meta.json")
+    if meta.get("name"):
+        kwargs = meta.get("experiment_kwargs")
+        return str(meta["name"]), str(meta.get("revision") or folder.name), _experiment_text(kwargs) if kwargs else experiment
+    return folder.parent.name.replace("__", "/"), folder.name, experiment
+
+
+def _experiment_text(experiment: dict[str, Any] | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted((experiment or {}).items())) or "default"
+
+
+def _model_meta(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}

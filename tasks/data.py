@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "INSTRUCT_BENCH_DATA_DIR"
 LOCAL_SUFFIXES = (".csv", ".jsonl", ".json", ".parquet")
+MANIFEST = "manifest.json"  # written by every builder beside its files (dataset_builders/)
 
 ColumnKind = Literal["text", "label", "score"]
 
@@ -219,6 +220,28 @@ def _check_value(value: Any, kind: ColumnKind, where: str) -> Any:
     if not np.isfinite(score):
         raise DataError(f"{where}: score is {score}.")
     return score
+
+
+def stand_in_of(local_files: Mapping[str, Path] | None) -> dict[str, Any]:
+    """`stand_in` and `stand_in_note` of a task's data, for the run record and every table that shows it.
+
+    Only the builder knows whether a folder holds the task's published set or a stand-in (a proxy built
+    from other labelled data, a small sample): it says so in the folder's `manifest.json` (`"proxy":
+    true` and a `note`). Hub and packaged data, and folders without a manifest, are not stand-ins.
+    """
+    for folder in sorted({Path(p).parent for p in (local_files or {}).values()}):
+        manifest = folder / MANIFEST
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            logger.warning("%s is unreadable (%s); the data is not marked as a stand-in.", manifest, e)
+            continue
+        if isinstance(data, dict) and data.get("proxy"):
+            note = data.get("note")
+            return {"stand_in": True, "stand_in_note": str(note) if note else "stand-in data (see its manifest.json)"}
+    return {"stand_in": False, "stand_in_note": None}
 
 
 def local_revision(files: Sequence[Path]) -> str:

@@ -81,6 +81,14 @@ def test_python_m_bench_run_default_then_results(tmp_path):
     for task in ("DemoIntentEmotion", "DemoInstructSTS", "DemoNYTClustering", "Average"):
         assert task in proc.stdout
     assert "[3/3] DemoNYTClustering" in proc.stderr
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| DemoNYTClustering"))
+    score = row.split("|")[3].strip()
+    assert f"DemoNYTClustering: hmean_v_measure = {score} (" in proc.stderr  # log lines as the table: x100
+    assert "DemoNYTClustering: 128/128 texts encoded in " in proc.stderr  # progress as log lines, not a bar
+    assert "Loading weights" not in proc.stderr and "\r" not in proc.stderr
+    printed = proc.stdout.split("Results: ")[1].split()[0]  # the folder printed is the folder written
+    assert (tmp_path / printed / "DemoNYTClustering.json").is_file()
+    assert (tmp_path / printed / "run_records" / "DemoNYTClustering.json").is_file()
     res = subprocess.run([sys.executable, "-m", "bench", "results", str(tmp_path / "out")], env=env,
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and "sentence-transformers/all-MiniLM-L6-v2" in res.stdout

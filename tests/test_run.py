@@ -51,6 +51,10 @@ def test_bench_run_equals_mteb_evaluate_on_each_task(local_data, tmp_path):
                 assert outcome.scores[key] == pytest.approx(round(value, 6), abs=1e-12), (task.metadata.name, key)
         assert outcome.status == "computed"
         assert outcome.record["task"]["dataset"]["source"] == f"local:{local_data.name}"  # never a local path
+        manifest = local_data / task.metadata.name / "manifest.json"  # the builder's word on its data
+        note = json.loads(manifest.read_text())["note"] if manifest.is_file() else None
+        assert outcome.record["task"]["dataset"]["stand_in_note"] == note
+        assert outcome.record["task"]["dataset"]["stand_in"] is (task.metadata.name != "NYTClustering")
 
 
 def test_task_classes_run_under_stock_mteb_models(local_data, minilm_path):

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from bench.errors import DataError
+
+MANIFEST = "manifest.json"
 
 EPILOG = """examples:
   python -m bench build-data list
@@ -38,13 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from tabulate import tabulate
-
-    from dataset_builders.registry import LLM_OPTIONS, builders, get_builder
+    from bench.commands.listing import builders_table
+    from dataset_builders.registry import LLM_OPTIONS, get_builder
 
     if args.name == "list":
-        rows = [[n, "LLM" if b.uses_llm else "labels", b.description] for n, b in builders().items()]
-        print(tabulate(rows, headers=["Builder", "Kind", "About"], tablefmt="github"))
+        print(builders_table())
         return 0
     builder = get_builder(args.name)
     for flag in ("source_dir", "out"):
@@ -56,6 +57,46 @@ def _cmd_build(args: argparse.Namespace) -> int:
     kwargs = {"source_dir": source, "out_dir": Path(args.out), "seed": args.seed, "size": args.size}
     if builder.uses_llm:
         kwargs.update({k: getattr(args, k) for k in LLM_OPTIONS if getattr(args, k) is not None})
-    manifest = builder.function()(**kwargs)
-    print(json.dumps(manifest.get("summary", manifest), indent=2, ensure_ascii=False))
+    before = {task: mtime for task, (mtime, _) in _manifests(kwargs["out_dir"]).items()}
+    result = builder.function()(**kwargs)
+    summary = result.get("summary") or {}
+    if summary.get("dry_run"):
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        return 0
+    written = {task: m for task, m in _manifests(kwargs["out_dir"]).items() if before.get(task) != m[0]}
+    if getattr(args, "verbose", False):
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    print(build_summary(args.name, kwargs["out_dir"], {task: m[1] for task, m in sorted(written.items())}, summary))
     return 0
+
+
+def _manifests(out_dir: Path) -> dict[str, tuple[tuple[int, int], dict[str, Any]]]:
+    """Task folder -> ((inode, modification time), manifest) for every manifest.json under `out_dir`."""
+    found = {}
+    for path in sorted(Path(out_dir).glob(f"*/{MANIFEST}")):
+        try:
+            stat = path.stat()  # a rebuild replaces the file (atomic write): new inode and time
+            found[path.parent.name] = ((stat.st_ino, stat.st_mtime_ns), json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError):
+            continue
+    return found
+
+
+def build_summary(name: str, out_dir: Path, manifests: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
+    """One line for a finished build: each task folder written, its rows, stand-ins, failures, what is missing.
+
+    Everything else (sources and their sha256, seeds, prompts) is in each folder's manifest.json, which
+    `-v` also prints.
+    """
+    parts = []
+    for task, manifest in manifests.items():
+        outputs = manifest.get("outputs") or {}
+        rows = sum(int(o.get("rows", 0)) for o in outputs.values() if isinstance(o, dict))
+        files = f" in {len(outputs)} files" if len(outputs) > 1 else ""
+        parts.append(f"{task} ({rows:,} rows{files}{', STAND-IN' if manifest.get('proxy') else ''})")
+    line = f"Built {name} into {out_dir}: " + (", ".join(parts) or "no task folder written")
+    if summary.get("failures"):
+        line += f"; {summary['failures']} LLM failure(s) left out"
+    if summary.get("not_built"):
+        line += f"; not built: {'; '.join(summary['not_built'])}"
+    return f"{line}. Sources, hashes and settings: {MANIFEST} in each folder (-v prints them)."

@@ -1,45 +1,157 @@
-"""`bench list tasks|models|suites`: what can be named on the command line."""
+"""`bench list tasks|models|suites|builders|cache`: what can be named on the command line, and what is cached.
+
+Tables wrap to the terminal's width (`shutil.get_terminal_size`: the terminal, else $COLUMNS, else 100
+columns): long cells (descriptions, option lists) wrap inside their column. `bench list cache` reads
+the embedding cache's SQLite files directly (`adapters.cache.cache_files`), so it starts without torch.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+MIN_COLUMN = 10  # narrowest a wrapped column gets
+FALLBACK_WIDTH = 100  # columns when neither a terminal nor $COLUMNS says
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    ls = sub.add_parser("list", help="list tasks, models or suites")
-    ls.add_argument("what", choices=["tasks", "models", "suites"])
+    ls = sub.add_parser("list", help="list tasks, models, suites, data builders, or what the embedding cache holds")
+    ls.add_argument("what", choices=["tasks", "models", "suites", "builders", "cache"])
+    ls.add_argument("--cache-dir", help="for `list cache`: the embedding cache, as given to `bench run --cache-dir` "
+                                        "(default $INSTRUCT_BENCH_CACHE/embeddings or ~/.cache/instruct-bench/embeddings)")
     ls.set_defaults(func=_cmd_list)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from tabulate import tabulate
-
     if args.what == "tasks":
         from tasks import TASKS
 
         rows = [[n, c.metadata.type, c.metadata.main_score, c.metadata.dataset["path"]] for n, c in TASKS.items()]
-        print(tabulate(rows, headers=["Task", "Type", "Main score", "Dataset"], tablefmt="github"))
+        print(wrapped_table(rows, ["Task", "Type", "Main score", "Dataset"], wrap=[3]))
     elif args.what == "suites":
         from tasks import SUITE_DESCRIPTIONS, SUITES
 
         rows = [[n, ", ".join(t), SUITE_DESCRIPTIONS[n]] for n, t in SUITES.items()]
-        print(tabulate(rows, headers=["Suite", "Tasks", "About"], tablefmt="github"))
+        print(wrapped_table(rows, ["Suite", "Tasks", "About"], wrap=[1, 2]))
+    elif args.what == "builders":
+        print(builders_table())
+    elif args.what == "cache":
+        print(cache_table(Path(args.cache_dir) if args.cache_dir else None))
     else:
-        from adapters.registry import MODELS, describe_families
-
-        rows = [[n, e.family, e.description] for n, e in MODELS.items()]
-        print(tabulate(rows, headers=["Model", "Family", "About"], tablefmt="github"))
-        print()
-        rows = [
-            [f"{f['family']}:", ", ".join(f"{a}:" for a in f["aliases"]), f["description"], _options_text(f)]
-            for f in describe_families()
-        ]
-        print(tabulate(rows, headers=["Family (spec prefix)", "Aliases", "About", "Options (default)"], tablefmt="github"))
-        print("\nGive options as family flags (--template none), --model-args key=value,key=value, "
-              "or a --model-config YAML/JSON file.")
+        print(models_table())
     return 0
+
+
+def terminal_width() -> int:
+    return shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns
+
+
+def wrapped_table(
+    rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int | None = None, wrap: Sequence[int] | None = None
+) -> str:
+    """A GitHub-style table no wider than `width` (default: the terminal's), long cells wrapped in place.
+
+    The columns in `wrap` (default: all) are narrowed to one common width, the largest that fits, so
+    names stay on one line and descriptions take the rest of the width.
+    """
+    from tabulate import tabulate
+
+    width = width or terminal_width()
+    natural = [max(len(h) + 2, *(len(line) for r in rows for line in str(r[i]).splitlines() or [""]))
+               for i, h in enumerate(headers)]  # tabulate pads headers by 2
+    wrap = range(len(headers)) if wrap is None else wrap
+    fixed = sum(n for i, n in enumerate(natural) if i not in wrap)
+    budget = width - (3 * len(headers) + 1) - fixed  # "| " before and " " after each cell, and the last "|"
+    floors = [max(MIN_COLUMN, len(headers[i]) + 2) for i in wrap]  # tabulate never narrows below a header
+    cap = _common_cap([natural[i] for i in wrap], floors, budget)
+    limits = [cap if i in wrap and n > cap else None for i, n in enumerate(natural)]
+    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True,
+                    maxcolwidths=limits if any(limits) else None)
+
+
+def _common_cap(natural: list[int], floors: list[int], budget: int) -> int:
+    """The largest cap c with sum(max(floor, min(n, c))) <= budget (the smallest floor if none fits)."""
+    def used(c: int) -> int:
+        return sum(max(f, min(n, c)) for n, f in zip(natural, floors))
+
+    lo, hi = min(floors, default=MIN_COLUMN), max(natural, default=MIN_COLUMN)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if used(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def wrapped_text(text: str, width: int | None = None) -> str:
+    import textwrap
+
+    return textwrap.fill(text, width=width or terminal_width())
+
+
+# ------------------------------------------------------------------------------------------- models
+def models_table() -> str:
+    from adapters.registry import MODELS, describe_families
+
+    rows = [[n, e.family, e.description] for n, e in MODELS.items()]
+    parts = [wrapped_table(rows, ["Model", "Family", "About"], wrap=[2]), ""]
+    rows = [
+        [f"{f['family']}:", ", ".join(f"{a}:" for a in f["aliases"]), f["description"], _options_text(f)]
+        for f in describe_families()
+    ]
+    parts.append(wrapped_table(rows, ["Family prefix", "Aliases", "About", "Options=default"], wrap=[1, 2, 3]))
+    parts.append("\n" + wrapped_text("Give options as family flags (--template none), --model-args "
+                                     "key=value,key=value, or a --model-config YAML/JSON file."))
+    return "\n".join(parts)
 
 
 def _options_text(family: dict) -> str:
     text = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in family["options"].items())
     return f"{text}; {family['notes']}" if family.get("notes") else text
+
+
+# ------------------------------------------------------------------------------------------- builders
+def builders_table() -> str:
+    """Every `bench build-data` builder: its name, whether it calls an LLM, and what it writes."""
+    from dataset_builders.registry import builders
+
+    rows = [[n, "LLM" if b.uses_llm else "labels", b.description] for n, b in builders().items()]
+    return wrapped_table(rows, ["Builder", "Kind", "About"], wrap=[2])
+
+
+# ------------------------------------------------------------------------------------------- cache
+def cache_table(root: Path | None = None) -> str:
+    """One row per cache file (one model setting each): entries, dimension and size on disk."""
+    from adapters.cache import cache_files, default_cache_dir
+
+    root = root or default_cache_dir()
+    files = cache_files(root)
+    if not files:
+        return f"No embedding cache files in {root}."
+    rows = []
+    for f in sorted(files, key=lambda f: (str(f.fingerprint.get("model", "")), f.path.name)):
+        fp = f.fingerprint
+        setting = ", ".join(f"{k}={v}" for k, v in sorted(fp.items(), key=lambda kv: (kv[0] != "family", kv[0]))
+                            if k not in ("model", "revision") and v is not None)
+        rows.append([fp.get("model", "?"), str(fp.get("revision", "?"))[:12],
+                     f"unreadable: {f.error}" if f.error else setting, f"{f.entries:,}", f.dim or "-",
+                     human_size(f.size), f.path.stem.rsplit("-", 1)[-1]])
+    headers = ["Model", "Revision", "Setting", "Entries", "Dim", "Size", "File id"]
+    table = wrapped_table(rows, headers, wrap=[0, 2])
+    total = (f"{len(files)} file(s), {sum(f.entries for f in files):,} vectors, {human_size(sum(f.size for f in files))} "
+             f"in {root} (files are <model>-<file id>.sqlite; deleting one forgets that setting's vectors)")
+    return f"{table}\n\n{wrapped_text(total)}"
+
+
+def human_size(n: int) -> str:
+    """Bytes as `512 B`, `3.4 KB`, `1.2 MB`, `2.0 GB` (powers of 1,024)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"

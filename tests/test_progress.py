@@ -1,0 +1,154 @@
+"""Encode progress: log lines outside a terminal (time faked, never slept), a bar that stays and moves per batch."""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+
+import numpy as np
+import pytest
+
+from bench.progress import EncodeProgress, format_duration
+from toy_encoders import HashEncoder
+
+
+class BatchedHash(HashEncoder):
+    """HashEncoder through the shared batching loop, as real families are."""
+
+    def _encode_group(self, inputs, batch_size):
+        return self.run_batches(inputs, lambda batch: HashEncoder._encode_group(self, batch, batch_size),
+                                batch_size=batch_size)
+
+
+def _inputs(n: int, stem: str = "text number") -> list[list[str]]:
+    return [["", f"{stem} {i}"] for i in range(n)]
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "bench.progress"]
+
+
+def test_log_lines_every_interval_with_count_rate_and_eta(caplog):
+    caplog.set_level(logging.INFO, logger="bench.progress")
+    clock = FakeClock()
+    with EncodeProgress(1000, "FewRelClustering", show=False, clock=clock, heartbeat=False) as p:
+        assert _lines(caplog) == ["FewRelClustering: encoding 1,000 texts"]
+        clock.now += 4.0
+        p.update(100)  # 4 s after the start: too early for a line
+        assert len(_lines(caplog)) == 1
+        clock.now += 6.0
+        p.update(150)  # 10 s: 250 texts, 25 texts/s, 750 left -> 30 s
+        assert _lines(caplog)[-1] == (
+            "FewRelClustering: 250/1,000 texts (25%), 25.0 texts/s, elapsed 0:00:10, ETA 0:00:30")
+        clock.now += 9.9
+        p.update(50)
+        assert len(_lines(caplog)) == 2  # 9.9 s after the last line
+        clock.now += 0.1
+        p.update(0)
+        assert _lines(caplog)[-1].startswith("FewRelClustering: 300/1,000 texts (30%), 15.0 texts/s")
+        clock.now += 30.0
+        p.update(700)
+    assert _lines(caplog)[-1] == "FewRelClustering: 1,000/1,000 texts encoded in 0:00:50, 20.0 texts/s"
+
+
+def test_heartbeat_logs_while_one_batch_runs(caplog):
+    """No batch finishes, yet the log gets a line each interval: the thread ticks on its own."""
+    caplog.set_level(logging.INFO, logger="bench.progress")
+    seen = threading.Event()
+
+    class Signal(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "ETA" in record.getMessage():
+                seen.set()
+
+    handler = Signal()
+    logging.getLogger("bench.progress").addHandler(handler)
+    try:
+        with EncodeProgress(10, "Slow", show=False, interval=0.01):
+            assert seen.wait(timeout=1000), "no heartbeat line"
+    finally:
+        logging.getLogger("bench.progress").removeHandler(handler)
+    assert any(line.startswith("Slow: 0/10 texts (0%), 0.0 texts/s") and line.endswith("ETA unknown")
+               for line in _lines(caplog))
+
+
+def test_batches_count_as_their_share_of_the_group():
+    clock = FakeClock()
+    p = EncodeProgress(100, "t", show=False, clock=clock, heartbeat=False)
+    p.start_group(64)
+    p.batch_done(16, 64)  # one batch of a group the family sends as is
+    assert p.position == 16
+    p.batch_done(32, 512)  # MetaEOL-like: 8 inputs per text, 32 inputs = 4 texts
+    assert p.position == 20
+    p.batch_done(10_000, 10)  # never past the group's end
+    assert p.position == 64
+    p.update(64)
+    p.start_group(36)
+    assert p.position == 64
+    p.update(36)
+    assert p.position == 100
+    p.close()
+    p.batch_done(5, 5)  # after close: ignored
+    assert p.position == 100
+
+
+def test_terminal_bar_stays_and_moves_per_batch(monkeypatch, tmp_path):
+    """With a bar (a terminal), each batch redraws it and the finished bar is left on screen."""
+    import tqdm.auto
+
+    stream = io.StringIO()
+    real = tqdm.auto.tqdm
+    made = []
+
+    def fake_tqdm(*args, **kwargs):
+        bar = real(*args, file=stream, **kwargs)
+        made.append((kwargs, bar))
+        return bar
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", fake_tqdm)
+    monkeypatch.setattr("bench.progress.BAR_MININTERVAL", 0)
+    BatchedHash(batch_size=4, cache_dir=tmp_path).encode_inputs(_inputs(40), show=True)
+    kwargs, bar = made[0]
+    assert kwargs["leave"] is True and kwargs["miniters"] == 1 and kwargs["mininterval"] == 0
+    assert bar.n == 40
+    drawn = [part for part in stream.getvalue().split("\r") if "/40" in part]
+    assert any(" 4/40" in d for d in drawn) and any("32/40" in d for d in drawn), drawn  # per batch of 4
+    assert stream.getvalue().endswith("\n")  # leave=True: the bar stays
+
+
+def test_encoder_logs_progress_outside_a_terminal(caplog, tmp_path):
+    caplog.set_level(logging.INFO, logger="bench.progress")
+    model = BatchedHash(batch_size=4, cache_dir=tmp_path)  # show None, and pytest's stderr is not a terminal
+    model.encode_inputs(_inputs(10), desc="MyTask")
+    lines = _lines(caplog)
+    assert lines[0] == "MyTask: encoding 10 texts" and lines[-1].startswith("MyTask: 10/10 texts encoded in ")
+    assert model._progress is None
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0, "0:00:00"), (59.6, "0:01:00"), (3725, "1:02:05")])
+def test_format_duration(seconds, text):
+    assert format_duration(seconds) == text
+
+
+def test_vectors_unchanged_by_progress(tmp_path):
+    texts = _inputs(9)
+    shown = BatchedHash(batch_size=2, cache_dir=tmp_path / "a").encode_inputs(texts, show=True)
+    logged = BatchedHash(batch_size=2, cache_dir=tmp_path / "b").encode_inputs(texts)
+    assert np.array_equal(shown, logged)
+
+
+def test_a_failed_encode_says_where_it_stopped(caplog, tmp_path):
+    caplog.set_level(logging.INFO, logger="bench.progress")
+    model = BatchedHash(batch_size=2, cache_dir=tmp_path, nan_for="poison")
+    with pytest.raises(Exception, match="NaN"):
+        model.encode_inputs([*_inputs(16), ["", "poison text"]], desc="Bad")
+    assert _lines(caplog)[-1].startswith("Bad: 16/17 texts kept; encoding stopped after ")
