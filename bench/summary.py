@@ -73,31 +73,24 @@ class SuiteAverage:
         return [t for t in self.tasks if t not in self.present]
 
 
-def score_kind(task: str) -> str:
-    """"difference" for scores that are gaps between two conditions (robustness Δci), else "absolute"."""
-    from tasks import TASKS
-
-    cls = TASKS.get(task)
-    main = cls.metadata.main_score if cls is not None else ""
-    return "difference" if main.startswith("delta") else "absolute"
-
-
 def suite_averages(scores: dict[str, float]) -> list[SuiteAverage]:
     """Every suite average that two or more of the scored tasks take part in (task -> main score, 0-1).
 
     Suites come from `tasks.SUITES` and their averages from `leaderboard.suites`; an average defined over
     the same tasks as one already listed is not repeated (generic's STS average is generic-sts's), and
-    suites that mix difference and absolute scores are left out.
+    suites that mix gaps (Δci) with absolute scores (inbedder, all) are left out: the site splits those
+    into two averages, which on a CLI run would only repeat partial copies of the other suites' rows.
     """
-    from leaderboard.suites import style
-    from tasks import SUITES
+    from leaderboard.suites import is_gap, suite_averages as average_columns
+    from tasks import SUITES, TASKS
 
     out: list[SuiteAverage] = []
     seen: set[tuple[str, ...]] = set()
     for suite, members in SUITES.items():
-        if len({score_kind(t) for t in members}) > 1:
+        mains = {t: TASKS[t].metadata.main_score for t in members if t in TASKS}
+        if len({is_gap(m) for m in mains.values()}) > 1:
             continue
-        for avg in style(suite).averages:
+        for avg in average_columns(suite, mains):
             over = tuple(avg.tasks or members)
             present = tuple(t for t in over if t in scores)
             if len(present) < 2 or tuple(sorted(over)) in seen:
