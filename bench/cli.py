@@ -82,9 +82,24 @@ def _configure_logging(verbose: bool, quiet: bool) -> None:
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.ERROR)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     install_log_redaction()
-    if not sys.stderr.isatty():  # libraries' bars (transformers' "Loading weights") are noise in a log file
-        for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
-            os.environ.setdefault(name, "1")
+    if not sys.stderr.isatty():
+        _quiet_library_bars()
+
+
+def _quiet_library_bars() -> None:
+    """Libraries' bars (transformers' "Loading weights") are noise in a log file. The environment variables
+    reach libraries imported later; those already imported (the `run` parser imports them to learn the
+    families' flags) read theirs at import, so they are switched off directly."""
+    for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+        os.environ.setdefault(name, "1")
+    if "huggingface_hub" in sys.modules:
+        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    if "datasets" in sys.modules:
+        sys.modules["datasets"].disable_progress_bars()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
