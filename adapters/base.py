@@ -11,8 +11,9 @@ MTEB's batches, asks the family to build the exact model input for each (`render
 Inside a group, `run_batches` cuts batches by count (`batch_size`) and, optionally, by a token budget
 (`max_tokens`: batch rows x longest row), so long inputs get small batches and short ones large. On a
 CUDA/MPS out-of-memory error it halves the limits and retries the failed batch only; finished batches
-are kept and the smaller limits stay for the rest of the run. With more than one visible GPU and
-`device` left at auto/"cuda", `parallel(module)` wraps a module in `torch.nn.DataParallel`.
+are kept and the smaller limits stay for the rest of the run. Under `torchrun`/`accelerate launch`,
+the inputs the cache lacks are shared among the ranks, each on its own device, and rank 0 alone keeps
+the cache (`adapters/distributed.py`).
 
 A family implements `_load`, `render` and `_encode_group`; it never knows which task calls it. A class
 that sets `family` registers itself (`adapters.registry`); its options are its constructor's keyword
@@ -33,6 +34,7 @@ from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ScoringFunction
 
+from adapters import distributed
 from adapters.cache import EmbeddingCache, default_cache_dir, input_key
 from adapters.options import (
     experiment_label,
@@ -60,7 +62,10 @@ GROUP_BATCHES = 8  # batches per cache write / progress step
 
 
 def resolve_device(device: str | None) -> str:
-    """'auto'/None picks CUDA, then Apple MPS, then CPU; a device that is not there is a ConfigError."""
+    """'auto'/None picks CUDA, then Apple MPS, then CPU; a device that is not there is a ConfigError.
+    In a launched run (torchrun), auto and "cuda" mean this rank's own GPU, `cuda:LOCAL_RANK`."""
+    if device in (None, "auto", "cuda") and (own := distributed.local_device()) is not None:
+        return own
     if device not in (None, "auto"):
         check_device(device)
         return device
@@ -107,7 +112,8 @@ class EncodeStats:
     requested: int = 0
     unique: int = 0
     cache_hits: int = 0
-    encoded: int = 0
+    encoded: int = 0  # by every rank of a launched run
+    encoded_by_other_ranks: int = 0
     encode_seconds: float = 0.0
 
     def minus(self, before: EncodeStats) -> EncodeStats:
@@ -129,6 +135,9 @@ class BaseEncoder(AbsEncoder):
         results_name_family: whether results name the family as an MTEB experiment; False for the
             families MTEB itself loads such models with (sentence-transformers, OpenAI), so their
             default results join MTEB's published ones by (model, revision, task).
+        distributes: whether a launched run shares this family's inputs among ranks; False for a
+            family that is remote (API: concurrent requests instead) or only wraps another encoder
+            (which is then shared, see `sub_encoders`).
         stats: running totals since construction.
     """
 
@@ -136,7 +145,7 @@ class BaseEncoder(AbsEncoder):
     aliases: ClassVar[tuple[str, ...]] = ()
     notes: ClassVar[str] = ""
     runtime_options: ClassVar[tuple[str, ...]] = (
-        "batch_size", "max_tokens", "data_parallel", "device", "cache_dir", "use_cache", "show_progress_bar", "revision",
+        "batch_size", "max_tokens", "device", "cache_dir", "use_cache", "show_progress_bar", "revision",
     )
     cli_flags: ClassVar[dict[str, str]] = {
         "batch_size": "texts per forward pass, or per API request (family default)",
@@ -144,6 +153,7 @@ class BaseEncoder(AbsEncoder):
         "dtype": "weights' dtype: float32 (default), float16, bfloat16 or auto (bf16/fp16 on GPU)",
     }
     results_name_family: ClassVar[bool] = True
+    distributes: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -169,7 +179,6 @@ class BaseEncoder(AbsEncoder):
         dtype: str = "float32",
         batch_size: int = 32,
         max_tokens: int | None = None,
-        data_parallel: bool = True,
         cache_dir: str | Path | None = None,
         use_cache: bool = True,
         show_progress_bar: bool | None = None,
@@ -195,10 +204,10 @@ class BaseEncoder(AbsEncoder):
         self.dtype_option = dtype
         self.batch_size = batch_size
         self.max_tokens = max_tokens
-        self.data_parallel = data_parallel
         self._oom_limits: tuple[int, int | None] | None = None  # (batch rows, tokens) after an OOM
         self.show_progress_bar = show_progress_bar
         self.stats = EncodeStats()
+        self._progress: Any = None  # the encode call's progress, while one runs
         self._cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
         self._use_cache = use_cache
         self._cache: EmbeddingCache | None = None
@@ -246,6 +255,10 @@ class BaseEncoder(AbsEncoder):
     def identity_extras(self) -> dict[str, Any]:
         """What else decides a vector besides the options (a re-encoder's weights, an endpoint)."""
         return {}
+
+    def sub_encoders(self) -> list[BaseEncoder]:
+        """Encoders this one calls for its vectors (GSTransform's base); a launched run can share their work."""
+        return []
 
     def model_facts(self) -> dict[str, Any]:
         """ModelMeta fields known before loading (n_parameters, embed_dim, max_tokens, license, ...)."""
@@ -343,21 +356,6 @@ class BaseEncoder(AbsEncoder):
             start = stop
         return np.concatenate(done, axis=0)
 
-    def parallel(self, module: Any) -> Any:
-        """`module` wrapped for data parallelism over all visible GPUs, when there are several.
-
-        Only when the device was left to choose ("auto"/None/"cuda" without an index) and
-        `data_parallel` is on; an explicit "cuda:1" or a single GPU gets the module unchanged.
-        """
-        import torch
-
-        if not self.data_parallel or self.device_option not in (None, "auto", "cuda"):
-            return module
-        if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
-            return module
-        logger.info("%s: data parallel over %d GPUs", self.name, torch.cuda.device_count())
-        return torch.nn.DataParallel(module)
-
     # ------------------------------------------------------------------ shared machinery
     @property
     def fingerprint(self) -> dict[str, Any]:
@@ -429,22 +427,39 @@ class BaseEncoder(AbsEncoder):
     def _encode_missing(
         self, keys: list[str], inputs: list[Any], out: dict[str, np.ndarray], batch_size: int, desc: str, show: bool | None
     ) -> None:
-        self.ensure_loaded()
-        group = batch_size * GROUP_BATCHES
+        """Encode `inputs` (sorted longest first) a group at a time, caching each group when it is done.
+
+        In a launched run, a group is one round: a group's worth of inputs per rank, shared out and
+        gathered by `adapters.distributed` (rank 0 only; the other ranks serve).
+        """
+        team = distributed.coordinator_for(self)
+        span = batch_size * GROUP_BATCHES * (team.world.size if team else 1)
+        if team is None:
+            self.ensure_loaded()
         with EncodeProgress(len(inputs), desc, show) as self._progress:  # bar on a terminal, else log lines
-            for start in range(0, len(inputs), group):
-                part_keys, part = keys[start : start + group], inputs[start : start + group]
+            for start in range(0, len(inputs), span):
+                part_keys, part = keys[start : start + span], inputs[start : start + span]
                 self._progress.start_group(len(part))
                 tick = time.perf_counter()
-                emb = np.asarray(self._encode_group(part, batch_size), dtype=np.float32)
+                if team is None:
+                    emb, elsewhere = self.encode_share(part, batch_size), 0
+                else:
+                    emb, elsewhere = team.encode_round(self, part, batch_size)
                 self.stats.encode_seconds += time.perf_counter() - tick
                 self._check(emb, part)
                 if self.cache is not None:
                     self.cache.put_many(part_keys, emb)
                 out.update(zip(part_keys, emb))
                 self.stats.encoded += len(part)
+                self.stats.encoded_by_other_ranks += elsewhere
                 self._progress.update(len(part))
         self._progress = None  # a finished bar or log thread is not part of the model
+
+    def encode_share(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+        """Vectors for rendered, length-sorted inputs, straight from the model: no dedup, no cache
+        (a rank's share of a round, or one group of a single process)."""
+        self.ensure_loaded()
+        return np.asarray(self._encode_group(inputs, batch_size), dtype=np.float32)
 
     def _check(self, emb: np.ndarray, inputs: list[Any]) -> None:
         if emb.ndim != 2 or emb.shape[0] != len(inputs):

@@ -295,7 +295,7 @@ class GenerativeEncoder(BaseEncoder):
             out = self.model(**enc, decoder_input_ids=start, output_hidden_states=True)
             states = out.decoder_hidden_states
             return states[layer_index(self.layer, len(states))][:, 0].float().cpu().numpy()
-        out = self.parallel(self.model.base_model)(  # no LM head: its B x T x vocab logits go unused
+        out = self.model.base_model(  # no LM head: its B x T x vocab logits go unused
             **enc, position_ids=causal_position_ids(enc["attention_mask"]), output_hidden_states=True
         )
         hidden = out.hidden_states[layer_index(self.layer, len(out.hidden_states))]
@@ -443,7 +443,7 @@ class GenerativeEncoder(BaseEncoder):
         tok = self.tokenizer
         prompts = [_prompt(x) + tok.mask_token * self.mask_length for x in inputs]
         enc = self._tokenize(prompts)
-        out = self.parallel(self.model)(**enc, output_hidden_states=True)
+        out = self.model(**enc, output_hidden_states=True)
         hidden = out.hidden_states[layer_index(self.layer, len(out.hidden_states))]
         ids = enc["input_ids"]
         is_mask = ids == tok.mask_token_id

@@ -315,6 +315,7 @@ class GSTransformEncoder(BaseEncoder):
     """
 
     family = "gstransform"
+    distributes = False  # a linear map per row: a launched run shares the base encoder's work instead
     notes = ("spec gstransform:TRANSFORM_DIR (from `bench gstransform train`); "
              "base_model: generic encoder spec (default: the one the transforms were trained on)")
 
@@ -337,7 +338,7 @@ class GSTransformEncoder(BaseEncoder):
         for t in self.transforms:
             for inst in t.serves:
                 self._by_instruction.setdefault(inst, t)
-        shared = ("batch_size", "max_tokens", "data_parallel", "device", "dtype", "cache_dir", "use_cache",
+        shared = ("batch_size", "max_tokens", "device", "dtype", "cache_dir", "use_cache",
                   "show_progress_bar")
         base_kwargs = {k: kwargs[k] for k in shared if kwargs.get(k) is not None}
         from adapters.registry import load_model
@@ -366,6 +367,9 @@ class GSTransformEncoder(BaseEncoder):
 
     def identity_extras(self) -> dict[str, Any]:
         return {"base": self.base.fingerprint}
+
+    def sub_encoders(self) -> list[BaseEncoder]:
+        return [self.base]
 
     def _load(self) -> None:
         for t in self.transforms:

@@ -134,7 +134,7 @@ class InstructorEncoder(BaseEncoder):
         features = {k: v.to(self.device) for k, v in self.features(inputs).items()}
         model_inputs = {k: v for k, v in features.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
         with torch.inference_mode():
-            output = self.parallel(self._transformer.auto_model)(**model_inputs, return_dict=True)
+            output = self._transformer.auto_model(**model_inputs, return_dict=True)
             pooled = {
                 "token_embeddings": output.last_hidden_state,
                 "attention_mask": features["attention_mask"] * features["instruction_mask"],

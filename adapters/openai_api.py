@@ -85,6 +85,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
 
     family = "openai"
     results_name_family = False  # MTEB's own OpenAI wrapper files these models under their names too
+    distributes = False  # a remote model: a launched run leaves it to rank 0 (requests run concurrently instead)
     notes = "template: none|prefix|'<custom>'; key from $OPENAI_API_KEY only; base_url: any OpenAI-compatible endpoint"
     cli_flags = {
         "dimensions": "shortened output size, for API models that support it",

@@ -149,7 +149,7 @@ class PromptEOLEncoder(BaseEncoder):
             return_tensors="pt", return_token_type_ids=False,
         ).to(self.device)
         with torch.inference_mode():
-            out = self.parallel(self.model.base_model)(  # hidden states only; the LM head is not needed
+            out = self.model.base_model(  # hidden states only; the LM head is not needed
                 **enc, position_ids=causal_position_ids(enc["attention_mask"]), output_hidden_states=True
             )
         states = out.hidden_states

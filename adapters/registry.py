@@ -34,7 +34,7 @@ from bench.errors import ConfigError, ModelLoadError, UnknownNameError
 FAMILIES: dict[str, type] = {}
 FAMILY_ALIASES: dict[str, str] = {}
 # Modules of the package that hold no family (skipped by discovery only to save imports).
-_NOT_FAMILIES = {"base", "cache", "options", "identity", "registry", "lm", "gstransform_labels"}
+_NOT_FAMILIES = {"base", "cache", "distributed", "options", "identity", "registry", "lm", "gstransform_labels"}
 
 
 def register_family(cls: type) -> None:

@@ -102,6 +102,13 @@ def _quiet_library_bars() -> None:
         sys.modules["datasets"].disable_progress_bars()
 
 
+def _other_rank() -> bool:
+    """A rank other than 0 of a `torchrun`/`accelerate launch` run (read from the launcher's variables)."""
+    from adapters.distributed import is_worker
+
+    return is_worker()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
@@ -109,6 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser(full_run=True).parse_args(argv)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if _other_rank():
+        if args.command != "run" or getattr(args, "dry_run", False):
+            return 0  # launched under torchrun: rank 0 alone runs a command that is not a shared evaluation
+        args.quiet = True  # rank 0 reports; the others print warnings and errors only
     _configure_logging(args.verbose, args.quiet)
     try:
         return args.func(args)

@@ -10,6 +10,10 @@ and cost; with `since`, what was used after that snapshot); the runner records e
 the run record's `encode.usage`. `dry_run` calls no model and writes nothing: it counts what each task
 would send to the model (after the cache), and an encoder with `estimate_usage(inputs) -> dict` adds
 its token/cost estimate.
+
+Launched with `torchrun`/`accelerate launch`, every rank calls `run`: rank 0 evaluates as above and
+shares encoding with the others, which only `serve` it (`adapters/distributed.py`) and return no
+outcomes; results, run records and the table come from rank 0 alone.
 """
 
 from __future__ import annotations
@@ -86,7 +90,22 @@ class TaskOutcome:
 
 
 def run(options: RunOptions) -> list[TaskOutcome]:
-    """Evaluate the model on the tasks; return one outcome per task, in order."""
+    """Evaluate the model on the tasks; return one outcome per task, in order (none on ranks but 0)."""
+    from adapters.distributed import world_from_env
+
+    world = world_from_env()
+    if world is None:
+        return _evaluate(options)
+    from adapters.distributed import serve, session
+
+    with session(world):
+        if not world.is_main:
+            serve(build_model(options))
+            return []
+        return _evaluate(options)
+
+
+def _evaluate(options: RunOptions) -> list[TaskOutcome]:
     import mteb
 
     tasks = build_tasks(options)
@@ -304,6 +323,7 @@ def _run_record(
     model: Any, task: Any, options: RunOptions, key: dict[str, Any], stats: Any, started: datetime, seconds: float,
     usage: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    from adapters.distributed import current_world
     from tasks.data import stand_in_of
 
     meta = task.metadata
@@ -336,6 +356,8 @@ def _run_record(
             "unique_inputs": stats.unique,
             "cache_hits": stats.cache_hits,
             "texts_encoded": stats.encoded,
+            **({"processes": world.size, "texts_encoded_by_other_ranks": stats.encoded_by_other_ranks}
+               if (world := current_world()) is not None else {}),
             "encode_seconds": round(stats.encode_seconds, 4),
             "cache": model.cache.path.name if model.cache is not None else None,
             **({"usage": usage} if usage is not None else {}),

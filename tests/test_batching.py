@@ -71,9 +71,3 @@ def test_token_budget_shapes_batches(tmp_path):
     assert sizes == [2, 3, 1]
     with pytest.raises(ConfigError, match="max_tokens"):
         HashEncoder(cache_dir=tmp_path, max_tokens=0)
-
-
-def test_parallel_is_a_no_op_without_several_gpus(tmp_path):
-    module = torch.nn.Linear(2, 2)
-    assert HashEncoder(cache_dir=tmp_path).parallel(module) is module
-    assert HashEncoder(cache_dir=tmp_path, device="cpu").parallel(module) is module

@@ -77,6 +77,7 @@ def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from adapters.distributed import is_worker
     from bench.runner import RunOptions, dry_run, run
     from bench.summary import run_table
 
@@ -92,6 +93,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(dry_run_table(dry_run(options)))
         return 0
     outcomes = run(options)
+    if not outcomes and is_worker():
+        return 0  # another rank of a launched run: rank 0 prints the table
     print(run_table(outcomes))
     usage = total_usage([o.record.get("encode", {}).get("usage") for o in outcomes if o.status == "computed"])
     if usage:

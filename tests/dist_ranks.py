@@ -1,0 +1,34 @@
+"""What each spawned rank of tests/test_distributed.py runs (a module, so `spawn` can import it)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def rank_main(rank: int, world: int, port: int, builders: list[Callable[[], Any]], texts: list[str],
+              instruction: str, out: str) -> None:
+    """Rank 0 encodes `texts` under `instruction` with each built model; the other ranks serve."""
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
+                      MASTER_PORT=str(port))
+    import torch
+
+    torch.set_num_threads(1)
+    from adapters import distributed
+
+    models = [build() for build in builders]
+    with distributed.session(distributed.world_from_env()):
+        if rank != 0:
+            distributed.serve(*models)
+            return
+        stats = []
+        for i, model in enumerate(models):
+            vectors = model.encode_inputs([model.render(t, instruction, None) for t in texts], show=False)
+            np.save(Path(out) / f"{i}.npy", vectors)
+            stats.append({e.family: vars(e.stats) for e in distributed.all_encoders(model)})
+        (Path(out) / "stats.json").write_text(json.dumps(stats))
