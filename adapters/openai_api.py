@@ -364,9 +364,10 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         if isinstance(e, openai.NotFoundError):
             return ModelLoadError(f"{where}: not found (404): {_message(e)}. Check the model id and --base-url.")
         if isinstance(e, openai.RateLimitError):
+            fewer = f" or lower --max-concurrency ({self.max_concurrency})" if self.max_concurrency > 1 else ""
             return EncodingError(
                 f"{where} still rate-limited (429) after {self.max_retries} retries: {_message(e)}. Rerun later to "
-                f"resume (finished groups are cached) or raise --max-retries."
+                f"resume (finished groups are cached), raise --max-retries{fewer}."
             )
         if isinstance(e, openai.APIStatusError):
             return EncodingError(f"{where} answered HTTP {e.status_code}: {_message(e)}")
