@@ -19,7 +19,14 @@ How texts are sent:
 - an endpoint that never answers fails within a bounded time: each attempt waits at most `timeout`
   seconds (12), so the defaults give up after 6 x 12 s plus at most 15.5 s of backoff, 87.5 s
   (`failure_bound_s`), leaving room under two minutes for start-up, with an error saying it timed out;
-- a reply that is not JSON, or vectors of different lengths, is an error naming the endpoint.
+- a reply that is not JSON, or vectors of different lengths, is an error naming the endpoint;
+- requests go out concurrently: within a group (`batch_size` x GROUP_BATCHES inputs, see
+  adapters/base.py) at most `max_concurrency` (4; `bench run --max-concurrency`, 1 = one at a time) are in
+  flight at once, through one thread-safe client; vectors come back in input order, identical to a
+  sequential run. Each request keeps its own retries and backoff (honouring Retry-After). The first
+  failure cancels the requests not yet started, waits for those in flight (each bounded as above), and
+  raises that request's error, as a sequential run would. A runtime option: it changes neither the cache
+  fingerprint nor the MTEB experiment.
 
 The usage ledger (`usage()`, recorded per task in the run record's `encode.usage`) counts requests,
 retries, texts sent, tokens (as the endpoint reports them) and their cost in USD from `PRICES_USD_PER_1M`
@@ -33,6 +40,8 @@ from __future__ import annotations
 import logging
 import math
 import os
+import threading
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -67,6 +76,7 @@ PRICE_TABLE_SOURCE = "price table (OpenAI list prices, 2025)"
 CHARS_PER_TOKEN = 4
 LOCAL_KEY = "not-needed"  # sent to a key-less local endpoint when $OPENAI_API_KEY is unset
 DEFAULT_TIMEOUT_S = 12.0  # per attempt; with 5 retries an endpoint that never answers fails in < 2 minutes
+DEFAULT_MAX_CONCURRENCY = 4  # requests in flight at once within a group
 
 
 @dataclass
@@ -81,7 +91,13 @@ class APIUsage:
 
 
 class OpenAIEmbeddingEncoder(BaseEncoder):
-    """An OpenAI-compatible embedding API; the instruction is a text prefix; key from $OPENAI_API_KEY."""
+    """An OpenAI-compatible embedding API; the instruction is a text prefix; key from $OPENAI_API_KEY.
+
+    Requests of a group go out through a pool of `max_concurrency` threads sharing one client (1 = one
+    at a time); vectors are assembled in input order, the usage ledger is updated under a lock, and the
+    first failure cancels the requests not yet started and is raised as the single error of the group.
+    In a multi-process run an API model gets no ranks: this option is its parallelism.
+    """
 
     family = "openai"
     results_name_family = False  # MTEB's own OpenAI wrapper files these models under their names too
@@ -93,9 +109,12 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
                     "from $OPENAI_API_KEY only",
         "price": "USD per 1M input tokens for the API cost ledger (overrides the price table)",
         "max_retries": "API retries per request on 429/5xx/connection errors",
+        "max_concurrency": "API requests in flight at once (default 4; 1 sends them one at a time)",
     }
     # Options that change how vectors are fetched or priced, not which: never an MTEB experiment.
-    runtime_options: ClassVar[tuple[str, ...]] = ("base_url", "max_retries", "timeout", "price", "max_tokens_per_request")
+    runtime_options: ClassVar[tuple[str, ...]] = (
+        "base_url", "max_retries", "timeout", "price", "max_tokens_per_request", "max_concurrency",
+    )
 
     def __init__(
         self,
@@ -110,6 +129,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         timeout: float = DEFAULT_TIMEOUT_S,
         price: float | None = None,
         max_tokens_per_request: int = MAX_TOKENS_PER_REQUEST,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         batch_size: int = 512,
         **kwargs: Any,
     ) -> None:
@@ -122,6 +142,11 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             raise ConfigError("max_retries and price must not be negative.")
         if not timeout > 0:
             raise ConfigError(f"timeout (seconds per API attempt) must be positive, got {timeout}.")
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise ConfigError(
+                f"--max-concurrency (API requests in flight at once) must be a whole number of at least 1, "
+                f"got {max_concurrency!r}."
+            )
         self.model_id = model_id
         self.template = template
         self.template_format = template_string(template)
@@ -131,10 +156,19 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         self.timeout = timeout
         self.price = price
         self.max_tokens_per_request = max_tokens_per_request
+        self.max_concurrency = max_concurrency
         self.api_usage = APIUsage()
+        self._ledger_lock = threading.Lock()  # the ledger, the reply length and the model meta, across threads
         self._client: Any = None
         self._reply_dim: int | None = None  # vector length of the first reply; every later one must match
         super().__init__(name=name or model_id, revision=revision or "api", batch_size=batch_size, **kwargs)
+
+    def __getstate__(self) -> dict[str, Any]:  # a lock does not pickle; an unloaded encoder still does
+        return {k: v for k, v in self.__dict__.items() if k != "_ledger_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._ledger_lock = threading.Lock()
 
     # ------------------------------------------------------------------ settings
     @property
@@ -214,7 +248,38 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         self._client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout)
 
     def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
-        return np.concatenate([self._embed(batch) for batch in self._requests(inputs, batch_size)])
+        """The group's vectors in input order; its requests at most `max_concurrency` at a time."""
+        batches = list(self._requests(inputs, batch_size))
+        workers = min(self.max_concurrency, len(batches))
+        if workers <= 1:
+            return np.concatenate([self._embed(batch) for batch in batches])
+        failed = threading.Event()
+
+        def send(batch: list[str]) -> np.ndarray | None:
+            if failed.is_set():  # another request failed: this one is not started
+                return None
+            try:
+                return self._embed(batch)
+            except BaseException:
+                failed.set()
+                raise
+
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-request")
+        try:
+            futures = [pool.submit(send, batch) for batch in batches]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            for future in futures:  # after a failure: drop the requests still queued
+                future.cancel()
+            wait(futures)  # those in flight finish (each bounded by timeout and retries), so the ledger is exact
+        except BaseException:  # interrupted while waiting (Ctrl-C): queued requests are dropped, none awaited
+            failed.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        errors = [e for f in futures if not f.cancelled() and (e := f.exception()) is not None]
+        if errors:  # the earliest request's error, the one a sequential run would have raised
+            raise errors[0]
+        return np.concatenate([f.result() for f in futures])
 
     # ------------------------------------------------------------------ requests
     def _requests(self, inputs: list[str], batch_size: int) -> Iterator[list[str]]:
@@ -234,26 +299,29 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         except openai.APIError as e:
             raise self._error(e) from None
         response = self._parse(raw)
-        self.api_usage.requests += 1
-        self.api_usage.retries += int(getattr(raw, "retries_taken", 0) or 0)
-        self.api_usage.texts += len(batch)
         reported = getattr(getattr(response, "usage", None), "prompt_tokens", None)
+        estimated = 0
         if reported is None:
-            reported = sum(count_tokens(self.model_id, text) for text in batch)
-            self.api_usage.tokens_estimated += reported
-        self.api_usage.tokens += int(reported)
+            reported = estimated = sum(count_tokens(self.model_id, text) for text in batch)
+        with self._ledger_lock:  # requests may run in several threads (`max_concurrency`)
+            self.api_usage.requests += 1
+            self.api_usage.retries += int(getattr(raw, "retries_taken", 0) or 0)
+            self.api_usage.texts += len(batch)
+            self.api_usage.tokens_estimated += estimated
+            self.api_usage.tokens += int(reported)
         data = sorted(response.data, key=lambda d: d.index)
         if len(data) != len(batch):
             raise EncodingError(f"{self.endpoint} returned {len(data)} embeddings for {len(batch)} inputs.")
-        lengths = sorted({len(d.embedding) for d in data} | {self._reply_dim or len(data[0].embedding)})
-        if len(lengths) > 1:
-            raise EncodingError(
-                f"{self.endpoint} (model {self.model_id}) returned vectors of different lengths ({', '.join(map(str, lengths))}); "
-                f"a model gives one length. Check that --base-url serves only this model (and --dimensions)."
-            )
-        self._reply_dim = lengths[0]
-        if self.mteb_model_meta.embed_dim is None:
-            self.mteb_model_meta = self.mteb_model_meta.model_copy(update={"embed_dim": len(data[0].embedding)})
+        with self._ledger_lock:
+            lengths = sorted({len(d.embedding) for d in data} | {self._reply_dim or len(data[0].embedding)})
+            if len(lengths) > 1:
+                raise EncodingError(
+                    f"{self.endpoint} (model {self.model_id}) returned vectors of different lengths ({', '.join(map(str, lengths))}); "
+                    f"a model gives one length. Check that --base-url serves only this model (and --dimensions)."
+                )
+            self._reply_dim = lengths[0]
+            if self.mteb_model_meta.embed_dim is None:
+                self.mteb_model_meta = self.mteb_model_meta.model_copy(update={"embed_dim": len(data[0].embedding)})
         return np.asarray([d.embedding for d in data], dtype=np.float32)
 
     def _parse(self, raw: Any) -> Any:
@@ -297,9 +365,10 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         if isinstance(e, openai.NotFoundError):
             return ModelLoadError(f"{where}: not found (404): {_message(e)}. Check the model id and --base-url.")
         if isinstance(e, openai.RateLimitError):
+            fewer = f" or lower --max-concurrency ({self.max_concurrency})" if self.max_concurrency > 1 else ""
             return EncodingError(
                 f"{where} still rate-limited (429) after {self.max_retries} retries: {_message(e)}. Rerun later to "
-                f"resume (finished groups are cached) or raise --max-retries."
+                f"resume (finished groups are cached), raise --max-retries{fewer}."
             )
         if isinstance(e, openai.APIStatusError):
             return EncodingError(f"{where} answered HTTP {e.status_code}: {_message(e)}")

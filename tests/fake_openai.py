@@ -5,7 +5,10 @@ JSON parsing are exercised for real. Default replies:
   POST /v1/embeddings        deterministic unit vectors from a hash of each input; usage counts words
   POST /v1/chat/completions  `chat_handler(request_json) -> str` (default: echo of the last user message)
   GET  /v1/models            one model
-Queue failures with `fail(path, status, times)`; a wrong bearer key gets 401 when `api_key` is set.
+Queue failures with `fail(path, status, times)`, or fail every request carrying a given input with
+`fail_input(text, status)`; a wrong bearer key gets 401 when `api_key` is set. 429s carry `retry_after`
+(a Retry-After value, "0" by default: the client's own backoff) and `retry_after_ms` when set.
+`latency` (seconds) delays every reply; `max_in_flight` is the most requests it was handling at once.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +40,12 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.chat_handler: Callable[[dict[str, Any]], str] = lambda req: req["messages"][-1]["content"]
         self._failures: dict[str, deque[int]] = defaultdict(deque)
+        self._input_failures: dict[str, int] = {}
+        self.latency = 0.0
+        self.retry_after = "0"
+        self.retry_after_ms: str | None = None
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -55,6 +65,13 @@ class FakeOpenAI:
     def fail(self, path: str, status: int, times: int = 1) -> None:
         """The next `times` requests to `path` (e.g. "/v1/embeddings") get `status`."""
         self._failures[path].extend([status] * times)
+
+    def fail_input(self, text: str, status: int | None) -> None:
+        """Every request whose input list holds `text` gets `status` (retried requests too); None: no more."""
+        if status is None:
+            self._input_failures.pop(text, None)
+        else:
+            self._input_failures[text] = status
 
     def calls(self, path: str) -> list[dict[str, Any]]:
         return [r["body"] for r in self.requests if r["path"] == path]
@@ -96,6 +113,21 @@ class FakeOpenAI:
                 with server._lock:
                     server.requests.append({"path": path, "body": body, "headers": dict(self.headers)})
                     failure = server._failures[path].popleft() if server._failures[path] else None
+                    inputs = body.get("input") if isinstance(body, dict) else None
+                    for text in inputs if isinstance(inputs, list) else [inputs]:
+                        if failure is None and isinstance(text, str) and text in server._input_failures:
+                            failure = server._input_failures[text]
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    if server.latency:
+                        time.sleep(server.latency)
+                finally:  # out of flight before the reply leaves, so a client's next request never overlaps it
+                    with server._lock:
+                        server.in_flight -= 1
+                self._answer(path, body, failure)
+
+            def _answer(self, path: str, body: Any, failure: int | None) -> None:
                 if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
                     status, payload = 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}
                 elif failure is not None:
@@ -107,7 +139,9 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 if status == 429:
-                    self.send_header("Retry-After", "0")
+                    self.send_header("Retry-After", server.retry_after)
+                    if server.retry_after_ms is not None:
+                        self.send_header("Retry-After-Ms", server.retry_after_ms)
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -124,12 +124,12 @@ def test_key_required_for_openai_but_not_for_a_local_server(tmp_path, monkeypatc
 
 def test_requests_split_by_count_and_token_budget(api, tmp_path):
     texts = [f"text number {i:02d}" for i in range(7)]  # 14 bytes each
-    enc = _encoder(api, tmp_path, batch_size=3)
+    enc = _encoder(api, tmp_path, batch_size=3, max_concurrency=1)  # one at a time: they arrive in plan order
     enc.encode_inputs(texts)
     assert [len(b["input"]) for b in api.calls(EMB)] == [3, 3, 1]
     assert enc.usage()["requests"] == 3
 
-    enc = _encoder(api, tmp_path, max_tokens_per_request=30, cache_dir=tmp_path / "other")
+    enc = _encoder(api, tmp_path, max_tokens_per_request=30, cache_dir=tmp_path / "other", max_concurrency=1)
     before = len(api.calls(EMB))
     vecs = enc.encode_inputs(texts)
     sent = api.calls(EMB)[before:]
@@ -242,3 +242,152 @@ def test_key_is_never_written_or_logged(api, tmp_path, caplog, capsys):
     assert SECRET not in out + err + caplog.text
     record = json.loads(next(Path(tmp_path / "out").rglob("run_records/DemoInstructSTS.json")).read_text())
     assert record["model"]["family"] == "openai" and record["model"]["settings"]["endpoint"] == api.base_url
+
+
+# ------------------------------------------------------------------------------------ concurrent requests
+def _texts(n: int) -> list[str]:
+    return [f"text number {i:02d}" for i in range(n)]  # one length: the harness keeps their order
+
+
+def _sent(server) -> list[list[str]]:
+    return sorted(b["input"] for b in server.calls(EMB))
+
+
+LEDGER = ("requests", "retries", "texts", "tokens", "tokens_estimated")
+
+
+def test_concurrent_requests_are_bounded_and_give_the_sequential_result(api, tmp_path):
+    """Groups of batch_size x 8 inputs, so 8 requests per group: 40 texts in 2 per request are 20 requests."""
+    api.latency = 0.05  # every request is still in flight when the next ones start
+    texts = _texts(40)
+    sequential = _encoder(api, tmp_path, batch_size=2, max_concurrency=1, cache_dir=tmp_path / "c1")
+    expected = sequential.encode_inputs(texts)
+    assert api.max_in_flight == 1 and len(api.calls(EMB)) == 20
+    sent_sequentially = _sent(api)
+
+    for limit in (3, 8):
+        api.requests.clear()
+        api.max_in_flight = 0
+        enc = _encoder(api, tmp_path, batch_size=2, max_concurrency=limit, cache_dir=tmp_path / f"c{limit}")
+        vecs = enc.encode_inputs(texts)
+        assert 1 < api.max_in_flight <= limit
+        assert np.array_equal(vecs, expected)  # in input order, bit for bit
+        assert np.allclose(vecs, [fake_vector(t) for t in texts], atol=1e-6)
+        assert _sent(api) == sent_sequentially  # the same requests, in whatever order they went out
+        assert {k: enc.usage()[k] for k in LEDGER} == {k: sequential.usage()[k] for k in LEDGER}
+    assert enc.mteb_model_meta.embed_dim == 16
+
+
+def test_ledger_is_exact_under_many_threads(api, tmp_path):
+    texts = _texts(96)
+    enc = _encoder(api, tmp_path, batch_size=1, max_concurrency=8)
+    for _ in range(2):  # a second encoder call on a fresh cache sends everything again
+        enc._cache, enc._cache_root = None, enc._cache_root / "again"
+        enc.encode_inputs(texts)
+    usage = enc.usage()
+    assert usage["requests"] == len(api.calls(EMB)) == 2 * 96 and usage["texts"] == 2 * 96
+    assert usage["tokens"] == 2 * _words(texts) and usage["retries"] == 0
+
+
+def test_rate_limits_are_retried_per_request_under_concurrency(api, tmp_path):
+    api.latency = 0.02
+    api.retry_after_ms = "20"  # Retry-After-Ms, which the client prefers to its own backoff
+    api.fail(EMB, 429, 5)  # whichever requests arrive first
+    texts = _texts(16)
+    enc = _encoder(api, tmp_path, batch_size=2, max_concurrency=4, max_retries=5)
+    vecs = enc.encode_inputs(texts)
+    assert np.allclose(vecs, [fake_vector(t) for t in texts], atol=1e-6)
+    assert len(api.calls(EMB)) == 8 + 5
+    usage = enc.usage()
+    assert usage["requests"] == 8 and usage["retries"] == 5 and usage["texts"] == 16
+    assert usage["tokens"] == _words(texts)  # a rejected attempt costs nothing
+
+
+def test_rate_limit_beyond_retries_under_concurrency_is_one_error(api, tmp_path, capfd):
+    api.retry_after_ms = "10"
+    api.fail(EMB, 429, 1000)
+    enc = _encoder(api, tmp_path, batch_size=1, max_concurrency=4, max_retries=1)
+    with pytest.raises(EncodingError, match=r"still rate-limited \(429\) after 1 retries"):
+        enc.encode_inputs(_texts(16))
+    # the first request to give up stops the rest: at most the 4 in flight plus 1 per other worker in the race
+    assert len(api.calls(EMB)) <= 2 * (4 + 3)
+    assert enc.usage()["requests"] == 0
+    assert "Traceback" not in "".join(capfd.readouterr())
+
+
+def test_one_failed_request_is_the_usual_single_error(api, tmp_path, capfd):
+    api.latency = 0.05
+    texts = _texts(16)  # batch_size 1: 8 requests per group, 2 groups
+    api.fail_input(texts[0], 400)
+    enc = _encoder(api, tmp_path, batch_size=1, max_concurrency=2)
+    with pytest.raises(EncodingError, match=r"answered HTTP 400: scripted failure 400") as err:
+        enc.encode_inputs(texts)
+    assert isinstance(err.value, EncodingError) and not isinstance(err.value, ExceptionGroup)
+    # requests not yet started are dropped: 2 in flight, at most 1 more started by the other worker
+    assert 1 <= len(api.calls(EMB)) <= 3
+    assert "Traceback" not in "".join(capfd.readouterr())
+    # nothing from the failed group was cached; a retry after the fault sends the whole group again
+    api.fail_input(texts[0], None)
+    before = len(api.calls(EMB))
+    assert np.allclose(enc.encode_inputs(texts), [fake_vector(t) for t in texts], atol=1e-6)
+    assert len(api.calls(EMB)) - before == 16
+
+
+def test_the_earliest_failed_request_gives_the_error(api, tmp_path):
+    api.latency = 0.05
+    texts = _texts(8)
+    api.fail_input(texts[1], 400)  # both requests are in flight together; the earlier one's error wins
+    api.fail_input(texts[0], 404)
+    enc = _encoder(api, tmp_path, batch_size=1, max_concurrency=8)
+    with pytest.raises(Exception, match=r"not found \(404\)"):
+        enc.encode_inputs(texts)
+
+
+def test_max_concurrency_is_a_runtime_option_and_validated(api, tmp_path, capsys):
+    default = load_model("openai:fake", use_cache=False)
+    assert default.max_concurrency == 4
+    for limit in (1, 16, "8"):
+        enc = load_model("openai:fake", max_concurrency=limit, use_cache=False)
+        assert enc.fingerprint == default.fingerprint and enc.mteb_model_meta.experiment_kwargs is None
+        assert enc.experiment() == default.experiment() == {}
+    for bad in (0, -2, 1.5, True, "many"):
+        with pytest.raises(ConfigError, match="max.concurrency"):
+            load_model("openai:fake", max_concurrency=bad, use_cache=False)
+    # vectors cached by a sequential run serve a concurrent one: nothing is sent again
+    texts = _texts(10)
+    _encoder(api, tmp_path, max_concurrency=1, batch_size=2).encode_inputs(texts)
+    n = len(api.requests)
+    _encoder(api, tmp_path, max_concurrency=6, batch_size=2).encode_inputs(texts)
+    assert len(api.requests) == n
+    # the flag, and its one-line error
+    code = main(["run", "--model", "openai:fake", "--base-url", api.base_url, "--tasks", "DemoInstructSTS",
+                 "--max-concurrency", "0", "--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "c")])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and err[-1].startswith("error: ") and "--max-concurrency" in err[-1] and api.requests[n:] == []
+
+
+def test_cli_run_with_concurrent_requests(api, tmp_path, capsys):
+    args = ["run", "--model", "openai:text-embedding-3-small", "--base-url", api.base_url, "--tasks", "DemoInstructSTS",
+            "--batch-size", "4", "--output-dir", str(tmp_path / "out"), "-q"]
+    assert main([*args, "--max-concurrency", "1", "--cache-dir", str(tmp_path / "c1")]) == 0
+    sequential = capsys.readouterr().out
+    sent, scores = _sent(api), _main_scores(tmp_path / "out")
+    api.requests.clear()
+    assert main([*args, "--max-concurrency", "4", "--cache-dir", str(tmp_path / "c4"), "--overwrite"]) == 0
+    concurrent = capsys.readouterr().out
+    assert _sent(api) == sent and len(sent) > 4 and _main_scores(tmp_path / "out") == scores
+    usage = [line for line in concurrent.splitlines() if line.startswith("API usage:")]
+    assert usage and usage == [line for line in sequential.splitlines() if line.startswith("API usage:")]
+    record = json.loads(next((tmp_path / "out").rglob("run_records/DemoInstructSTS.json")).read_text())
+    assert record["model"]["settings"]["max_concurrency"] == 4
+
+    api.fail(EMB, 400, 1)  # one request of many fails: one error line, no traceback
+    code = main([*args, "--max-concurrency", "4", "--cache-dir", str(tmp_path / "c5"), "--overwrite"])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and err[-1].startswith("error: ") and "answered HTTP 400" in err[-1]
+    assert not any("Traceback" in line for line in err)
+
+
+def _main_scores(out: Path) -> dict[str, float]:
+    return {p.stem: json.loads(p.read_text())["scores"]["test"][0]["main_score"]
+            for p in out.rglob("*.json") if p.parent.name != "run_records" and p.name != "model_meta.json"}
