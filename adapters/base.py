@@ -256,6 +256,11 @@ class BaseEncoder(AbsEncoder):
         """What else decides a vector besides the options (a re-encoder's weights, an endpoint)."""
         return {}
 
+    def group_batches(self) -> int:
+        """Batches per group (one cache commit, one progress step); a family that sends a group's batches
+        concurrently (API requests) widens it so that a group holds enough work for all of them."""
+        return GROUP_BATCHES
+
     def sub_encoders(self) -> list[BaseEncoder]:
         """Encoders this one calls for its vectors (GSTransform's base); a launched run can share their work."""
         return []
@@ -433,7 +438,7 @@ class BaseEncoder(AbsEncoder):
         gathered by `adapters.distributed` (rank 0 only; the other ranks serve).
         """
         team = distributed.coordinator_for(self)
-        span = batch_size * GROUP_BATCHES * (team.world.size if team else 1)
+        span = batch_size * self.group_batches() * (team.world.size if team else 1)
         if team is None:
             self.ensure_loaded()
         with EncodeProgress(len(inputs), desc, show) as self._progress:  # bar on a terminal, else log lines

@@ -20,7 +20,7 @@ How texts are sent:
   seconds (12), so the defaults give up after 6 x 12 s plus at most 15.5 s of backoff, 87.5 s
   (`failure_bound_s`), leaving room under two minutes for start-up, with an error saying it timed out;
 - a reply that is not JSON, or vectors of different lengths, is an error naming the endpoint;
-- requests go out concurrently: within a group (`batch_size` x GROUP_BATCHES inputs, see
+- requests go out concurrently: within a group (`batch_size` x max(8, max_concurrency) inputs, see
   adapters/base.py) at most `max_concurrency` (4; `bench run --max-concurrency`, 1 = one at a time) are in
   flight at once, through one thread-safe client; vectors come back in input order, identical to a
   sequential run. Each request keeps its own retries and backoff (honouring Retry-After). The first
@@ -246,6 +246,9 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             )
         key = key or LOCAL_KEY
         self._client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout)
+
+    def group_batches(self) -> int:
+        return max(super().group_batches(), self.max_concurrency)  # room for every request in flight
 
     def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
         """The group's vectors in input order; its requests at most `max_concurrency` at a time."""

@@ -310,7 +310,7 @@ def _resume_key(model: Any, task: Any, options: RunOptions) -> dict[str, Any]:
         "model": model.name,
         "model_revision": model.revision,
         "model_fingerprint": model.fingerprint,
-        "settings": {k: v for k, v in model.settings().items() if k != "batch_size"},
+        "settings": {k: v for k, v in model.settings().items() if k not in ("batch_size", "max_concurrency")},
         "task_version": task.task_version,
         "dataset_revision": task.metadata.revision,
         "instructions_sha256": task.instruction_set_sha256(),

@@ -278,6 +278,15 @@ def test_concurrent_requests_are_bounded_and_give_the_sequential_result(api, tmp
     assert enc.mteb_model_meta.embed_dim == 16
 
 
+def test_a_group_widens_to_hold_every_request_in_flight(api, tmp_path):
+    """More than 8 requests in flight need groups of more than 8 batches (one group is one cache commit)."""
+    api.latency = 0.05
+    enc = _encoder(api, tmp_path, batch_size=1, max_concurrency=12)
+    assert enc.group_batches() == 12
+    enc.encode_inputs(_texts(24))
+    assert 8 < api.max_in_flight <= 12
+
+
 def test_ledger_is_exact_under_many_threads(api, tmp_path):
     texts = _texts(96)
     enc = _encoder(api, tmp_path, batch_size=1, max_concurrency=8)
