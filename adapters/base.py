@@ -410,24 +410,43 @@ class BaseEncoder(AbsEncoder):
     def encode_inputs(
         self, model_inputs: Sequence[Any], *, batch_size: int | None = None, desc: str = "Encoding", show: bool | None = None
     ) -> np.ndarray:
-        """Embed rendered inputs: dedup, cache, length-sorted groups, NaN check (see module docstring)."""
+        """Embed rendered inputs: dedup, memo, cache, length-sorted groups, NaN check (see module docstring).
+
+        Inputs already embedded under the same `desc` (the task) come from the in-memory memo
+        (`_memo`), so a task that sends the same texts in several calls (one per instruction) has each
+        distinct input embedded, looked up and hashed once per task, with or without the disk cache.
+        """
         batch_size = batch_size or self.batch_size
-        keys = [input_key(x) for x in model_inputs]
-        first: dict[str, int] = {}
-        for i, key in enumerate(keys):
-            first.setdefault(key, i)
+        memo = self._memo_for(desc)
+        refs = [_memo_key(x) for x in model_inputs]
+        first: dict[Any, int] = {}
+        for i, ref in enumerate(refs):
+            first.setdefault(ref, i)
+        new = [ref for ref in first if ref not in memo.vectors]
+        keys = {ref: input_key(model_inputs[first[ref]]) for ref in new}
         cache = self.cache
-        vectors = cache.get_many(list(first)) if cache is not None else {}
+        vectors = cache.get_many(list(keys.values())) if cache is not None and keys else {}
         missing = sorted(
-            (k for k in first if k not in vectors),
-            key=lambda k: (self.batch_group(model_inputs[first[k]]), -self.input_length(model_inputs[first[k]])),
+            (ref for ref in new if keys[ref] not in vectors),
+            key=lambda r: (self.batch_group(model_inputs[first[r]]), -self.input_length(model_inputs[first[r]])),
         )
-        self.stats.requested += len(keys)
-        self.stats.unique += len(first)
-        self.stats.cache_hits += len(first) - len(missing)
+        self.stats.requested += len(refs)
+        self.stats.unique += len(new)
+        self.stats.cache_hits += len(new) - len(missing)
         if missing:
-            self._encode_missing(missing, [model_inputs[first[k]] for k in missing], vectors, batch_size, desc, show)
-        return np.stack([vectors[k] for k in keys]).astype(np.float32, copy=False)
+            self._encode_missing([keys[r] for r in missing], [model_inputs[first[r]] for r in missing], vectors,
+                                 batch_size, desc, show)
+        found = {ref: vectors[keys[ref]] for ref in new}
+        memo.add(found)
+        stored = memo.vectors
+        return np.stack([stored[r] if r in stored else found[r] for r in refs]).astype(np.float32, copy=False)
+
+    def _memo_for(self, scope: str) -> _Memo:
+        """The memo of `scope` (a task's name); a new scope starts an empty one (see `_Memo`)."""
+        memo = getattr(self, "_memo", None)
+        if memo is None or memo.scope != scope:
+            memo = self._memo = _Memo(scope)
+        return memo
 
     def _encode_missing(
         self, keys: list[str], inputs: list[Any], out: dict[str, np.ndarray], batch_size: int, desc: str, show: bool | None
@@ -535,3 +554,40 @@ def _task_instruction(task_metadata: TaskMetadata, prompt_type: PromptType | Non
     if isinstance(prompt, dict):
         return prompt.get(prompt_type.value) if prompt_type is not None else None
     return prompt or None
+
+
+MEMO_BYTES = 256 * 2**20
+
+
+class _Memo:
+    """Vectors already embedded in this process for one scope (a task), keyed by the rendered input.
+
+    Why: a robustness task encodes its corpus once per instruction (30 calls, so peak memory holds
+    one instruction's vectors, not 30 x texts); an instruction-blind model renders every instruction
+    to the same inputs, and the memo makes calls 2..30 free (no render-to-key hashing, no cache
+    read, no model call) even with the disk cache off. Bounded: it stops taking vectors at
+    `MEMO_BYTES` and is dropped when the next task starts, so memory grows with the distinct vectors
+    of one task (an instruction-aware model fills it once and then reads the disk cache as before).
+    """
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+        self.vectors: dict[Any, np.ndarray] = {}
+        self.nbytes = 0
+
+    def add(self, found: dict[Any, np.ndarray]) -> None:
+        for ref, vec in found.items():
+            if self.nbytes + vec.nbytes > MEMO_BYTES:
+                return
+            self.vectors[ref] = vec
+            self.nbytes += vec.nbytes
+
+
+def _memo_key(model_input: Any) -> Any:
+    """A cheap, hashable stand-in for a rendered input (the string itself, or its parts as a tuple);
+    anything else falls back to its sha256 cache key."""
+    if type(model_input) is str:
+        return model_input
+    if type(model_input) in (list, tuple) and all(type(p) is str for p in model_input):
+        return tuple(model_input)
+    return ("key", input_key(model_input))

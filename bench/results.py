@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
-
-from mteb import ResultCache, TaskResult
-from mteb.models import ModelMeta
+from typing import TYPE_CHECKING, Any
 
 from bench.fileio import atomic_write, atomic_write_json, ensure_dir
+
+if TYPE_CHECKING:
+    from mteb import ResultCache, TaskResult
+    from mteb.models import ModelMeta
 
 logger = logging.getLogger(__name__)
 
@@ -26,34 +27,51 @@ RUN_RECORDS = "run_records"
 RESULTS = {"what": "results", "option": "--output-dir"}  # how a storage error names what `bench run` writes
 
 
-class AtomicResultCache(ResultCache):
-    """MTEB's ResultCache with atomic writes, and a damaged result file treated as missing."""
+def __getattr__(name: str) -> Any:
+    # `AtomicResultCache` subclasses MTEB's ResultCache, so it is defined on first use: reading result
+    # files (`find_results`, `bench results`) does not import MTEB.
+    if name == "AtomicResultCache":
+        cls = _atomic_result_cache()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    def __init__(self, cache_path: str | Path | None = None) -> None:
-        # MTEB creates the folder itself: a file in the way or a read-only parent becomes one error line.
-        if cache_path is not None:
-            ensure_dir(Path(cache_path), **RESULTS)
-        super().__init__(cache_path)
 
-    def save_to_cache(
-        self,
-        task_result: TaskResult,
-        model_name: str | ModelMeta,
-        model_revision: str | None = None,
-        *,
-        encode_kwargs: Any = None,
-    ) -> None:
-        path = self.get_task_result_path(task_result.task_name, model_name, model_revision)
-        atomic_write(path, task_result.to_disk, **RESULTS)
-        if isinstance(model_name, ModelMeta):
-            atomic_write_json(path.parent / "model_meta.json", model_name.to_dict(), **RESULTS)
+def _atomic_result_cache() -> type:
+    from mteb import ResultCache, TaskResult
+    from mteb.models import ModelMeta
 
-    def load_task_result(self, task_name: str, model_name: str | ModelMeta, *args: Any, **kwargs: Any) -> TaskResult | None:
-        try:
-            return super().load_task_result(task_name, model_name, *args, **kwargs)
-        except (json.JSONDecodeError, ValueError) as e:
-            logger.warning("Result for %s is unreadable (%s); it will be recomputed.", task_name, e)
-            return None
+    class AtomicResultCache(ResultCache):
+        """MTEB's ResultCache with atomic writes, and a damaged result file treated as missing."""
+
+        def __init__(self, cache_path: str | Path | None = None) -> None:
+            # MTEB creates the folder itself: a file in the way or a read-only parent becomes one error line.
+            if cache_path is not None:
+                ensure_dir(Path(cache_path), **RESULTS)
+            super().__init__(cache_path)
+
+        def save_to_cache(
+            self,
+            task_result: TaskResult,
+            model_name: str | ModelMeta,
+            model_revision: str | None = None,
+            *,
+            encode_kwargs: Any = None,
+        ) -> None:
+            path = self.get_task_result_path(task_result.task_name, model_name, model_revision)
+            atomic_write(path, task_result.to_disk, **RESULTS)
+            if isinstance(model_name, ModelMeta):
+                atomic_write_json(path.parent / "model_meta.json", model_name.to_dict(), **RESULTS)
+
+        def load_task_result(self, task_name: str, model_name: str | ModelMeta, *args: Any, **kwargs: Any) -> TaskResult | None:
+            try:
+                return super().load_task_result(task_name, model_name, *args, **kwargs)
+            except (json.JSONDecodeError, ValueError) as e:
+                logger.warning("Result for %s is unreadable (%s); it will be recomputed.", task_name, e)
+                return None
+
+    AtomicResultCache.__qualname__ = "AtomicResultCache"
+    return AtomicResultCache
 
 
 def result_path(cache: ResultCache, meta: ModelMeta, task_name: str) -> Path:

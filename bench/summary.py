@@ -76,18 +76,19 @@ class SuiteAverage:
 def suite_averages(scores: dict[str, float]) -> list[SuiteAverage]:
     """Every suite average that two or more of the scored tasks take part in (task -> main score, 0-1).
 
-    Suites come from `tasks.SUITES` and their averages from `leaderboard.suites`; an average defined over
+    Suites come from `tasks.SUITES` (through `bench.task_catalog`) and their averages from `leaderboard.suites`; an average defined over
     the same tasks as one already listed is not repeated (generic's STS average is generic-sts's), and
     suites that mix gaps (Δci) with absolute scores (inbedder, all) are left out: the site splits those
     into two averages, which on a CLI run would only repeat partial copies of the other suites' rows.
     """
+    from bench.task_catalog import main_scores, suites
     from leaderboard.suites import is_gap, suite_averages as average_columns
-    from tasks import SUITES, TASKS
 
     out: list[SuiteAverage] = []
     seen: set[tuple[str, ...]] = set()
-    for suite, members in SUITES.items():
-        mains = {t: TASKS[t].metadata.main_score for t in members if t in TASKS}
+    main_score_names = main_scores()
+    for suite, members in suites().items():
+        mains = {t: main_score_names[t] for t in members if t in main_score_names}
         if len({is_gap(m) for m in mains.values()}) > 1:
             continue
         for avg in average_columns(suite, mains):
@@ -126,9 +127,9 @@ def detail_values(task_name: str, scores: dict[str, Any], main_score_name: str) 
 
 
 def _declared_details(task_name: str) -> dict[str, str] | None:
-    from tasks import TASKS
+    from bench.task_catalog import detail_scores
 
-    return getattr(TASKS.get(task_name), "detail_scores", None)
+    return detail_scores(task_name)
 
 
 def stand_in(record: dict[str, Any] | None) -> str | None:

@@ -133,3 +133,20 @@ def test_sentence_transformer_matches_bare_encode(minilm_path, tmp_path):
     got = enc.encode_inputs([enc.render(t, "What does the customer need?", None) for t in texts])
     bare = SentenceTransformer(minilm_path, device="cpu").encode(texts, prompt="What does the customer need? ")
     np.testing.assert_allclose(got, bare, atol=1e-5)
+
+
+def test_memo_serves_repeats_of_a_task_without_cache_and_is_bounded(monkeypatch):
+    import adapters.base
+
+    enc = HashEncoder(blind=True, use_cache=False)
+    for k in range(3):  # one call per instruction, as the robustness task sends them
+        enc.encode_inputs([enc.render(t, f"instruction {k}", None) for t in ("a b", "c d")], desc="Task")
+    assert enc.stats.encoded == 2 and enc.stats.requested == 6 and enc.stats.unique == 2
+    enc.encode_inputs([enc.render("a b", None, None)], desc="OtherTask")  # a new task starts a new memo
+    assert enc.stats.encoded == 3
+    monkeypatch.setattr(adapters.base, "MEMO_BYTES", 0)  # a full memo keeps nothing more, results unchanged
+    small = HashEncoder(blind=True, use_cache=False)
+    first = small.encode_inputs([["", "a b"]], desc="Task")
+    again = small.encode_inputs([["", "a b"]], desc="Task")
+    assert small.stats.encoded == 2
+    np.testing.assert_array_equal(first, again)

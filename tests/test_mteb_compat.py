@@ -7,7 +7,7 @@ import importlib
 import mteb
 
 import tasks
-from tasks.mteb_compat import create_query_dataloader, mteb_registry
+from tasks.mteb_compat import create_query_dataloader, mteb_query_dataloader, mteb_registry
 
 
 def test_mtebs_private_registry_is_still_the_dict_get_task_reads():
@@ -32,5 +32,29 @@ def test_the_query_dataloader_still_carries_instructions():
 
     task = tasks.DemoIntentEmotion()
     ds = Dataset.from_dict({"text": ["a", "b"], "instruction": ["x", "y"]})
-    batch = next(iter(create_query_dataloader(ds, task_metadata=task.metadata, batch_size=2)))
+    batch = next(iter(mteb_query_dataloader(ds, task_metadata=task.metadata, batch_size=2)))
     assert list(batch["query"]) == ["a", "b"] and list(batch["instruction"]) == ["x", "y"]
+
+
+def test_the_harness_loader_gives_exactly_mtebs_batches():
+    """Every batch of the fast loader equals MTEB's on the same rows: keys, their order, values, types."""
+    from datasets import Dataset
+
+    task = tasks.FewRelClustering if hasattr(tasks, "FewRelClustering") else tasks.DemoNYTClustering
+    metadata = task.metadata
+    texts = [f"text {i} " + "é" * (i % 3) for i in range(37)] + ["", "  padded  "]
+    instructions = [f"instruction {i % 4}" for i in range(len(texts) - 1)] + [""]
+    ds = Dataset.from_dict({"text": texts, "instruction": instructions})
+    for batch_size in (1, 5, 32, 64):
+        ours = create_query_dataloader(texts, instructions, task_metadata=metadata, batch_size=batch_size)
+        theirs = mteb_query_dataloader(ds, task_metadata=metadata, batch_size=batch_size)
+        ours_batches, theirs_batches = list(ours), list(theirs)
+        assert len(ours_batches) == len(theirs_batches) == len(ours)
+        for mine, reference in zip(ours_batches, theirs_batches, strict=True):
+            assert list(mine) == list(reference)  # the same keys in the same order
+            for key in reference:
+                assert type(mine[key]) is type(reference[key]), key
+                assert mine[key] == reference[key], key
+        # what encoders read from `inputs.dataset` (features; MTEB's cache wrapper iterates it)
+        assert ours.dataset.features == theirs.dataset.features
+        assert list(ours.dataset) == list(theirs.dataset)

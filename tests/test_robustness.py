@@ -135,6 +135,8 @@ def test_scores_per_instruction_set_means_and_gaps(fewrel_six_dir):
     assert scores["num_texts"] == 60 and scores["num_clusters"] == 6
     # every (text, instruction) pair is a distinct input, each encoded once
     assert model.stats.requested == model.stats.unique == model.stats.encoded == 30 * 60
+    # one instruction per call, so the task never holds 30 x N vectors at once
+    assert [len(group) for group in model.groups] == [60] * 30
     # each V-measure is the plain k-means V-measure of that instruction's embeddings
     texts, labels = _corpus(fewrel_six_dir / "FewRelClustering" / "test.jsonl")
     emb = model.encode_inputs([[FewRelClustering.instructions["incorrect"][3], t] for t in texts])

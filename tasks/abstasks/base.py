@@ -173,9 +173,9 @@ def encode_pairs(
 
     pairs = list(zip(texts, instructions, strict=True))
     unique = list(dict.fromkeys(pairs))
-    position = {pair: i for i, pair in enumerate(unique)}
-    ds = Dataset.from_dict({"text": [t for t, _ in unique], "instruction": [i for _, i in unique]})
-    loader = create_query_dataloader(ds, task_metadata=task.metadata, **encode_kwargs)
+    loader = create_query_dataloader(
+        [t for t, _ in unique], [i for _, i in unique], task_metadata=task.metadata, **encode_kwargs
+    )
     emb = model.encode(
         loader,
         task_metadata=task.metadata,
@@ -190,6 +190,9 @@ def encode_pairs(
     if not np.isfinite(emb).all():
         bad = int((~np.isfinite(emb)).any(axis=1).sum())
         raise EncodingError(f"model returned NaN or inf for {bad} of {len(unique)} inputs of {task.metadata.name}.")
+    if len(unique) == len(pairs):  # no repeats: the rows are already in order (no copy)
+        return emb
+    position = {pair: i for i, pair in enumerate(unique)}
     return emb[[position[p] for p in pairs]]
 
 

@@ -44,9 +44,13 @@ class AbsTaskInstructionRobustness(InstructionTask):
     most extreme of 20 clusterings. Quality under correct instructions (`correct_mean_v_measure`) and
     the other gaps are printed beside it (`detail_scores`).
 
-    One `encode_pairs` call carries all 30 × N (text, instruction) pairs, so an encoder that renders
-    every instruction to the same input (e.g. `--template none`) embeds each text once even without
-    the on-disk cache. Memory: the call returns 30 × N vectors (FewEvent with 4,096-d vectors: ~2.3 GB).
+    Each instruction is one `encode_pairs` call of N (text, instruction) pairs, clustered and dropped
+    before the next, so peak memory holds N vectors of the task plus what the encoder keeps, never
+    30 × N (FewEvent with 4,096-d vectors: ~78 MB a call instead of ~2.3 GB several times over). The
+    harness's encoder (`BaseEncoder`) keeps a bounded in-memory memo of the distinct vectors of the
+    task, so an encoder that renders every instruction to the same input (e.g. `--template none`)
+    still embeds each text once per run even without the on-disk cache; the 29 later calls cost a
+    lookup per text.
 
     Attributes:
         instructions: set name ("correct", "implicit", "incorrect") -> its 10 instructions.
@@ -88,19 +92,19 @@ class AbsTaskInstructionRobustness(InstructionTask):
         texts = list(data_split["text"])
         labels = list(data_split["cluster"])
         runs = [(name, i, inst) for name in INSTRUCTION_SETS for i, inst in enumerate(self.instructions[name])]
-        emb = encode_pairs(
-            model, texts * len(runs), [inst for _, _, inst in runs for _ in texts],
-            task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
-        )
         n = len(texts)
         by_set: dict[str, list[float]] = {name: [] for name in INSTRUCTION_SETS}
         scores: dict[str, Any] = {}
         seen: dict[str, float] = {}  # identical embeddings (a blind model) are clustered once
-        for j, (name, i, _) in enumerate(runs):
-            block = np.ascontiguousarray(emb[j * n : (j + 1) * n])
-            digest = hashlib.sha256(block.tobytes()).hexdigest()
+        for name, i, inst in runs:  # one instruction at a time: only its n vectors are held
+            emb = np.ascontiguousarray(encode_pairs(
+                model, texts, [inst] * n,
+                task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
+            ))
+            digest = hashlib.sha256(emb.tobytes()).hexdigest()
             if digest not in seen:
-                seen[digest] = cluster_v_measure(block, labels, seed=self.seed)
+                seen[digest] = cluster_v_measure(emb, labels, seed=self.seed)
+            del emb
             scores[f"v_measure_{name}_{i}"] = seen[digest]
             by_set[name].append(seen[digest])
         for name, values in by_set.items():

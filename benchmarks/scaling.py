@@ -1,0 +1,254 @@
+"""How the harness scales: processes, its own overhead, cached reruns and memory (ratios from ONE run).
+
+    python benchmarks/scaling.py [--quick] [--raw ../shared/data/raw] [--repo PATH] [--only a b c d]
+
+Every measurement is a fresh `python -m bench run ...` subprocess with the default MiniLM
+(all-MiniLM-L6-v2), offline, on a FewRelClustering corpus built from the raw files:
+
+(a) wall time of 1 process vs `torchrun --nproc_per_node 2` on a CPU robustness set with
+    `--template prefix` (30 x N real encodes), a fresh cache dir each; with more than one CUDA device,
+    also 1 vs k processes for every k up to `torch.cuda.device_count()` (`--device cuda`). Until the
+    torchrun runs share work across ranks, each rank does the whole job.
+(b) the harness's non-encode share on an instruction-blind robustness set (`--template none
+    --no-cache`, so 30 x N pairs requested and N encoded): measured with cProfile in the child as
+    cumtime(`_evaluate_subset`) minus the model's forward passes (`_encode_group`), the weight load
+    (`ensure_loaded`) and k-means + V-measure (`cluster_v_measure`), divided by the forward passes.
+    cProfile inflates Python-heavy code, so this overstates the harness's share; a second, unprofiled
+    run times the same parts with perf_counter wrappers (forward passes = the run record's encode
+    seconds) and is printed beside it.
+(c) the demo suite cold (fresh output and cache dirs), then rerun with the same dirs (every task
+    reused), then with a fresh output dir and the warm embedding cache (every vector a cache hit).
+(d) peak RSS (ru_maxrss of the child) of a blind robustness run (`--template none --no-cache`) at
+    two corpus sizes, to show whether memory grows with texts or with texts x instructions. FewRel
+    has 4,480 texts: a larger corpus appends FewEvent's texts (labels prefixed, so clusters stay
+    apart), and the output says so.
+
+`--repo PATH` runs the children in another checkout (e.g. one of main, for before/after figures);
+the corpora are built with this checkout's builders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pstats
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+ENV.pop("INSTRUCT_BENCH_DATA_DIR", None)
+
+_RSS_CHILD = (
+    "import resource, subprocess, sys; rc = subprocess.run(sys.argv[1:]).returncode; "
+    "print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(rc)"
+)
+
+
+def sh(cmd: list[str], *, cwd: Path) -> tuple[float, str]:
+    """Wall seconds and stdout of a command that must succeed."""
+    tick = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
+    wall = time.perf_counter() - tick
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-3000:]}")
+    return wall, proc.stdout
+
+
+def bench_args(data: Path, out: Path, *extra: str) -> list[str]:
+    return ["run", "-t", "FewRelClustering", "--data-dir", str(data), "--output-dir", str(out), "-q", *extra]
+
+
+def run_record(out: Path) -> dict:
+    (path,) = out.rglob("run_records/FewRelClustering.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# ----------------------------------------------------------------------------------- corpora
+def build_corpus(raw: Path, out_dir: Path, size: int) -> str:
+    """A FewRelClustering folder of `size` texts under out_dir; returns what it holds, in words."""
+    from dataset_builders.clustering_sets import build_few_event, build_few_rel
+
+    if size <= 4480:
+        build_few_rel(source_dir=raw, out_dir=out_dir, seed=42, size=size)
+        return f"FewRel {size}"
+    with tempfile.TemporaryDirectory() as tmp:
+        build_few_rel(source_dir=raw, out_dir=Path(tmp) / "rel", seed=42)
+        build_few_event(source_dir=raw, out_dir=Path(tmp) / "event", seed=42)
+        rel = _rows(Path(tmp) / "rel" / "FewRelClustering" / "test.jsonl", "rel")
+        event = _rows(Path(tmp) / "event" / "FewEventClustering" / "test.jsonl", "event")
+    random.Random(42).shuffle(event)
+    seen = {r["text"] for r in rel}
+    rows = rel + [r for r in event if r["text"] not in seen][: size - len(rel)]
+    if len(rows) < size:
+        raise SystemExit(f"only {len(rows)} distinct texts in FewRel + FewEvent; ask for fewer")
+    folder = out_dir / "FewRelClustering"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return f"FewRel 4480 + FewEvent {size - len(rel)}"
+
+
+def _rows(path: Path, prefix: str) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{"text": r["text"], "cluster": f"{prefix}:{r['cluster']}"} for r in rows]
+
+
+# ----------------------------------------------------------------------------------- sections
+def processes(args, tmp: Path) -> list[list]:
+    data = tmp / "data-a"
+    what = build_corpus(args.raw, data, args.parallel_size)
+    counts = [("cpu", 1, ["--device", "cpu"]), ("cpu", 2, ["--device", "cpu"])]
+    gpus = _gpu_count()
+    counts += [("cuda", k, ["--device", "cuda"]) for k in range(1, gpus + 1)] if gpus > 1 else []
+    rows, base = [], {}
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
+    for device, k, extra in counts:
+        out, cache = tmp / f"a-{device}-{k}", tmp / f"a-{device}-{k}-cache"
+        cmd = bench_args(data, out, "--template", "prefix", "--cache-dir", str(cache), *extra)
+        full = [sys.executable, "-m", "bench", *cmd] if k == 1 else [torchrun, "--nproc_per_node", str(k), "-m", "bench", *cmd]
+        wall, _ = sh(full, cwd=args.repo)
+        base.setdefault(device, wall)
+        rows.append([device, k, what, f"{wall:.1f}", f"{base[device] / wall:.2f}"])
+    return rows
+
+
+def _gpu_count() -> int:
+    try:
+        import torch
+
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except ImportError:
+        return 0
+
+
+# Times, without a profiler, the robustness evaluation and the parts of it that are not the harness's
+# own work: the weight load and k-means (the forward passes are the run record's encode seconds).
+_TIMED_CHILD = """
+import json, sys, time
+import sentence_transformers  # mteb.evaluate imports it first thing; keep that import out of the timing
+import tasks.abstasks.instruction_robustness as robustness
+from adapters.base import BaseEncoder
+spent = {"eval": 0.0, "load": 0.0, "kmeans": 0.0}
+def timed(fn, key):
+    def wrapper(*a, **k):
+        tick = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            spent[key] += time.perf_counter() - tick
+    return wrapper
+robustness.cluster_v_measure = timed(robustness.cluster_v_measure, "kmeans")
+BaseEncoder.ensure_loaded = timed(BaseEncoder.ensure_loaded, "load")
+cls = robustness.AbsTaskInstructionRobustness
+cls._evaluate_subset = timed(cls._evaluate_subset, "eval")
+from bench.cli import main
+rc = main(sys.argv[1:])
+print("SPENT", json.dumps(spent))
+sys.exit(rc)
+"""
+
+
+def overhead(args, tmp: Path) -> list[list]:
+    data = tmp / "data-b"
+    what = build_corpus(args.raw, data, args.blind_size)
+    out, prof = tmp / "b-out", tmp / "b.prof"
+    wall, _ = sh([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "bench",
+                  *bench_args(data, out, "--template", "none", "--no-cache")], cwd=args.repo)
+    stats = pstats.Stats(str(prof)).stats  # (file, line, name) -> (cc, nc, tottime, cumtime, callers)
+
+    def cum(name: str, file_part: str = "") -> float:
+        return sum(v[3] for (f, _, n), v in stats.items() if n == name and file_part in f)
+
+    total = cum("_evaluate_subset", "instruction_robustness")
+    model = cum("_encode_group", "sentence_transformers")
+    load = cum("ensure_loaded", "adapters")
+    scoring = cum("cluster_v_measure")
+    harness = total - model - load - scoring
+    out2 = tmp / "b-out2"
+    _, stdout = sh([sys.executable, "-c", _TIMED_CHILD, *bench_args(data, out2, "--template", "none", "--no-cache")],
+                   cwd=args.repo)
+    spent = json.loads(next(line for line in stdout.splitlines() if line.startswith("SPENT")).split(" ", 1)[1])
+    enc = run_record(out2)["encode"]
+    forward = enc["encode_seconds"]
+    rest = spent["eval"] - forward - spent["load"] - spent["kmeans"]
+    return [["cProfile", what, f"{model:.2f}", f"{harness:.2f}", f"{100 * harness / model:.1f}%", f"{load:.2f}",
+             f"{scoring:.2f}"],
+            ["wall clock", what, f"{forward:.2f}", f"{rest:.2f}", f"{100 * rest / forward:.1f}%", f"{spent['load']:.2f}",
+             f"{spent['kmeans']:.2f}"]]
+
+
+def cached_demo(args, tmp: Path) -> list[list]:
+    out, cache = tmp / "c-out", tmp / "c-cache"
+    cmd = [sys.executable, "-m", "bench", "run", "--output-dir", str(out), "--cache-dir", str(cache), "-q"]
+    cold, _ = sh(cmd, cwd=args.repo)
+    reused, _ = sh(cmd, cwd=args.repo)
+    cmd_hits = [sys.executable, "-m", "bench", "run", "--output-dir", str(tmp / "c-out2"), "--cache-dir", str(cache), "-q"]
+    hits, _ = sh(cmd_hits, cwd=args.repo)
+    return [["cold (fresh output and cache dirs)", f"{cold:.1f}", "1.00"],
+            ["rerun, results reused", f"{reused:.1f}", f"{reused / cold:.2f}"],
+            ["rerun, new output dir, every vector a cache hit", f"{hits:.1f}", f"{hits / cold:.2f}"]]
+
+
+def memory(args, tmp: Path) -> list[list]:
+    rows = []
+    for size in args.rss_sizes:
+        data = tmp / f"data-d{size}"
+        what = build_corpus(args.raw, data, size)
+        out = tmp / f"d-out-{size}"
+        _, stdout = sh([sys.executable, "-c", _RSS_CHILD, sys.executable, "-m", "bench",
+                        *bench_args(data, out, "--template", "none", "--no-cache")], cwd=args.repo)
+        kb = int(next(line.split()[1] for line in stdout.splitlines() if line.startswith("MAXRSS_KB")))
+        rec = run_record(out)["encode"]
+        rows.append([what, size, rec["texts_requested"], rec["texts_encoded"], f"{kb / 1024:.0f}",
+                     f"{30 * size * 384 * 4 / 2**20:.0f}"])
+    if len(rows) == 2:
+        rows.append(["ratio", f"{args.rss_sizes[1] / args.rss_sizes[0]:.1f}x", "", "",
+                     f"{float(rows[1][4]) / float(rows[0][4]):.2f}x", ""])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes (a few minutes on 2 CPU cores)")
+    parser.add_argument("--raw", type=Path, default=ROOT.parent / "shared" / "data" / "raw")
+    parser.add_argument("--repo", type=Path, default=ROOT, help="checkout the children run in (default: this one)")
+    parser.add_argument("--only", nargs="+", choices=["a", "b", "c", "d"], default=["a", "b", "c", "d"])
+    args = parser.parse_args()
+    args.repo = args.repo.resolve()
+    args.parallel_size = 128 if args.quick else 512
+    args.blind_size = 512 if args.quick else 2048
+    args.rss_sizes = (500, 2000) if args.quick else (2000, 8000)
+
+    from tabulate import tabulate
+
+    print(f"children run in {args.repo}; MiniLM all-MiniLM-L6-v2 (384-d), {os.cpu_count()} CPU cores\n")
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        if "a" in args.only:
+            print("(a) processes: robustness set, --template prefix, fresh cache dir each")
+            print(tabulate(processes(args, tmp), headers=["device", "processes", "corpus", "wall s", "speed-up"],
+                           tablefmt="github"), "\n", flush=True)
+        if "b" in args.only:
+            print("(b) harness's own work: blind robustness set (--template none --no-cache): cProfile, then wall clock")
+            print(tabulate(overhead(args, tmp), headers=[
+                "measured by", "corpus (x 30 instructions)", "forward s", "harness s", "harness/forward", "load s",
+                "k-means s"], tablefmt="github"), "\n", flush=True)
+        if "c" in args.only:
+            print("(c) demo suite, cold vs rerun (wall of `python -m bench run`, process start included)")
+            print(tabulate(cached_demo(args, tmp), headers=["run", "wall s", "of cold"], tablefmt="github"),
+                  "\n", flush=True)
+        if "d" in args.only:
+            print("(d) peak RSS of a blind robustness run (--template none --no-cache)")
+            print(tabulate(memory(args, tmp), headers=[
+                "corpus", "texts", "requested", "encoded", "peak RSS MiB", "30 x N x 384 x 4 B (MiB)"],
+                tablefmt="github"), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Start-up imports: commands that compute nothing import no torch, transformers or sentence-transformers,
+and no MTEB where they do not need it (each command runs in a fresh subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+MODEL_STACK = ("torch", "transformers", "sentence_transformers")
+HEAVY = (*MODEL_STACK, "mteb")
+
+# Runs `python -m bench ARGS...` (or a statement) and prints, last, which heavy modules it imported.
+_DRIVER = """
+import atexit, json, runpy, sys
+heavy = {heavy!r}
+atexit.register(lambda: sys.__stdout__.write("\\nIMPORTED " + json.dumps([m for m in heavy if m in sys.modules]) + "\\n"))
+args = sys.argv[1:]
+if args and args[0] == "--statement":
+    exec(args[1])
+else:
+    sys.argv = ["bench", *args]
+    runpy.run_module("bench", run_name="__main__", alter_sys=True)
+"""
+
+
+def imported(*args: str, env: dict[str, str] | None = None) -> list[str]:
+    """The heavy modules a fresh `python -m bench ARGS` imported (it must exit 0)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _DRIVER.format(heavy=HEAVY), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = [x for x in proc.stdout.splitlines() if x.startswith("IMPORTED ")][-1]
+    return json.loads(line.removeprefix("IMPORTED "))
+
+
+def test_import_bench_errors_imports_no_mteb():
+    assert imported("--statement", "import bench.errors") == []
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]], ids=["help", "version"])
+def test_help_and_version_import_nothing_heavy(args):
+    assert imported(*args) == []
+
+
+def test_results_imports_nothing_heavy(tmp_path):
+    out = tmp_path / "results" / "org__model" / "rev"
+    out.mkdir(parents=True)
+    result = {"task_name": "DemoInstructSTS", "scores": {"test": [{"main_score": 0.5, "hf_subset": "default"}]}}
+    (out / "DemoInstructSTS.json").write_text(json.dumps(result), encoding="utf-8")
+    assert imported("results", str(tmp_path / "results")) == []
+
+
+@pytest.mark.parametrize("what", ["tasks", "models", "suites"])
+def test_listing_imports_no_model_stack(what):
+    assert not set(imported("list", what)) & set(MODEL_STACK)
+
+
+def test_a_rerun_that_reuses_every_task_imports_no_model_stack(tmp_path):
+    args = ["run", "-t", "DemoInstructSTS", "--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
+            "-q"]
+    assert "torch" in imported(*args)  # the first run computes
+    assert not set(imported(*args)) & set(MODEL_STACK)  # the rerun reuses the result
+
+
+def test_the_stored_task_catalog_matches_the_task_classes():
+    from bench import task_catalog
+
+    assert task_catalog._stored() == task_catalog.build(), (
+        "bench/task_catalog.json is out of date: run `python -m bench.task_catalog`")
