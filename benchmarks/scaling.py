@@ -7,8 +7,8 @@ Every measurement is a fresh `python -m bench run ...` subprocess with the defau
 
 (a) wall time of 1 process vs `torchrun --nproc_per_node 2` on a CPU robustness set with
     `--template prefix` (30 x N real encodes), a fresh cache dir each; with more than one CUDA device,
-    also 1 vs k processes for every k up to `torch.cuda.device_count()` (`--device cuda`). Until the
-    torchrun runs share work across ranks, each rank does the whole job.
+    also 1 vs k processes for every k up to `torch.cuda.device_count()` (`--device cuda`). torchrun gives
+    each rank one thread, so a one-thread single process is timed too.
 (b) the harness's non-encode share on an instruction-blind robustness set (`--template none
     --no-cache`, so 30 x N pairs requested and N encoded): measured with cProfile in the child as
     cumtime(`_evaluate_subset`) minus the model's forward passes (`_encode_group`), the weight load
@@ -51,10 +51,10 @@ _RSS_CHILD = (
 )
 
 
-def sh(cmd: list[str], *, cwd: Path) -> tuple[float, str]:
+def sh(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
     """Wall seconds and stdout of a command that must succeed."""
     tick = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, env={**ENV, **(env or {})}, capture_output=True, text=True)
     wall = time.perf_counter() - tick
     if proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-3000:]}")
@@ -101,20 +101,27 @@ def _rows(path: Path, prefix: str) -> list[dict]:
 
 # ----------------------------------------------------------------------------------- sections
 def processes(args, tmp: Path) -> list[list]:
+    """Wall time of 1 process vs torchrun ranks. torchrun gives each rank one thread (OMP_NUM_THREADS=1),
+    so a one-process run with one thread is printed too: on a small CPU machine the default
+    one-process run already uses every core, and the per-rank scaling is the second comparison."""
     data = tmp / "data-a"
     what = build_corpus(args.raw, data, args.parallel_size)
-    counts = [("cpu", 1, ["--device", "cpu"]), ("cpu", 2, ["--device", "cpu"])]
+    counts = [("cpu", 1, {}), ("cpu", 1, {"OMP_NUM_THREADS": "1"}), ("cpu", 2, {})]
     gpus = _gpu_count()
-    counts += [("cuda", k, ["--device", "cuda"]) for k in range(1, gpus + 1)] if gpus > 1 else []
+    counts += [("cuda", k, {}) for k in range(1, gpus + 1)] if gpus > 1 else []
     rows, base = [], {}
     torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
-    for device, k, extra in counts:
-        out, cache = tmp / f"a-{device}-{k}", tmp / f"a-{device}-{k}-cache"
-        cmd = bench_args(data, out, "--template", "prefix", "--cache-dir", str(cache), *extra)
+    for i, (device, k, env) in enumerate(counts):
+        out, cache = tmp / f"a-{i}", tmp / f"a-{i}-cache"
+        cmd = bench_args(data, out, "--template", "prefix", "--cache-dir", str(cache), "--device", device)
         full = [sys.executable, "-m", "bench", *cmd] if k == 1 else [torchrun, "--nproc_per_node", str(k), "-m", "bench", *cmd]
-        wall, _ = sh(full, cwd=args.repo)
-        base.setdefault(device, wall)
-        rows.append([device, k, what, f"{wall:.1f}", f"{base[device] / wall:.2f}"])
+        wall, _ = sh(full, cwd=args.repo, env=env)
+        record = run_record(out)["encode"]
+        threads = env.get("OMP_NUM_THREADS", "1" if k > 1 else "default")
+        base.setdefault((device, threads), wall)
+        speedup = [f"{base[key] / wall:.2f}" for key in ((device, "default"), (device, "1")) if key in base]
+        rows.append([device, k, threads, what, record["texts_encoded"],
+                     record.get("texts_encoded_by_other_ranks", 0), f"{wall:.1f}", " / ".join(speedup)])
     return rows
 
 
@@ -232,7 +239,8 @@ def main() -> None:
         tmp = Path(name)
         if "a" in args.only:
             print("(a) processes: robustness set, --template prefix, fresh cache dir each")
-            print(tabulate(processes(args, tmp), headers=["device", "processes", "corpus", "wall s", "speed-up"],
+            print(tabulate(processes(args, tmp), headers=["device", "processes", "threads each", "corpus", "encoded",
+                           "by other ranks", "wall s", "speed-up vs 1 (default / 1 thread)"],
                            tablefmt="github"), "\n", flush=True)
         if "b" in args.only:
             print("(b) harness's own work: blind robustness set (--template none --no-cache): cProfile, then wall clock")

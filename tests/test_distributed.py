@@ -118,7 +118,7 @@ def _bench(args: list[str], cwd: Path, *, ranks: int = 1, env: dict[str, str] | 
     launcher = [TORCHRUN, "--nproc_per_node", str(ranks), "--master_port", str(_free_port())] if ranks > 1 else [sys.executable]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run([*launcher, "-m", "bench", "run", *args], cwd=cwd, env=full_env, capture_output=True,
-                          text=True, timeout=900)
+                          text=True, timeout=3600)
 
 
 def _records(out: Path) -> dict[str, dict]:

@@ -33,7 +33,7 @@ def imported(*args: str, env: dict[str, str] | None = None) -> list[str]:
     """The heavy modules a fresh `python -m bench ARGS` imported (it must exit 0)."""
     proc = subprocess.run(
         [sys.executable, "-c", _DRIVER.format(heavy=HEAVY), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})},
+        cwd=ROOT, capture_output=True, text=True, timeout=1800, env={**os.environ, **(env or {})},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     line = [x for x in proc.stdout.splitlines() if x.startswith("IMPORTED ")][-1]
