@@ -292,6 +292,7 @@ def test_ledger_is_exact_under_many_threads(api, tmp_path):
     enc = _encoder(api, tmp_path, batch_size=1, max_concurrency=8)
     for _ in range(2):  # a second encoder call on a fresh cache sends everything again
         enc._cache, enc._cache_root = None, enc._cache_root / "again"
+        enc._memo = None  # and no in-memory memo of the first call (BaseEncoder._Memo)
         enc.encode_inputs(texts)
     usage = enc.usage()
     assert usage["requests"] == len(api.calls(EMB)) == 2 * 96 and usage["texts"] == 2 * 96
