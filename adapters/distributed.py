@@ -235,7 +235,8 @@ def _assemble(n: int, shares: list[list[int]], results: list[Any]) -> np.ndarray
             cls = getattr(errors, kind, None)
             if isinstance(cls, type) and issubclass(cls, errors.BenchError):
                 raise cls(f"rank {rank}: {message}")
-            raise EncodingError(f"rank {rank} failed while encoding its share: {message}")
+            # Not an expected error: a bug, which keeps the other rank's traceback (exit 1, not an error line).
+            raise RuntimeError(f"rank {rank} failed while encoding its share:\n{message}")
         vectors = result[1]
         if not idx:
             continue
@@ -280,8 +281,7 @@ def serve(*models: BaseEncoder) -> int:
             done += len(inputs)
         except errors.BenchError as e:
             result = ("error", type(e).__name__, str(e))
-        except Exception as e:  # noqa: BLE001 - sent to rank 0, which reports it as one error line
-            result = ("error", "", "".join(traceback.format_exception_only(e)).strip())
-            logger.debug("%s", "".join(traceback.format_exception(e)))
+        except Exception as e:  # noqa: BLE001 - a bug here: its traceback goes to rank 0, which raises it as one
+            result = ("error", "", "".join(traceback.format_exception(e)).strip())
         logger.debug("rank share of %d inputs in %.2fs", len(inputs), time.perf_counter() - tick)
         dist.gather_object(result, None, dst=0)

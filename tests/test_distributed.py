@@ -45,6 +45,17 @@ def test_deal_balances_long_and_short_inputs():
     assert abs(totals[0] - totals[1]) < abs(plain[0] - plain[1])  # better than round robin
 
 
+def test_another_ranks_failure_keeps_its_kind():
+    from adapters.distributed import _assemble
+    from bench.errors import ConfigError
+
+    ok = ("ok", np.zeros((1, 2), dtype=np.float32))
+    with pytest.raises(ConfigError, match="rank 1: no transform serves"):  # an expected error: one error line
+        _assemble(2, [[0], [1]], [ok, ("error", "ConfigError", "no transform serves it")])
+    with pytest.raises(RuntimeError, match="(?s)rank 1 failed.*Traceback.*ZeroDivisionError"):  # a bug: its traceback
+        _assemble(2, [[0], [1]], [ok, ("error", "", "Traceback (most recent call last):\nZeroDivisionError: x")])
+
+
 def test_world_comes_from_the_launchers_variables():
     assert world_from_env({}) is None
     assert world_from_env({"WORLD_SIZE": "1", "RANK": "0"}) is None
