@@ -1,0 +1,160 @@
+"""Instruction sensitivity: how far a score moves when only the instruction's wording changes.
+
+Per task and model (`summarize`): over the variants of a variants file (`bench/variants.py`), the
+number of variants, mean, standard deviation (sample, ddof=1: the variants are a sample of the ways
+one could word the instruction; None for a single variant), min and max of the main score, the mean
+of each named set, and the difference of means between every two sets in file order
+(`correct-incorrect` is InBedder's Δci, `implicit-incorrect` its Δii).
+
+Across models (`rank_stability`), over the variants every model was run under: Kendall's τ-b between
+the model rankings under each pair of variants (scipy), and the share of variants under which the top
+model is not the top model by mean score (Kostiuk & Enevoldsen 2026 show a prompt choice can put any
+model first; this is how often it does here).
+
+`collect(find_results(DIR))` groups result files into these: a result belongs to a variant when its
+run record has a `variant` block; its siblings share model, revision, task and the experiment minus
+the `instruction` key. Nothing here imports MTEB or torch.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.variants import EXPERIMENT_KEY
+
+ModelKey = tuple[str, str, str]  # (model name, revision, experiment without the instruction key)
+
+
+@dataclass(frozen=True)
+class VariantScore:
+    label: str
+    set: str | None
+    score: float
+    instruction: Any = None
+
+
+def summarize(scores: Sequence[VariantScore], set_order: Sequence[str] = ()) -> dict[str, Any]:
+    """n, mean, std, min, max over the variants; per named set its mean, and differences of set means."""
+    if not scores:
+        raise ValueError("summarize needs at least one variant score")
+    values = [s.score for s in scores]
+    n = len(values)
+    mean = math.fsum(values) / n
+    std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else None
+    out: dict[str, Any] = {"n": n, "mean": mean, "std": std, "min": min(values), "max": max(values)}
+    named = [s.set for s in scores if s.set is not None]
+    if named:
+        order = [s for s in set_order if s in named] + [s for s in dict.fromkeys(named) if s not in set_order]
+        means = {name: math.fsum(v.score for v in scores if v.set == name) / sum(v.set == name for v in scores)
+                 for name in order}
+        out["set_means"] = means
+        out["set_differences"] = {f"{a}-{b}": means[a] - means[b] for a, b in itertools.combinations(order, 2)}
+    return out
+
+
+def rank_stability(by_model: Mapping[Any, Mapping[str, float]]) -> dict[str, Any] | None:
+    """Kendall τ between model rankings under each pair of shared variants, and how often the top model changes.
+
+    None when fewer than two models or two shared variants (nothing to compare).
+    """
+    models = list(by_model)
+    shared = [label for label in next(iter(by_model.values()), {}) if all(label in by_model[m] for m in models)]
+    if len(models) < 2 or not shared:
+        return None
+    from scipy.stats import kendalltau
+
+    columns = {label: [by_model[m][label] for m in models] for label in shared}
+    taus: dict[str, float | None] = {}
+    for a, b in itertools.combinations(shared, 2):
+        tau = kendalltau(columns[a], columns[b]).statistic
+        taus[f"{a}|{b}"] = None if tau is None or math.isnan(tau) else float(tau)
+    means = {m: math.fsum(by_model[m][label] for label in shared) / len(shared) for m in models}
+    best = max(means.values())
+    reference = next(m for m in models if means[m] == best)
+    leaders = {label: [m for m, v in zip(models, col) if v == max(col)] for label, col in columns.items()}
+    changed = [label for label, top in leaders.items() if reference not in top]
+    defined = [t for t in taus.values() if t is not None]
+    return {
+        "models": len(models),
+        "variants": len(shared),
+        "kendall_tau": taus,
+        "mean_tau": math.fsum(defined) / len(defined) if defined else None,
+        "min_tau": min(defined) if defined else None,
+        "top_by_mean": reference,
+        "top_change_share": len(changed) / len(shared),
+        "variants_with_other_top": changed,
+    }
+
+
+@dataclass
+class TaskSensitivity:
+    """One model's variants of one task, read from result files."""
+
+    task: str
+    model: ModelKey
+    main_score_name: str | None
+    scores: list[VariantScore] = field(default_factory=list)
+    set_order: tuple[str, ...] = ()
+    default: float | None = None  # the run under the task's own instruction, when present
+
+    def summary(self) -> dict[str, Any]:
+        return summarize(self.scores, self.set_order)
+
+    def by_label(self) -> dict[str, float]:
+        return {s.label: s.score for s in self.scores}
+
+
+def base_experiment(experiment: Mapping[str, Any] | None) -> str:
+    """The experiment text of a variant's siblings: its experiment without the instruction key."""
+    rest = {k: v for k, v in (experiment or {}).items() if k != EXPERIMENT_KEY}
+    return ", ".join(f"{k}={v}" for k, v in sorted(rest.items())) or "default"
+
+
+def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]]) -> list[TaskSensitivity]:
+    """Variant results grouped per (task, model), in task then model order; defaults attached."""
+    from bench.results import main_score
+
+    groups: dict[tuple[str, ModelKey], TaskSensitivity] = {}
+    defaults: dict[tuple[str, ModelKey], float] = {}
+    for _path, data, record in found:
+        if not record or "model" not in record:
+            continue
+        model = record["model"]
+        key = (data["task_name"], (str(model.get("name")), str(model.get("revision")),
+                                   base_experiment(model.get("experiment"))))
+        variant = record.get("variant")
+        if not variant:
+            defaults[key] = main_score(data)
+            continue
+        group = groups.setdefault(key, TaskSensitivity(key[0], key[1], record.get("task", {}).get("main_score")))
+        group.scores.append(VariantScore(str(variant["label"]), variant.get("set"), main_score(data),
+                                         variant.get("instruction")))
+        if variant.get("set") and variant["set"] not in group.set_order:
+            group.set_order += (variant["set"],)
+    for key, group in groups.items():
+        group.default = defaults.get(key)
+        group.scores.sort(key=lambda s: (group.set_order.index(s.set) if s.set in group.set_order else -1,
+                                         s.label))
+    return [groups[k] for k in sorted(groups)]
+
+
+def stability_by_task(groups: Iterable[TaskSensitivity]) -> dict[str, dict[str, Any]]:
+    """Per task with two or more models: `rank_stability` over the models' shared variants."""
+    per_task: dict[str, dict[ModelKey, dict[str, float]]] = {}
+    for g in groups:
+        per_task.setdefault(g.task, {})[g.model] = g.by_label()
+    out = {}
+    for task, by_model in per_task.items():
+        result = rank_stability(by_model)
+        if result is not None:
+            out[task] = result
+    return out
+
+
+__all__ = ["TaskSensitivity", "VariantScore", "base_experiment", "collect", "rank_stability", "stability_by_task",
+           "summarize"]
