@@ -25,13 +25,13 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
 from typing import Any
 
 from adapters.options import public_value
-from bench.errors import MissingDataError
+from bench.errors import ConfigError, MissingDataError
 from bench.fileio import atomic_write_json
 from bench.instruction_style import instruction_style_for
 from bench.redact import redact_value
@@ -74,6 +74,9 @@ class RunOptions:
     show_progress_bar: bool | None = None
     # Instruction style for tasks that offer several (GSTransform): auto|question|command|gstransform.
     instruction_style: str | None = None
+    # A variants file (or built-in name): each of its tasks is also run under each of its instructions,
+    # each variant an MTEB experiment beside the default run (bench/variants.py, tasks/variants.py).
+    instruction_variants: str | None = None
 
 
 @dataclass
@@ -87,6 +90,11 @@ class TaskOutcome:
     status: str  # "computed" or "reused"
     record: dict[str, Any] = field(default_factory=dict)
     result_path: str | None = None  # the TaskResult file (printed, never recorded: it is a local path)
+
+    @property
+    def variant(self) -> dict[str, Any] | None:
+        """The run record's `variant` block when this outcome is an instruction variant's, else None."""
+        return self.record.get("variant")
 
 
 def run(options: RunOptions) -> list[TaskOutcome]:
@@ -106,51 +114,110 @@ def run(options: RunOptions) -> list[TaskOutcome]:
 
 
 def _evaluate(options: RunOptions) -> list[TaskOutcome]:
-    import mteb
-
-    tasks = build_tasks(options)
+    variants = load_run_variants(options)
+    jobs = task_jobs(build_tasks(options, variants), variants)
     model = build_model(options)
     store = AtomicResultCache(options.output_dir)
     outcomes = []
-    for i, task in enumerate(tasks, start=1):
-        name = task.metadata.name
-        key = _resume_key(model, task, options)
-        record_path = run_record_path(store, model.mteb_model_meta, name)
-        previous = None if options.overwrite else _reusable(store, model, name, key)
-        if previous is not None:
-            logger.info("[%d/%d] %s: finished earlier with the same settings, reused", i, len(tasks), name)
-            outcomes.append(_outcome(task, *previous, "reused", result_path(store, model.mteb_model_meta, name)))
-            continue
-        logger.info("[%d/%d] %s: evaluating %s", i, len(tasks), name, model.name)
-        # The old record stays until the new result is written: a failed rerun loses nothing.
-        before, usage_before = model.stats.copy(), model_usage(model)
-        started, tick = datetime.now(UTC), time.perf_counter()
-        mteb.evaluate(
-            model,
-            task,
-            cache=store,
-            overwrite_strategy="always",
-            encode_kwargs={"batch_size": model.batch_size},
-            show_progress_bar=False,
-            co2_tracker=False,
-        )
-        seconds = time.perf_counter() - tick
-        usage = model_usage(model, since=usage_before) if usage_before is not None else None
-        record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
-        try:
-            atomic_write_json(record_path, record, **RESULTS)
-        except BaseException:  # the new result is written: the old record no longer describes it
-            record_path.unlink(missing_ok=True)
-            raise
-        path = result_path(store, model.mteb_model_meta, name)
-        outcome = _outcome(task, read_json(path), record, "computed", path)
-        logger.info("[%d/%d] %s: %s = %s (%.1fs)", i, len(tasks), name, outcome.main_score_name,
-                    format_score(outcome.main_score), seconds)
-        outcomes.append(outcome)
+    for i, (task, variant) in enumerate(jobs, start=1):
+        with variant_experiment(model, variant):
+            outcomes.append(_evaluate_one(model, task, options, store, f"[{i}/{len(jobs)}]", variant, variants))
     return outcomes
 
 
-def build_tasks(options: RunOptions) -> list[Any]:
+def _evaluate_one(
+    model: Any, task: Any, options: RunOptions, store: Any, step: str, variant: Any = None, variants: Any = None,
+) -> TaskOutcome:
+    """One task (or one instruction variant of it) through `mteb.evaluate`, or its earlier result reused."""
+    import mteb
+
+    name = task.metadata.name
+    shown = f"{name} [{variant.label}]" if variant is not None else name
+    key = _resume_key(model, task, options)
+    record_path = run_record_path(store, model.mteb_model_meta, name)
+    previous = None if options.overwrite else _reusable(store, model, name, key)
+    if previous is not None:
+        logger.info("%s %s: finished earlier with the same settings, reused", step, shown)
+        return _outcome(task, *previous, "reused", result_path(store, model.mteb_model_meta, name))
+    logger.info("%s %s: evaluating %s", step, shown, model.name)
+    # The old record stays until the new result is written: a failed rerun loses nothing.
+    before, usage_before = model.stats.copy(), model_usage(model)
+    started, tick = datetime.now(UTC), time.perf_counter()
+    mteb.evaluate(
+        model,
+        task,
+        cache=store,
+        overwrite_strategy="always",
+        encode_kwargs={"batch_size": model.batch_size},
+        show_progress_bar=False,
+        co2_tracker=False,
+    )
+    seconds = time.perf_counter() - tick
+    usage = model_usage(model, since=usage_before) if usage_before is not None else None
+    record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
+    if variant is not None:
+        record["variant"] = variant.record(variants)
+    try:
+        atomic_write_json(record_path, record, **RESULTS)
+    except BaseException:  # the new result is written: the old record no longer describes it
+        record_path.unlink(missing_ok=True)
+        raise
+    path = result_path(store, model.mteb_model_meta, name)
+    outcome = _outcome(task, read_json(path), record, "computed", path)
+    logger.info("%s %s: %s = %s (%.1fs)", step, shown, outcome.main_score_name,
+                format_score(outcome.main_score), seconds)
+    return outcome
+
+
+# ---------------------------------------------------------------------------------------- instruction variants
+def load_run_variants(options: RunOptions) -> Any:
+    """The run's variants file (bench/variants.py), or None; task names in it are checked here."""
+    if not options.instruction_variants:
+        return None
+    from bench.variants import load_variants
+    from tasks import TASKS
+
+    return load_variants(options.instruction_variants, known_tasks=TASKS)
+
+
+def task_jobs(tasks: list[Any], variants: Any) -> list[tuple[Any, Any]]:
+    """(task, None) for each task, each followed by (its copy under a variant, variant) per variant.
+
+    The copies are made before anything is evaluated (tasks/variants.py says why); the variants of a
+    task run right after it, so the encoder's in-memory store of the task's vectors serves them.
+    """
+    from tasks.variants import variant_task
+
+    jobs: list[tuple[Any, Any]] = []
+    for task in tasks:
+        own = variants.for_task(task.metadata.name) if variants is not None else []
+        copies = [(variant_task(task, v.instruction), v) for v in own]
+        jobs += [(task, None), *copies]
+    if variants is not None and len(jobs) == len(tasks):
+        raise ConfigError(f"--instruction-variants {variants.name}: none of this run's tasks is in the file "
+                          f"(it has {', '.join(variants.variants)}); name them with --tasks.")
+    return jobs
+
+
+@contextmanager
+def variant_experiment(model: Any, variant: Any) -> Iterator[None]:
+    """Within the block, the model's MTEB experiment also names the variant (its results folder)."""
+    if variant is None:
+        yield
+        return
+    from adapters.options import fit_experiment
+    from bench.variants import EXPERIMENT_KEY
+
+    meta = model.mteb_model_meta
+    experiment = fit_experiment({**(meta.experiment_kwargs or {}), EXPERIMENT_KEY: variant.label})
+    model.mteb_model_meta = meta.model_copy(update={"experiment_kwargs": experiment})
+    try:
+        yield
+    finally:
+        model.mteb_model_meta = meta
+
+
+def build_tasks(options: RunOptions, variants: Any = None) -> list[Any]:
     """The run's task objects (unknown names fail here, before any model is built).
 
     A named task without local data is an error; a suite run skips such tasks with a warning, so that
@@ -159,6 +226,8 @@ def build_tasks(options: RunOptions) -> list[Any]:
     from tasks import get_tasks, task_names
     from tasks.data import default_data_dir
 
+    if variants is not None and not options.tasks and not options.suite:  # the file's tasks
+        options = replace(options, tasks=list(variants.variants))
     names = task_names(tasks=options.tasks, suite=options.suite)
     style = instruction_style_for(options.model, options.instruction_style)
     if options.tasks or not (options.data_dir or default_data_dir()):
@@ -227,18 +296,20 @@ def dry_run(options: RunOptions) -> list[DryRunEstimate]:
     """
     import mteb
 
-    tasks = build_tasks(options)
+    variants = load_run_variants(options)
+    jobs = task_jobs(build_tasks(options, variants), variants)
     model = build_model(options)
     seen: set[str] = set()
     estimates = []
-    for task in tasks:
+    for task, variant in jobs:
         missing: list[Any] = []
         with _counting_encoder(model, seen, missing):
             mteb.evaluate(model, task, cache=None, encode_kwargs={"batch_size": model.batch_size},
                           show_progress_bar=False, co2_tracker=False)
         estimator = getattr(model, "estimate_usage", None)
         estimate = dict(estimator(missing)) if callable(estimator) else {}
-        estimates.append(DryRunEstimate(task.metadata.name, len(missing), estimate))
+        shown = f"{task.metadata.name} [{variant.label}]" if variant is not None else task.metadata.name
+        estimates.append(DryRunEstimate(shown, len(missing), estimate))
     return estimates
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,14 +45,14 @@ def summarize(scores: Sequence[VariantScore], set_order: Sequence[str] = ()) -> 
         raise ValueError("summarize needs at least one variant score")
     values = [s.score for s in scores]
     n = len(values)
-    mean = math.fsum(values) / n
-    std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else None
+    # `statistics` computes in exact fractions: equal scores give a std of exactly 0, not 3e-17.
+    mean = statistics.fmean(values)
+    std = statistics.stdev(values) if n > 1 else None
     out: dict[str, Any] = {"n": n, "mean": mean, "std": std, "min": min(values), "max": max(values)}
     named = [s.set for s in scores if s.set is not None]
     if named:
         order = [s for s in set_order if s in named] + [s for s in dict.fromkeys(named) if s not in set_order]
-        means = {name: math.fsum(v.score for v in scores if v.set == name) / sum(v.set == name for v in scores)
-                 for name in order}
+        means = {name: statistics.fmean(v.score for v in scores if v.set == name) for name in order}
         out["set_means"] = means
         out["set_differences"] = {f"{a}-{b}": means[a] - means[b] for a, b in itertools.combinations(order, 2)}
     return out

@@ -148,7 +148,41 @@ def stand_in_footnote(notes: dict[str, str]) -> str:
 
 
 def run_table(outcomes: list[TaskOutcome]) -> str:
-    """The table `bench run` prints: one row per task, then the suite averages, then footnotes."""
+    """The table `bench run` prints: one row per task, then the suite averages, then footnotes; with
+    instruction variants, their summary per task below (`variant_run_table`)."""
+    variants = [o for o in outcomes if o.variant]
+    table = _default_run_table([o for o in outcomes if not o.variant])
+    return f"{table}\n\n{variant_run_table(variants)}" if variants else table
+
+
+def variant_run_table(outcomes: list[TaskOutcome]) -> str:
+    """Per task: n variants, the default run's score, mean/std/min/max over the variants, differences
+    of named sets' means, and what encoding the variants took (bench/sensitivity.py defines each)."""
+    from bench.sensitivity import VariantScore, summarize
+
+    by_task: dict[str, list[TaskOutcome]] = defaultdict(list)
+    for o in outcomes:
+        by_task[o.task].append(o)
+    rows = []
+    for task, group in by_task.items():
+        order = tuple(dict.fromkeys(o.variant["set"] for o in group if o.variant.get("set")))
+        stats = summarize([VariantScore(o.variant["label"], o.variant.get("set"), o.main_score) for o in group], order)
+        computed = [o.record.get("encode", {}) for o in group if o.status == "computed"]
+        rows.append([task, group[0].main_score_name, stats["n"], *sensitivity_cells(stats),
+                     sum(e.get("texts_encoded", 0) for e in computed), sum(e.get("cache_hits", 0) for e in computed)])
+    headers = ["Task", "Metric", "Variants", "Mean", "Std", "Min", "Max", "Set differences (of means)", "Encoded",
+               "Cache hits"]
+    return "Instruction variants\n" + tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def sensitivity_cells(stats: dict[str, Any]) -> list[str]:
+    """Mean, std, min, max and the set differences of a `bench.sensitivity.summarize` result, as printed."""
+    std = "-" if stats["std"] is None else format_score(stats["std"])
+    diffs = ", ".join(f"{k} {format_score(v)}" for k, v in stats.get("set_differences", {}).items())
+    return [format_score(stats["mean"]), std, format_score(stats["min"]), format_score(stats["max"]), diffs or "-"]
+
+
+def _default_run_table(outcomes: list[TaskOutcome]) -> str:
     rows, notes = [], {}
     for o in outcomes:
         enc = o.record.get("encode", {})

@@ -68,6 +68,14 @@ class GenericMTEBTask(InstructionTask):
     def instruction_set(self) -> dict[str, Any]:
         return {"task_instruction": self.instruction, "source": self.instruction_source}
 
+    def instruction_update(self, instruction: Prompt) -> tuple[dict[str, Any], dict[str, Any]]:
+        from tasks.variants import prompt_update
+
+        update, attrs = prompt_update(self, instruction)
+        prompt = update["prompt"]
+        own = {"query": prompt.get("query", ""), "corpus": prompt.get("document", "")} if isinstance(prompt, dict) else prompt
+        return update, {**attrs, "instruction": own, "instruction_source": "instruction variant"}
+
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:
             return

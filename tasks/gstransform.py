@@ -148,6 +148,12 @@ class GSTransformTask:
             "verified": self.metadata.name not in UNVERIFIED_INSTRUCTIONS,
         }
 
+    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        from tasks.variants import mapping_update
+
+        instructions = mapping_update(self, "aspects", instruction)
+        return {}, {"aspects": instructions, "criteria": instructions}
+
 
 def _meta(**fields: Any) -> TaskMetadata:
     fields.setdefault("reference", GSTRANSFORM_REFERENCE)

@@ -1,4 +1,4 @@
-"""`bench list tasks|models|suites|builders|cache`: what can be named on the command line, and what is cached.
+"""`bench list tasks|models|suites|builders|variants|cache`: what can be named on the command line, and what is cached.
 
 Tables wrap to the terminal's width (`shutil.get_terminal_size`: the terminal, else $COLUMNS, else 100
 columns): long cells (descriptions, option lists) wrap inside their column. `bench list cache` reads
@@ -19,7 +19,7 @@ FALLBACK_WIDTH = 100  # columns when neither a terminal nor $COLUMNS says
 
 def register(sub: argparse._SubParsersAction) -> None:
     ls = sub.add_parser("list", help="list tasks, models, suites, data builders, or what the embedding cache holds")
-    ls.add_argument("what", choices=["tasks", "models", "suites", "builders", "cache"])
+    ls.add_argument("what", choices=["tasks", "models", "suites", "builders", "variants", "cache"])
     ls.add_argument("--cache-dir", help="for `list cache`: the embedding cache, as given to `bench run --cache-dir` "
                                         "(default $INSTRUCT_BENCH_CACHE/embeddings or ~/.cache/instruct-bench/embeddings)")
     ls.set_defaults(func=_cmd_list)
@@ -38,6 +38,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(wrapped_table(rows, ["Suite", "Tasks", "About"], wrap=[1, 2]))
     elif args.what == "builders":
         print(builders_table())
+    elif args.what == "variants":
+        print(variants_table())
     elif args.what == "cache":
         print(cache_table(Path(args.cache_dir) if args.cache_dir else None))
     else:
@@ -121,6 +123,20 @@ def builders_table() -> str:
 
     rows = [[n, "LLM" if b.uses_llm else "labels", b.description] for n, b in builders().items()]
     return wrapped_table(rows, ["Builder", "Kind", "About"], wrap=[2])
+
+
+def variants_table() -> str:
+    """The built-in instruction-variants files (`bench run --instruction-variants NAME`)."""
+    from bench.variants import builtin_variant_files, load_variants
+
+    rows = []
+    for name, path in builtin_variant_files().items():
+        vf = load_variants(path)
+        counts = sorted({len(v) for v in vf.variants.values()})
+        sets = sorted({s for names in vf.sets.values() for s in names})
+        rows.append([name, f"{len(vf.variants)} tasks x {'/'.join(map(str, counts))} variants"
+                     + (f" ({', '.join(sets)})" if sets else ""), vf.description or ""])
+    return wrapped_table(rows, ["Variants file", "Holds", "About"], wrap=[2])
 
 
 # ------------------------------------------------------------------------------------------- cache

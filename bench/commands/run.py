@@ -18,6 +18,8 @@ EPILOG = """examples:
   python -m bench run --model st:intfloat/e5-large-v2 --model-args template="query: {instruction} {text}",dtype=auto
   python -m bench run --model openai:text-embedding-3-small --dimensions 256 --dry-run
   python -m bench run --model-config my_model.yaml --batch-size 64
+  python -m bench run --tasks STSBenchmark --data-dir ./data --instruction-variants generic-sts
+  python -m bench run --suite robustness --data-dir ./data --instruction-variants inbedder-robustness
   python -m bench list models                           families and their options
   python -m bench results results/
 """
@@ -59,6 +61,11 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
     run.add_argument("--instruction-style", choices=["auto", "question", "command", "gstransform"], default="auto",
                      help="instructions for tasks that offer several styles (GSTransform): command for INSTRUCTOR, "
                           "question for others; auto picks by model (default %(default)s)")
+    run.add_argument("--instruction-variants", metavar="FILE",
+                     help="YAML/JSON file of task: [instructions] (or named sets of them), or a built-in name "
+                          "(`bench list variants`): each task also runs under each instruction, as its own MTEB "
+                          "experiment, and the table shows mean/std/min/max over them; without --tasks/--suite, "
+                          "the file's tasks run")
     run.add_argument("--dry-run", action="store_true",
                      help="count what would be encoded (API models: tokens, requests, cost); call no model, write nothing")
     run.set_defaults(func=_cmd_run, needs_full_parser=not full)
@@ -87,7 +94,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         tasks=args.tasks, suite=args.suite, data_dir=args.data_dir,
         output_dir=args.output_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache, limit=args.limit,
         overwrite=args.overwrite, seed=args.seed, show_progress_bar=False if args.quiet else None,
-        instruction_style=args.instruction_style,
+        instruction_style=args.instruction_style, instruction_variants=args.instruction_variants,
     )
     if args.dry_run:
         print(dry_run_table(dry_run(options)))
@@ -99,9 +106,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     usage = total_usage([o.record.get("encode", {}).get("usage") for o in outcomes if o.status == "computed"])
     if usage:
         print(f"\nAPI usage: {format_usage(usage)}")
-    folders = sorted({os.path.dirname(o.result_path) for o in outcomes if o.result_path})
+    folders = sorted({os.path.dirname(o.result_path) for o in outcomes if o.result_path and not o.variant})
     if folders:
         print("\nResults: " + "\n         ".join(folders))
+    variant_folders = {os.path.dirname(o.result_path) for o in outcomes if o.result_path and o.variant}
+    if variant_folders:
+        parents = sorted({os.path.dirname(f) for f in variant_folders})
+        print(f"Instruction variants: {len(variant_folders)} MTEB experiment folder(s) under " + ", ".join(parents))
     return 0
 
 

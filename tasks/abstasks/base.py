@@ -15,7 +15,7 @@ import numpy as np
 from datasets import Dataset, DatasetDict
 from mteb.abstasks import AbsTask
 
-from bench.errors import DataError, EncodingError, MissingDataError
+from bench.errors import ConfigError, DataError, EncodingError, MissingDataError
 from bench.fileio import sha256_json
 from tasks.data import (
     Schema,
@@ -145,6 +145,13 @@ class InstructionTask(AbsTask):
 
     def instruction_set_sha256(self) -> str:
         return sha256_json(self.instruction_set())
+
+    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(TaskMetadata update, attributes) that make a copy of this task give the model `instruction`
+        instead of its own (`tasks/variants.py`). A task whose instructions cannot vary alone says why."""
+        raise ConfigError(f"{self.metadata.name} takes no instruction variants: {self.no_variants_reason}")
+
+    no_variants_reason: ClassVar[str] = "it has no task-level instruction."
 
     def _calculate_descriptive_statistics_from_split(
         self, split: str, *, hf_subset: str | None = None, compute_overall: bool = False, num_proc: int | None = None

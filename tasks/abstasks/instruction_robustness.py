@@ -74,8 +74,21 @@ class AbsTaskInstructionRobustness(InstructionTask):
         if "instructions" in cls.__dict__:
             _check_instruction_sets(cls.__name__, cls.instructions)
 
+    # A variant copy (`bench run --instruction-variants`, tasks/variants.py) clusters under this one
+    # instruction only and scores its V-measure; None is the task's own 30-instruction evaluation.
+    single_instruction: str | None = None
+
     def instruction_set(self) -> dict[str, Any]:
+        if self.single_instruction is not None:
+            return {"single_instruction": self.single_instruction}
         return {"robustness": {name: list(self.instructions[name]) for name in INSTRUCTION_SETS}}
+
+    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        from bench.errors import ConfigError
+
+        if not isinstance(instruction, str):
+            raise ConfigError(f"{self.metadata.name} clusters under one instruction per variant; give strings.")
+        return {"main_score": "v_measure"}, {"single_instruction": instruction}
 
     def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         (rows,) = rows_by_part.values()
@@ -91,6 +104,11 @@ class AbsTaskInstructionRobustness(InstructionTask):
     def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
         texts = list(data_split["text"])
         labels = list(data_split["cluster"])
+        if self.single_instruction is not None:
+            emb = encode_pairs(model, texts, [self.single_instruction] * len(texts), task=self, hf_split=hf_split,
+                               hf_subset=hf_subset, encode_kwargs=encode_kwargs)
+            return {"v_measure": cluster_v_measure(np.ascontiguousarray(emb), labels, seed=self.seed),
+                    "num_texts": len(texts), "num_clusters": len(set(labels))}
         runs = [(name, i, inst) for name in INSTRUCTION_SETS for i, inst in enumerate(self.instructions[name])]
         n = len(texts)
         by_set: dict[str, list[float]] = {name: [] for name in INSTRUCTION_SETS}

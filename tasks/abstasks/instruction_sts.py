@@ -25,6 +25,9 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):
     min_score = 0
     max_score = 1
 
+    no_variants_reason = ("its instructions belong to the rows and the gold scores depend on them; vary the "
+                          "instructions of a task with a task-level instruction instead.")
+
     def instruction_set(self) -> dict[str, Any]:
         return {"per_row": True, "column": "instruction"}
 

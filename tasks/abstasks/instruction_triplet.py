@@ -34,6 +34,11 @@ class AbsTaskInstructionTriplet(InstructionTask):
     def instruction_set(self) -> dict[str, Any]:
         return {"criteria": dict(self.criteria)}
 
+    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        from tasks.variants import mapping_update
+
+        return {}, {"criteria": mapping_update(self, "criteria", instruction)}
+
     def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         out = []
         for criterion, rows in rows_by_part.items():

@@ -88,6 +88,11 @@ class LabelledSource(InstructionTask):
     def instruction_set(self) -> dict[str, Any]:
         return {"aspects": dict(self.aspects)}
 
+    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        from tasks.variants import mapping_update
+
+        return {}, {"aspects": mapping_update(self, "aspects", instruction)}
+
 
 class _SampledTask(LabelledSource):
     """Shared by the sampled task types: the pools of texts per aspect and the sample size."""

@@ -31,6 +31,11 @@ class AbsTaskMultiAspectClustering(InstructionTask):
     def instruction_set(self) -> dict[str, Any]:
         return {"aspects": dict(self.aspects)}
 
+    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        from tasks.variants import mapping_update
+
+        return {}, {"aspects": mapping_update(self, "aspects", instruction)}
+
     def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         out = []
         for aspect, rows in rows_by_part.items():
