@@ -76,7 +76,7 @@ class RunOptions:
     instruction_style: str | None = None
     # A variants file (or built-in name): each of its tasks is also run under each of its instructions,
     # each variant an MTEB experiment beside the default run (bench/variants.py, tasks/variants.py).
-    instruction_variants: str | None = None
+    instruction_variants: str | Any = None  # a path or built-in name, or a bench.variants.VariantFile
 
 
 @dataclass
@@ -174,10 +174,13 @@ def load_run_variants(options: RunOptions) -> Any:
     """The run's variants file (bench/variants.py), or None; task names in it are checked here."""
     if not options.instruction_variants:
         return None
-    from bench.variants import load_variants
+    from bench.variants import VariantFile, load_variants
     from tasks import TASKS
+    from tasks.mteb_compat import mteb_registry
 
-    return load_variants(options.instruction_variants, known_tasks=TASKS)
+    if isinstance(options.instruction_variants, VariantFile):  # built in code (leaderboard verify)
+        return options.instruction_variants
+    return load_variants(options.instruction_variants, known_tasks={**mteb_registry(), **TASKS})
 
 
 def task_jobs(tasks: list[Any], variants: Any) -> list[tuple[Any, Any]]:
@@ -193,6 +196,10 @@ def task_jobs(tasks: list[Any], variants: Any) -> list[tuple[Any, Any]]:
         own = variants.for_task(task.metadata.name) if variants is not None else []
         copies = [(variant_task(task, v.instruction), v) for v in own]
         jobs += [(task, None), *copies]
+    if variants is not None:
+        unused = sorted(set(variants.variants) - {t.metadata.name for t in tasks})
+        if unused:
+            logger.warning("--instruction-variants %s: not in this run, so not varied: %s", variants.name, ", ".join(unused))
     if variants is not None and len(jobs) == len(tasks):
         raise ConfigError(f"--instruction-variants {variants.name}: none of this run's tasks is in the file "
                           f"(it has {', '.join(variants.variants)}); name them with --tasks.")

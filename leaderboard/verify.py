@@ -116,8 +116,32 @@ def rerun_options(entries: list[Entry], *, data_dir: str | None, cache_dir: str 
         model_options={k: v for k, v in run["settings"].items() if k in options},
         tasks=sorted({e.task for e in entries}), data_dir=data_dir, output_dir=output_dir, cache_dir=cache_dir,
         use_cache=use_cache, limit=run["limit"], seed=run["seed"], overwrite=True, show_progress_bar=False,
-        instruction_style=run["instruction_style"],
+        instruction_style=run["instruction_style"], instruction_variants=variants_of(entries),
     )
+
+
+def variants_of(entries: list[Entry]) -> Any:
+    """The instruction variants the group's run records name, as a variants file (None when there are none).
+
+    Each variant keeps its recorded set, position and label, so the re-run files it in the same experiment.
+    """
+    from bench.variants import Variant, VariantFile
+
+    found: dict[str, dict[str, Variant]] = {}
+    for e in entries:
+        v = e.record.get("variant")
+        if v:
+            found.setdefault(e.task, {})[v["label"]] = Variant(e.task, v["instruction"], v.get("set"), v["index"],
+                                                               v["label"])
+    if not found:
+        return None
+    variants = {task: sorted(by_label.values(), key=lambda v: (v.set or "", v.index)) for task, by_label in found.items()}
+    return VariantFile(name="recorded", sha256=sha256_json({t: [asdict(v) for v in vs.values()] for t, vs in found.items()}),
+                       variants=variants)
+
+
+def _variant_label(record: dict[str, Any]) -> str | None:
+    return (record.get("variant") or {}).get("label")
 
 
 def verify_report(report: Report, *, data_dir: str | None = None, cache_dir: str | None = None,
@@ -140,9 +164,9 @@ def verify_report(report: Report, *, data_dir: str | None = None, cache_dir: str
                 for entry in entries:
                     verdicts[id(entry)] = _verdict(entry, None, f"could not re-run: {e}", tolerance)
                 continue
-            by_task = {o.task: o for o in outcomes}
+            by_task = {(o.task, _variant_label(o.record)): o for o in outcomes}
             for entry in entries:
-                outcome = by_task[entry.task]
+                outcome = by_task[(entry.task, _variant_label(entry.record))]
                 verdicts[id(entry)] = _verdict(entry, (read_json(Path(outcome.result_path)), outcome.record), "", tolerance)
     return [verdicts[id(e)] for e in report.entries]
 

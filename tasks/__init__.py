@@ -31,12 +31,16 @@ DEFAULT_SUITE = "demo"
 
 
 def task_names(*, tasks: Iterable[str] | None = None, suite: str | None = None) -> list[str]:
-    """Resolve `--tasks` / `--suite` to registered task names, failing on the first unknown one."""
+    """Resolve `--tasks` / `--suite` to task names, failing on the first unknown one.
+
+    A name in `--tasks` may be any task of MTEB's registry too (run by MTEB's own class, see
+    `tasks.generic.mteb_task_class`); suites hold the harness's tasks.
+    """
     if tasks:
         names = list(dict.fromkeys(tasks))
         for name in names:
-            if name not in TASKS:
-                raise UnknownNameError("task", name, TASKS)
+            if not is_known_task(name):
+                raise UnknownNameError("task", name, _all_task_names())
         return names
     suite = suite or DEFAULT_SUITE
     if suite not in SUITES:
@@ -59,12 +63,32 @@ def get_tasks(
     """
     out = []
     for name in names:
-        if name not in TASKS:
-            raise UnknownNameError("task", name, TASKS)
-        cls = TASKS[name]
+        if not is_known_task(name):
+            raise UnknownNameError("task", name, _all_task_names())
+        cls = TASKS.get(name) or _mteb_task_class(name)
         options = {"instruction_style": instruction_style} if getattr(cls, "instruction_styles", None) else {}
         out.append(cls(data_dir=data_dir, limit=limit, seed=seed, **options))
     return out
+
+
+def is_known_task(name: str) -> bool:
+    """A harness task, or a task of MTEB's registry."""
+    from tasks.mteb_compat import mteb_registry
+
+    return name in TASKS or name in mteb_registry()
+
+
+def _all_task_names() -> list[str]:
+    """For close-match suggestions: the harness's tasks first, then MTEB's."""
+    from tasks.mteb_compat import mteb_registry
+
+    return list(dict.fromkeys([*TASKS, *mteb_registry()]))
+
+
+def _mteb_task_class(name: str) -> type:
+    from tasks.generic import mteb_task_class
+
+    return mteb_task_class(name)
 
 
 __all__ = ["SUITES", "SUITE_DESCRIPTIONS", "TASKS", "get_tasks", "task_names", *(c.__name__ for c in TASKS.values())]

@@ -27,6 +27,7 @@ Where the instructions come from:
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, ClassVar
 
 import mteb
@@ -122,6 +123,22 @@ class GenericMTEBTask(InstructionTask):
 
     def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: Any) -> Any:
         return super(InstructionTask, self)._calculate_descriptive_statistics_from_split(split, **kwargs)
+
+
+def mteb_task_class(name: str) -> type[GenericMTEBTask]:
+    """Any task of MTEB's registry as the harness runs it: MTEB's own class (data, scoring, prompt),
+    plus `--limit` refusal and instruction variants; made on demand and not registered (no suite, and
+    `bench list tasks` keeps to the harness's own). It loads as MTEB does, from the hub or, offline,
+    from a filled `datasets` cache."""
+    base = _mteb_class(name)
+    cls = type(f"MTEB{re.sub(r'[^A-Za-z0-9]', '', name)}", (GenericMTEBTask, base), {
+        "instruction": base.metadata.prompt,
+        "instruction_source": "MTEB's task metadata (prompt)",
+        "__module__": __name__,
+        "__doc__": f"MTEB's {name}, run by the harness.",
+    })
+    cls.metadata = base.metadata  # after class creation: a class body with `metadata` would register it
+    return cls
 
 
 def _mteb_class(name: str) -> type:

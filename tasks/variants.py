@@ -29,7 +29,6 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import ConfigError
-from bench.fileio import sha256_json
 
 if TYPE_CHECKING:
     from mteb.abstasks import AbsTask
@@ -113,21 +112,4 @@ def mapping_update(task: Any, attribute: str, instruction: Instruction) -> dict[
     return {name: instruction[name] for name in slots}
 
 
-def instruction_set_of(task: Any) -> dict[str, Any]:
-    """What a task gives the model, for the run record (harness tasks say it themselves)."""
-    own = getattr(task, "instruction_set", None)
-    if callable(own):
-        return own()
-    prompt = task.metadata.prompt
-    out: dict[str, Any] = {"task_instruction": prompt}
-    template = getattr(task, "row_instruction_template", None)
-    if template:
-        out["row_instruction_template"] = template
-    return out
-
-
-def instruction_set_sha256_of(task: Any) -> str:
-    return sha256_json(instruction_set_of(task))
-
-
-__all__ = ["instruction_set_of", "instruction_set_sha256_of", "mapping_update", "prompt_update", "variant_task"]
+__all__ = ["fill_row_instruction", "mapping_update", "prompt_update", "variant_task"]

@@ -304,3 +304,42 @@ def test_mapping_variant_for_a_retrieval_task_sets_both_prompts():
     assert copy.metadata.prompt == {"query": "Q: ", "document": "D: "}
     with pytest.raises(ConfigError, match="takes a query instruction"):
         variant_task(task, {"passage": "P: "})
+
+
+def test_any_mteb_task_runs_with_variants_through_bench_run(tmp_path, monkeypatch):
+    """`--tasks SciFact` is MTEB's SciFact (its class, prompt and scoring); here its data is given in memory."""
+    import tasks as tasks_pkg
+    from tasks.generic import mteb_task_class
+
+    real = mteb_task_class("SciFact")
+
+    class InMemory(real):  # noqa: D101 - a test double for the hub download
+        def load_data(self, **kwargs):
+            self.dataset = _retrieval_data(with_instructions=False)()
+            self.data_loaded = True
+
+    InMemory.metadata = real.metadata
+    monkeypatch.setattr(tasks_pkg, "_mteb_task_class", lambda name: InMemory)
+    model = HashEncoder(use_cache=False)
+    variants = _write(tmp_path / "v.yaml", {"SciFact": ["Find the passage: ", "Which abstract answers: "]})
+    outcomes = _run_toy(monkeypatch, model, tasks=["SciFact"], instruction_variants=str(variants),
+                        output_dir=str(tmp_path / "out"))
+    assert [o.record["encode"]["texts_encoded"] for o in outcomes] == [18, 6, 6]  # documents once
+    assert outcomes[0].record["task"]["instructions"]["task_instruction"] == real.metadata.prompt
+    assert "SciFact" not in TASKS  # made on demand, not registered
+    with pytest.raises(UnknownNameError, match="Did you mean: SciFact"):
+        tasks_pkg.task_names(tasks=["SciFactt"])
+
+
+@pytest.mark.parametrize("name", sorted(__import__("bench.variants").variants.builtin_variant_files()))
+def test_every_builtin_file_loads_and_each_task_takes_each_variant(name):
+    vf = load_variants(name, known_tasks=TASKS)
+    assert vf.description and vf.source
+    for task_name, variants in vf.variants.items():
+        task = TASKS[task_name]()
+        for v in variants:
+            variant_task(task, v.instruction)
+        if not vf.sets.get(task_name):  # a plain list starts with the task's own wording
+            own = task.instruction_set()
+            first = variants[0].instruction
+            assert first in (own.get("task_instruction"), own.get("criteria"), own.get("aspects"))
