@@ -216,3 +216,14 @@ def test_credentials_in_the_endpoint_are_never_printed(fake_openai, tmp_path, ca
                                dry_run=True)
     err = capsys.readouterr().err
     assert "2 requests to fake at http://***@127.0.0.1" in err and "s3cret" not in err
+
+
+def test_a_manifest_beside_a_builtin_file_is_not_a_variants_file(fake_openai, tmp_path, monkeypatch):
+    import bench.variants
+
+    fake_openai.chat_handler = paraphraser
+    build(fake_openai, tmp_path / "mine.yaml", tmp_path / "cache", tasks=["STS12"])
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["mine.manifest.json", "mine.yaml"]
+    monkeypatch.setattr(bench.variants, "BUILTIN_DIR", tmp_path)
+    assert list(builtin_variant_files()) == ["mine"]
+    assert load_variants("mine").name == "mine"
