@@ -129,7 +129,7 @@ def build_instruction_variants(
             f"{first['error']}. Try another --llm-model, or more --max-retries."
         )
     document = {
-        "name": (out_file.stem if Path(out_dir).suffix.lower() in SUFFIXES
+        "name": (out_file.stem if out_file != Path(out_dir) / FILE_NAME  # --out FILE names it
                  else f"{label}-paraphrases" if label else "instruction-paraphrases"),
         "description": (f"The {label or 'selected'} tasks' own instructions (first), then {n} paraphrases each "
                         f"written by an LLM to keep their meaning and form; for `bench run --instruction-variants`."),
