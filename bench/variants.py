@@ -101,10 +101,11 @@ def variant_label(set_name: str | None, index: int, instruction: Instruction) ->
 
 
 def builtin_variant_files() -> dict[str, Path]:
-    """Built-in variants files by name (file stem)."""
+    """Built-in variants files by name (file stem); a builder's manifest beside one (`*manifest.json`) is not one."""
     if not BUILTIN_DIR.is_dir():
         return {}
-    return {p.stem: p for p in sorted(BUILTIN_DIR.iterdir()) if p.suffix in SUFFIXES}
+    return {p.stem: p for p in sorted(BUILTIN_DIR.iterdir())
+            if p.suffix in SUFFIXES and not p.name.endswith("manifest.json")}
 
 
 def resolve_variants_path(spec: str | Path) -> Path:

@@ -13,6 +13,8 @@ Sources (InBedder paper, arXiv 2402.09642, shared/seeds/000):
 * Robustness instructions, appendix B: the paper only says GPT-4 was asked "to generate similar,
   implicit, or dissimilar instructions" and prints one example of each (Figure 9). The three prompts
   below are written for this project around that example; they are NOT the authors' text.
+* Instruction variants (`bench build-data instruction-variants`): project-written; paraphrases of a
+  task-level instruction for `bench run --instruction-variants`. No paper prompt exists.
 """
 
 from __future__ import annotations
@@ -63,6 +65,15 @@ ROBUSTNESS_INCORRECT = _ROBUST_HEAD + (
     'article?".'
 ) + _ROBUST_TAIL
 
+INSTRUCTION_PARAPHRASE = (
+    'Here is an instruction that an embedding model reads in front of every text of a task: "[INSTRUCTION]"\n\n'
+    "Write [N] paraphrases of it. Each paraphrase must keep exactly the same meaning (the same kind of text "
+    "and the same purpose, nothing added or left out) and the same form: the same style (for example an "
+    'imperative such as "Represent the ...") and the same ending (for example a colon after which the text '
+    "follows). Each paraphrase must differ from the original and from the other paraphrases. Please output a "
+    'JSON object containing the key "paraphrases" with a list of [N] strings, and no other things.'
+)
+
 TEMPLATES: dict[str, str] = {
     "intent_emotion.change_emotion": INTENT_EMOTION_EMOTION,
     "intent_emotion.change_intent": INTENT_EMOTION_INTENT,
@@ -71,6 +82,7 @@ TEMPLATES: dict[str, str] = {
     "robustness.correct": ROBUSTNESS_CORRECT,
     "robustness.implicit": ROBUSTNESS_IMPLICIT,
     "robustness.incorrect": ROBUSTNESS_INCORRECT,
+    "instruction_variants.paraphrase": INSTRUCTION_PARAPHRASE,
 }
 VERBATIM = {
     "intent_emotion.change_emotion": True,
@@ -80,6 +92,7 @@ VERBATIM = {
     "robustness.correct": False,
     "robustness.implicit": False,
     "robustness.incorrect": False,
+    "instruction_variants.paraphrase": False,
 }
 
 

@@ -37,6 +37,7 @@ from bench.llm_client import (
     estimate_tokens,
     object_schema,
 )
+from bench.redact import redact_url
 from dataset_builders import llm_prompts as P
 from dataset_builders.label_derived import (
     BANKING_TEST,
@@ -93,7 +94,7 @@ def _announce(name: str, config: LLMConfig, plan: Plan) -> dict[str, Any]:
     report = plan.report(config)
     cost = report["cost_usd_estimate"]
     print(
-        f"{name}: {report['requests']} requests to {config.model} at {config.base_url}, about "
+        f"{name}: {report['requests']} requests to {config.model} at {redact_url(config.base_url)}, about "
         f"{report['prompt_tokens_estimate']:,} prompt + {report['completion_tokens_estimate']:,} completion tokens"
         f"{'' if cost is None else f', about ${cost:,.2f}'} (before cache hits)",
         file=sys.stderr,

@@ -2,7 +2,9 @@
 
 A builder is `fn(*, source_dir: Path, out_dir: Path, seed: int, size: int | None, **llm) -> dict` and returns
 its manifest (which it has also written next to the data). Label-derived builders are deterministic
-functions of the raw files and the seed; LLM builders also receive the options in `LLM_OPTIONS`.
+functions of the raw files and the seed; LLM builders also receive the options in `LLM_OPTIONS`, and a
+builder with `options` the CLI flags named there (e.g. `tasks`, `suite`). A builder that reads no raw
+files (`needs_source=False`) gets `source_dir=None` when `--source-dir` is not given.
 Targets are "module:function" strings so that listing builders imports nothing heavy.
 """
 
@@ -21,6 +23,8 @@ class Builder:
     target: str
     description: str
     uses_llm: bool = False
+    needs_source: bool = True  # whether --source-dir is required
+    options: tuple[str, ...] = ()  # extra CLI options it takes (build_data.BUILDER_OPTIONS)
 
     def function(self) -> Callable[..., dict[str, Any]]:
         module, name = self.target.split(":")
@@ -105,6 +109,12 @@ LLM_BUILDERS: dict[str, Builder] = {
         "dataset_builders.llm_sets:build_robustness_instructions",
         "10 correct, 10 implicit, 10 incorrect instructions per robustness task (InBedder appendix B)",
         uses_llm=True,
+    ),
+    "instruction-variants": Builder(
+        "dataset_builders.instruction_variants:build_instruction_variants",
+        "a variants file for `bench run --instruction-variants`: each task's instruction + --size (5) LLM "
+        "paraphrases, for --tasks or --suite (default generic-sts); needs no --source-dir",
+        uses_llm=True, needs_source=False, options=("tasks", "suite"),
     ),
 }
 

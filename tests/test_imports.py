@@ -57,6 +57,12 @@ def test_results_imports_nothing_heavy(tmp_path):
     assert imported("results", str(tmp_path / "results")) == []
 
 
+@pytest.mark.parametrize("args", [["build-data", "list"], ["build-data", "instruction-variants", "--help"]],
+                         ids=["list", "help"])
+def test_build_data_listing_and_help_import_nothing_heavy(args):
+    assert imported(*args) == []
+
+
 @pytest.mark.parametrize("what", ["tasks", "models", "suites"])
 def test_listing_imports_no_model_stack(what):
     assert not set(imported("list", what)) & set(MODEL_STACK)

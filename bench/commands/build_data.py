@@ -7,14 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.errors import DataError
+from bench.errors import ConfigError, DataError
 
 MANIFEST = "manifest.json"
+BUILDER_OPTIONS = ("tasks", "suite")  # flags only some builders take (their Builder.options)
 
 EPILOG = """examples:
   python -m bench build-data list
   python -m bench build-data few-rel-clustering --source-dir ../shared/data/raw --out data/
   python -m bench build-data intent-emotion --llm-model gpt-4-0613 --source-dir raw/ --out data/ --dry-run
+  python -m bench build-data instruction-variants --suite generic-sts --size 5 --llm-model gpt-4o --out variants/
 
 The output directory drops into `bench run --data-dir`. Every build writes a manifest.json next to its
 files (sources and their sha256, row counts, seed).
@@ -26,9 +28,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", help="builder name, or `list` to show them all")
     p.add_argument("--source-dir", help="folder holding the raw files (e.g. ../shared/data/raw)")
-    p.add_argument("--out", help="data directory to write into (one sub-folder per task)")
+    p.add_argument("--out", help="data directory to write into (one sub-folder per task); instruction-variants: "
+                                 "a folder or a .yaml/.json file")
     p.add_argument("--seed", type=int, default=42, help="sampling seed (default %(default)s)")
-    p.add_argument("--size", type=int, help="how many items to sample (builder-specific default)")
+    p.add_argument("--size", type=int, help="how many items to sample (builder-specific default; "
+                                            "instruction-variants: paraphrases per task, default 5)")
+    which = p.add_argument_group("tasks (instruction-variants)")
+    which.add_argument("-t", "--tasks", nargs="+", metavar="TASK", help="task names (see `bench list tasks`)")
+    which.add_argument("--suite", help="suite name (default generic-sts; see `bench list suites`)")
     llm = p.add_argument_group("LLM builders (OpenAI-compatible endpoint; key from $OPENAI_API_KEY)")
     llm.add_argument("--llm-model", help="model name on the endpoint (default $INSTRUCT_BENCH_LLM_MODEL)")
     llm.add_argument("--base-url", help="endpoint base URL (default $OPENAI_BASE_URL, else OpenAI)")
@@ -48,24 +55,34 @@ def _cmd_build(args: argparse.Namespace) -> int:
         print(builders_table())
         return 0
     builder = get_builder(args.name)
-    for flag in ("source_dir", "out"):
+    for flag in ("source_dir", "out") if builder.needs_source else ("out",):
         if getattr(args, flag) is None:
             raise DataError(f"build-data {args.name} needs --{flag.replace('_', '-')}")
-    source = Path(args.source_dir)
-    if not source.is_dir():
+    source = None if args.source_dir is None else Path(args.source_dir)
+    if source is not None and not source.is_dir():
         raise DataError(f"--source-dir {source} is not a directory")
     kwargs = {"source_dir": source, "out_dir": Path(args.out), "seed": args.seed, "size": args.size}
     if builder.uses_llm:
         kwargs.update({k: getattr(args, k) for k in LLM_OPTIONS if getattr(args, k) is not None})
+    for option in BUILDER_OPTIONS:
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if option not in builder.options:
+            raise ConfigError(f"build-data {args.name} takes no --{option} (it builds a fixed set of tasks).")
+        kwargs[option] = value
     before = {task: mtime for task, (mtime, _) in _manifests(kwargs["out_dir"]).items()}
     result = builder.function()(**kwargs)
     summary = result.get("summary") or {}
     if summary.get("dry_run"):
         print(json.dumps(summary, indent=2, ensure_ascii=False))
         return 0
-    written = {task: m for task, m in _manifests(kwargs["out_dir"]).items() if before.get(task) != m[0]}
     if getattr(args, "verbose", False):
         print(json.dumps(result, indent=2, ensure_ascii=False))
+    if summary.get("file"):  # one output file, not task folders (instruction-variants)
+        print(file_summary(args.name, summary))
+        return 0
+    written = {task: m for task, m in _manifests(kwargs["out_dir"]).items() if before.get(task) != m[0]}
     print(build_summary(args.name, kwargs["out_dir"], {task: m[1] for task, m in sorted(written.items())}, summary))
     return 0
 
@@ -100,3 +117,12 @@ def build_summary(name: str, out_dir: Path, manifests: dict[str, dict[str, Any]]
     if summary.get("not_built"):
         line += f"; not built: {'; '.join(summary['not_built'])}"
     return f"{line}. Sources, hashes and settings: {MANIFEST} in each folder (-v prints them)."
+
+
+def file_summary(name: str, summary: dict[str, Any]) -> str:
+    """One line for a builder that writes one file (a variants file) and its manifest."""
+    line = (f"Built {name} into {summary['file']}: {summary.get('tasks', 0)} task(s) x "
+            f"{summary.get('variants_per_task', '?')} variants (the task's own instruction first)")
+    if summary.get("failures"):
+        line += f"; {summary['failures']} LLM failure(s) left out"
+    return f"{line}. Settings, prompt and hashes: {summary.get('manifest', MANIFEST)} (-v prints them)."
