@@ -40,7 +40,7 @@ def task_names(*, tasks: Iterable[str] | None = None, suite: str | None = None) 
         names = list(dict.fromkeys(tasks))
         for name in names:
             if not is_known_task(name):
-                raise UnknownNameError("task", name, _all_task_names())
+                raise unknown_task(name)
         return names
     suite = suite or DEFAULT_SUITE
     if suite not in SUITES:
@@ -64,7 +64,7 @@ def get_tasks(
     out = []
     for name in names:
         if not is_known_task(name):
-            raise UnknownNameError("task", name, _all_task_names())
+            raise unknown_task(name)
         cls = TASKS.get(name) or _mteb_task_class(name)
         options = {"instruction_style": instruction_style} if getattr(cls, "instruction_styles", None) else {}
         out.append(cls(data_dir=data_dir, limit=limit, seed=seed, **options))
@@ -78,11 +78,14 @@ def is_known_task(name: str) -> bool:
     return name in TASKS or name in mteb_registry()
 
 
-def _all_task_names() -> list[str]:
-    """For close-match suggestions: the harness's tasks first, then MTEB's."""
+def unknown_task(name: str) -> UnknownNameError:
+    """The error for a name that is no task: close matches among the harness's tasks, else among MTEB's."""
+    import difflib
+
     from tasks.mteb_compat import mteb_registry
 
-    return list(dict.fromkeys([*TASKS, *mteb_registry()]))
+    own = difflib.get_close_matches(name, TASKS, n=1, cutoff=0.6) or [k for k in TASKS if name.lower() in k.lower()]
+    return UnknownNameError("task", name, TASKS if own else list(dict.fromkeys([*TASKS, *mteb_registry()])))
 
 
 def _mteb_task_class(name: str) -> type:
