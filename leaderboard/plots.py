@@ -244,6 +244,8 @@ def sensitivity_svg(title: str, axis: str, models: list[dict[str, Any]]) -> Mark
     values += [m["default"] for m in models if m.get("default") is not None]
     values += [x for m in models if m.get("std") is not None for x in (m["mean"] - m["std"], m["mean"] + m["std"])]
     lo, hi, step = _nice_range(min(values), max(values))
+    if hi - lo < step:  # every score equal (an instruction-blind model): give the dots room on both sides
+        lo, hi = lo - step, hi + step
     plot_w = width - left - right
     bottom = top + row_h * len(models)
 
