@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bench.fileio import sha256_json
+from bench.sensitivity import base_experiment
 from bench.variants import EXPERIMENT_KEY, variant_label
 from leaderboard import schema
 from leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, MAX_TOTAL_BYTES, json_depth
@@ -135,8 +136,7 @@ def base_key(entry: Entry) -> ModelKey:
     (its experiment without the `instruction` key)."""
     if not entry.record.get("variant"):
         return entry.model
-    experiment = {k: v for k, v in (entry.record["model"].get("experiment") or {}).items() if k != EXPERIMENT_KEY}
-    return ModelKey(entry.model.name, entry.model.revision, experiment_label(experiment))
+    return ModelKey(entry.model.name, entry.model.revision, base_experiment(entry.record["model"].get("experiment")))
 
 
 def validate(
