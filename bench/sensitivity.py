@@ -65,7 +65,7 @@ def rank_stability(by_model: Mapping[Any, Mapping[str, float]]) -> dict[str, Any
     """
     models = list(by_model)
     shared = [label for label in next(iter(by_model.values()), {}) if all(label in by_model[m] for m in models)]
-    if len(models) < 2 or not shared:
+    if len(models) < 2 or len(shared) < 2:
         return None
     from scipy.stats import kendalltau
 
@@ -110,6 +110,11 @@ class TaskSensitivity:
         return {s.label: s.score for s in self.scores}
 
 
+def is_variant(record: Mapping[str, Any] | None) -> bool:
+    """True for a result run under an instruction variant (its run record has a `variant` block)."""
+    return bool(record and record.get("variant"))
+
+
 def base_experiment(experiment: Mapping[str, Any] | None) -> str:
     """The experiment text of a variant's siblings: its experiment without the instruction key."""
     rest = {k: v for k, v in (experiment or {}).items() if k != EXPERIMENT_KEY}
@@ -129,7 +134,7 @@ def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]])
         key = (data["task_name"], (str(model.get("name")), str(model.get("revision")),
                                    base_experiment(model.get("experiment"))))
         variant = record.get("variant")
-        if not variant:
+        if not is_variant(record):
             defaults[key] = main_score(data)
             continue
         group = groups.setdefault(key, TaskSensitivity(key[0], key[1], record.get("task", {}).get("main_score")))
@@ -157,5 +162,5 @@ def stability_by_task(groups: Iterable[TaskSensitivity]) -> dict[str, dict[str, 
     return out
 
 
-__all__ = ["TaskSensitivity", "VariantScore", "base_experiment", "collect", "rank_stability", "stability_by_task",
-           "summarize"]
+__all__ = ["TaskSensitivity", "VariantScore", "base_experiment", "collect", "is_variant", "rank_stability",
+           "stability_by_task", "summarize"]

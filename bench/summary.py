@@ -9,6 +9,11 @@ some of its tasks, since it is then not comparable with the paper's; a suite who
 (Δci, a difference of V-measures, next to absolute scores: `inbedder`, `all`) gets no average at all.
 A score computed on stand-in data (the folder's manifest says `proxy`, see `tasks.data.stand_in_of`) is
 marked with a dagger and explained under the table.
+
+Results run under instruction variants (`bench run --instruction-variants`) are not model rows: one
+model with 30 variants would add 30 rows. `bench results` summarizes them after the main table instead
+(`sensitivity_tables`, statistics from `bench.sensitivity`): spread of the main score per task and
+model, and per task how stable the models' ranking is across the variants.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from tabulate import tabulate
 
 from bench.results import find_results, main_score
+from bench.sensitivity import collect, is_variant, stability_by_task
 
 if TYPE_CHECKING:
     from bench.runner import TaskOutcome
@@ -219,6 +225,8 @@ def results_table(root: Path | str) -> str:
     marked: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     notes: dict[str, str] = {}
     for path, data, record in found:
+        if is_variant(record):
+            continue  # summarized by sensitivity_tables below
         key = model_of(path, record)
         by_model[key][data["task_name"]] = main_score(data)
         note = stand_in(record)
@@ -239,9 +247,76 @@ def results_table(root: Path | str) -> str:
                          else f"{format_score(avg.value)} ({len(avg.present)} of {len(avg.tasks)}, partial)")
         rows.append([model, revision[:18], experiment, *cells])
     headers = ["Model", "Revision", "Experiment", *task_names, *avg_columns]
-    table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True) if rows else (
+        "No results under the tasks' own instructions (only instruction variants).")
     footnote = stand_in_footnote(notes)
-    return f"{table}\n\n{footnote}" if footnote else table
+    parts = [table, footnote, sensitivity_tables(found)]
+    return "\n\n".join(p for p in parts if p)
+
+
+# ---------------------------------------------------------------------------------------- instruction variants
+SENSITIVITY_NOTE = (
+    "Scores ×100 over the instruction variants of each task: Std is the sample standard deviation (n-1); "
+    "a-b columns are the mean of set a minus the mean of set b (correct-incorrect is InBedder's Δci); "
+    "Default is the run under the task's own instruction."
+)
+STABILITY_NOTE = (
+    "Kendall τ-b between the models' rankings under every two variants that all of the task's models ran "
+    "(1: same order, -1: reversed); Other top: variants under which the best model by mean is not first."
+)
+
+
+def sensitivity_tables(found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]]) -> str:
+    """The "Instruction sensitivity" and "Rank stability" tables; "" when no result is a variant."""
+    groups = collect(found)
+    if not groups:
+        return ""
+    summaries = [(g, g.summary()) for g in groups]
+    differences = list(dict.fromkeys(d for _, s in summaries for d in s.get("set_differences", {})))
+    experiments = any(g.model[2] != "default" for g in groups)
+    revisions = _ambiguous_revisions(g.model for g in groups)
+    rows = []
+    for g, s in summaries:
+        name, revision, experiment = g.model
+        cells = [g.task, _model_label(g.model, revisions), *([experiment] if experiments else []), g.main_score_name or "-",
+                 str(s["n"]), "-" if g.default is None else format_score(g.default), format_score(s["mean"]),
+                 "-" if s["std"] is None else format_score(s["std"]), format_score(s["min"]), format_score(s["max"])]
+        diffs = s.get("set_differences", {})
+        cells += [format_score(diffs[d]) if d in diffs else "-" for d in differences]
+        rows.append(cells)
+    headers = ["Task", "Model", *(["Experiment"] if experiments else []), "Metric", "Variants", "Default", "Mean", "Std",
+               "Min", "Max", *differences]
+    out = ["Instruction sensitivity", tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True),
+           textwrap.fill(SENSITIVITY_NOTE, width=110)]
+    stability = stability_by_task(groups)
+    if stability:
+        stable_rows = [[task, str(r["models"]), str(r["variants"]), _tau(r["mean_tau"]), _tau(r["min_tau"]),
+                        _model_label(r["top_by_mean"], revisions, with_experiment=True),
+                        f"{len(r['variants_with_other_top'])} of {r['variants']} ({100 * r['top_change_share']:.0f}%)"]
+                       for task, r in sorted(stability.items())]
+        headers = ["Task", "Models", "Shared variants", "Mean τ", "Min τ", "Top by mean", "Other top"]
+        out += ["Rank stability", tabulate(stable_rows, headers=headers, tablefmt="github", disable_numparse=True),
+                textwrap.fill(STABILITY_NOTE, width=110)]
+    return "\n\n".join(out)
+
+
+def _tau(value: float | None) -> str:
+    """Kendall τ is a correlation in [-1, 1], not a score: two decimals, not ×100; '-' where undefined."""
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _ambiguous_revisions(models: Any) -> set[str]:
+    """Model names seen at more than one revision: only those get their revision in the tables."""
+    seen: dict[str, set[str]] = defaultdict(set)
+    for name, revision, _ in models:
+        seen[name].add(revision)
+    return {name for name, revs in seen.items() if len(revs) > 1}
+
+
+def _model_label(model: tuple[str, str, str], revisions: set[str], *, with_experiment: bool = False) -> str:
+    name, revision, experiment = model
+    label = f"{name}@{revision[:12]}" if name in revisions else name
+    return f"{label} [{experiment}]" if with_experiment and experiment != "default" else label
 
 
 def model_of(path: Path, record: dict[str, Any] | None) -> tuple[str, str, str]:

@@ -12,6 +12,12 @@ implicit and 10 incorrect instructions, one dot per instruction and a bar at eac
 Δci and Δii (mean correct/implicit minus mean incorrect) written above. A task is plotted whenever its
 scores hold `v_measure_<set>_<i>` keys (tasks/abstasks/instruction_robustness.py writes them), so
 the plot follows the score keys, not task names. Every label is escaped.
+
+Instruction sensitivity (one per task with instruction-variant results): one row per model, the main
+score under each variant as a dot (coloured by its named set), a bar from mean - std to mean + std
+with a tick at the mean, and a hollow ring at the score under the task's own instruction. Rows are
+stacked, not side by side, so the plot keeps one narrow width (`SENSITIVITY_WIDTH`) however many
+models it holds and stays legible on a phone.
 """
 
 from __future__ import annotations
@@ -207,5 +213,92 @@ def bars_svg(title: str, bars: list[tuple[str, float]]) -> Markup:
         parts.append(f'<text x="{left - 6}" y="{by + 14}" class="tick" text-anchor="end">{escape(_clip(label, 18))}<title>{escape(label)}</title></text>')
         parts.append(f'<rect x="{x0:.1f}" y="{by + 3}" width="{max(x1 - x0, 1):.1f}" height="{row_h - 8}" class="bar"/>')
         parts.append(f'<text x="{x1 + 4:.1f}" y="{by + 14}" class="value">{value:.2f}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+SENSITIVITY_WIDTH = 360  # fits a 320 px phone at about 0.85 scale, as the other plots shrink (max-width: 100%)
+OTHER_SET_COLORS = ("#8c510a", "#762a83", "#01665e", "#c51b7d")
+LIST_COLOR = "#0969da"
+
+
+def set_color(name: str | None, order: list[str]) -> str:
+    """InBedder's colours for its sets, others from a small palette in order of appearance; plain lists blue."""
+    if name is None:
+        return LIST_COLOR
+    if name in COLORS:
+        return COLORS[name]
+    others = [s for s in order if s not in COLORS]
+    return OTHER_SET_COLORS[others.index(name) % len(OTHER_SET_COLORS)] if name in others else LIST_COLOR
+
+
+def sensitivity_svg(title: str, axis: str, models: list[dict[str, Any]]) -> Markup:
+    """One task: a row per model (dicts as in leaderboard.json's `sensitivity`: label, variants with
+    label/set/score, mean, std, default; scores ×100), each variant a dot."""
+    left, right, top, row_h, label_h = 12, 14, 30, 46, 14
+    width = max(SENSITIVITY_WIDTH, _title_width(title, left))
+    sets = list(dict.fromkeys(v["set"] for m in models for v in m["variants"] if v["set"] is not None))
+    legend_rows = math.ceil((max(len(sets), 1) + 2) / 3)
+    height = top + row_h * len(models) + 46 + 18 * (legend_rows - 1) + 10
+    values = [v["score"] for m in models for v in m["variants"]]
+    values += [m["default"] for m in models if m.get("default") is not None]
+    values += [x for m in models if m.get("std") is not None for x in (m["mean"] - m["std"], m["mean"] + m["std"])]
+    lo, hi, step = _nice_range(min(values), max(values))
+    if hi - lo < step:  # every score equal (an instruction-blind model): give the dots room on both sides
+        lo, hi = lo - step, hi + step
+    plot_w = width - left - right
+    bottom = top + row_h * len(models)
+
+    def x(value: float) -> float:
+        return left + (value - lo) / ((hi - lo) or 1.0) * plot_w
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot sensitivity" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{left}" y="16" class="plot-title">{escape(title)}</text>',
+    ]
+    tick = lo
+    while tick <= hi + 1e-9:
+        parts.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{top}" y2="{bottom}" class="grid"/>')
+        parts.append(f'<text x="{x(tick):.1f}" y="{bottom + 13}" class="tick" text-anchor="middle">{tick:g}</text>')
+        tick += step
+    parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{bottom + 28}" class="axis" text-anchor="middle">{escape(axis)}</text>')
+    for r, m in enumerate(models):
+        y0 = top + r * row_h
+        cy = y0 + label_h + (row_h - label_h) / 2
+        kind = " (baseline)" if m.get("baseline") else ""
+        parts.append(f'<text x="{left}" y="{y0 + 11}" class="group">{escape(_clip(m["label"], 52 - len(kind)) + kind)}'
+                     f'<title>{escape(m["label"])}{kind}</title></text>')
+        if m.get("std") is not None:
+            a, b = x(m["mean"] - m["std"]), x(m["mean"] + m["std"])
+            parts.append(f'<line x1="{a:.1f}" x2="{b:.1f}" y1="{cy:.1f}" y2="{cy:.1f}" class="spread">'
+                         f'<title>{escape(m["label"])}: mean {m["mean"]:.2f} ± std {m["std"]:.2f}</title></line>')
+        parts.append(f'<line x1="{x(m["mean"]):.1f}" x2="{x(m["mean"]):.1f}" y1="{cy - 9:.1f}" y2="{cy + 9:.1f}" class="mean">'
+                     f'<title>{escape(m["label"])}: mean {m["mean"]:.2f} over {len(m["variants"])} variants</title></line>')
+        count = len(m["variants"])
+        for i, v in enumerate(m["variants"]):
+            jitter = ((i % 5) - 2) * 2.5 if count > 1 else 0.0  # five lanes, so equal scores stay apart
+            parts.append(
+                f'<circle cx="{x(v["score"]):.1f}" cy="{cy + jitter:.1f}" r="3.5" fill="{set_color(v["set"], sets)}" '
+                f'fill-opacity="0.6" class="variant-dot"><title>{escape(m["label"])} · {escape(v["label"])}: '
+                f'{v["score"]:.2f}</title></circle>'
+            )
+        if m.get("default") is not None:
+            parts.append(f'<circle cx="{x(m["default"]):.1f}" cy="{cy:.1f}" r="6" class="default-ring">'
+                         f'<title>{escape(m["label"])} · the task\'s own instruction: {m["default"]:.2f}</title></circle>')
+    keys = [(set_color(name, sets), name) for name in sets] or [(LIST_COLOR, "variant")]
+    legend_top = bottom + 46
+    items = [*(("dot", color, name) for color, name in keys), ("mean", "", "mean ± std"), ("ring", "", "own instruction")]
+    for i, (shape, color, name) in enumerate(items):
+        lx, ly = left + (i % 3) * 112, legend_top + 18 * (i // 3)
+        if shape == "dot":
+            parts.append(f'<circle cx="{lx + 5}" cy="{ly - 4}" r="4" fill="{color}"/>')
+        elif shape == "mean":
+            parts.append(f'<line x1="{lx}" x2="{lx + 12}" y1="{ly - 4}" y2="{ly - 4}" class="spread"/>'
+                         f'<line x1="{lx + 6}" x2="{lx + 6}" y1="{ly - 10}" y2="{ly + 2}" class="mean"/>')
+        else:
+            parts.append(f'<circle cx="{lx + 5}" cy="{ly - 4}" r="5" class="default-ring"/>')
+        parts.append(f'<text x="{lx + 16}" y="{ly}" class="legend">{escape(_clip(name, 16))}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -12,7 +12,9 @@ records) is shown as text, never interpreted as HTML.
 
 Every score on every page (tables, plots, model pages) is ×100 with two decimals, stated once per page.
 Each plot appears once: a task's robustness strip plot in the first suite (in `bench list suites`
-order) that holds the task, a score-against-size plot in each suite, per-aspect bars on model pages.
+order) that holds the task, a score-against-size plot in each suite, per-aspect bars on model pages,
+and, in the "Instruction sensitivity" section after the suites, one strip plot per task with
+instruction-variant results (leaderboard.json's `sensitivity`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from markupsafe import Markup, escape
 
 from bench.errors import BenchError
 from bench.fileio import atomic_write_text, ensure_dir
-from leaderboard.plots import bars_svg, robustness_svg, robustness_values, size_svg
+from leaderboard.plots import bars_svg, robustness_svg, robustness_values, sensitivity_svg, size_svg
 from leaderboard.reference import metric_range
 from leaderboard.submission import read_submission
 from leaderboard.table import by_id, leaderboard_data, size_label, write_exports
@@ -39,7 +41,7 @@ from leaderboard.verify import load_verifications
 logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
-PLOT_MODELS = 12  # models per robustness plot on the index page (best mean Δci first)
+PLOT_MODELS = 12  # models per robustness / sensitivity plot on the index page (best first)
 
 
 @dataclass
@@ -123,7 +125,9 @@ def render(data: dict[str, Any], out: Path) -> None:
     plotted: set[str] = set()
     plots = {s["name"]: _suite_plots(s, models, plotted) for s in data["suites"]}
     sizes = {s["name"]: _size_plot(s, models) for s in data["suites"]}
-    atomic_write_text(out / "index.html", env.get_template("index.html").render(data=data, models=models, plots=plots, sizes=sizes, root="."))
+    sensitivity = {t["task"]: _sensitivity_plot(t) for t in data["sensitivity"]}
+    atomic_write_text(out / "index.html", env.get_template("index.html").render(
+        data=data, models=models, plots=plots, sizes=sizes, sensitivity=sensitivity, plot_models=PLOT_MODELS, root="."))
     keep = {f"{m['id']}.html" for m in data["models"]}
     for m in data["models"]:
         page = env.get_template("model.html").render(model=m, data=data, plots=_model_plots(m), root="..")
@@ -160,6 +164,12 @@ def _size_plot(suite: dict[str, Any], models: dict[str, dict[str, Any]]) -> Any:
         for r in suite["rows"] if r["average"] is not None and models[r["model_id"]]["n_parameters"]
     ]
     return size_svg(f"{suite['name']}: {suite['average_label']} against model size", points) if points else None
+
+
+def _sensitivity_plot(task: dict[str, Any]) -> Any:
+    """A task's strip plot of scores per instruction variant: the PLOT_MODELS best models by mean."""
+    return sensitivity_svg(f"{task['task']}: score per instruction variant", f"{task['main_score_name']} ×100",
+                           task["models"][:PLOT_MODELS])
 
 
 def _model_plots(model: dict[str, Any]) -> dict[str, list[Any]]:

@@ -6,6 +6,12 @@ Scores in suite tables are ×100, as in the papers; per-task score dicts keep MT
 Each result, suite row and model carries `verification`: "verified" when a verification file from
 `bench leaderboard verify` reproduced that exact result (for a row or model: every one of its
 results), else "self-reported" (leaderboard/verify.py).
+
+Results run under instruction variants (`bench run --instruction-variants`) are never model rows:
+they go to `sensitivity` (`sensitivity_data`), per task: each model's score under every variant, their
+spread (`bench.sensitivity.summarize`, the same statistics `bench results` prints) and how stable the
+ranking of the models is across variants (`rank_stability`; baselines are left out of it, as they are
+never ranked). Its scores are ×100 like the suite tables'; each variant carries its own verification.
 """
 
 from __future__ import annotations
@@ -19,9 +25,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.sensitivity import collect, is_variant, stability_by_task
 from leaderboard import suites as suite_styles
 from leaderboard.reference import metric_range, task_reference
-from leaderboard.validate import REASONS, Entry, ModelKey, Report
+from leaderboard.validate import REASONS, Entry, ModelKey, Report, base_key
 from leaderboard.verify import SELF_REPORTED, VERIFIED, verification_of
 
 OTHER_SUITE = "other"
@@ -272,12 +279,13 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
     from bench.runner import package_versions
 
     entries = [e for r in reports if r.valid for e in r.entries]
-    rows = model_rows(entries)
+    rows = model_rows([e for e in entries if not is_variant(e.record)])
     return {
         "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "harness_version": package_versions().get("instruct-bench"),
         "suites": suite_tables(rows, verified),
         "models": [_model_json(r, verified) for r in rows],
+        "sensitivity": sensitivity_data(entries, rows, verified),
         "accepted": [{"submission": r.submission, "results": len(r.entries)} for r in reports if r.valid],
         "rejected": [
             {"submission": r.submission, "problems": [{**p.__dict__, "explanation": REASONS.get(p.reason, "")} for p in r.problems]}
@@ -314,6 +322,61 @@ def _model_json(row: ModelRow, verified: dict[str, Any] | None = None) -> dict[s
             for task, e in sorted(row.results.items())
         },
     }
+
+
+def sensitivity_data(entries: list[Entry], rows: list[ModelRow], verified: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Per task with variant results: every model's variants, their spread, and the rank stability.
+
+    Models within a task are ordered by mean score (best first); `model_id` links a model's row (its
+    run under the task's own instructions) where the leaderboard has one.
+    """
+    variant_entries = {(e.task, base_key(e), e.record["variant"]["label"]): e for e in entries if is_variant(e.record)}
+    if not variant_entries:
+        return []
+    groups = collect((Path(e.file), e.result, e.record) for e in entries)
+    ids = {r.key: r.id for r in rows}
+    baseline = {(task, key): _template(e.record["model"].get("settings") or {}) == BASELINE_TEMPLATE
+                for (task, key, _), e in variant_entries.items()}
+    stability = stability_by_task(g for g in groups if not baseline[(g.task, ModelKey(*g.model))])
+    out: dict[str, dict[str, Any]] = {}
+    for g in groups:
+        key = ModelKey(*g.model)
+        summary = g.summary()
+        variants = []
+        for v in g.scores:
+            e = variant_entries[(g.task, key, v.label)]
+            variants.append({"label": v.label, "set": v.set, "index": e.record["variant"].get("index"),
+                             "instruction": v.instruction, "score": 100 * v.score, "file": e.file,
+                             "submission": e.submission, "verification": verification_of(e, verified or {})})
+        task = out.setdefault(g.task, {"task": g.task, "main_score_name": g.main_score_name, "models": []})
+        task["models"].append({
+            "name": key.name, "revision": key.revision, "setting": key.experiment, "label": key.label,
+            "model_id": ids.get(key), "baseline": baseline[(g.task, key)],
+            "default": None if g.default is None else 100 * g.default,
+            **{k: None if summary[k] is None else 100 * summary[k] for k in ("mean", "std", "min", "max")},
+            "n": summary["n"],
+            "set_means": {k: 100 * v for k, v in summary.get("set_means", {}).items()},
+            "set_differences": {k: 100 * v for k, v in summary.get("set_differences", {}).items()},
+            "verification": _all_verified([variant_entries[(g.task, key, v.label)] for v in g.scores], verified),
+            "variants": variants,
+        })
+    result = []
+    for name in sorted(out):
+        task = out[name]
+        task["models"].sort(key=lambda m: (m["baseline"], -m["mean"]))
+        task["set_differences"] = list(dict.fromkeys(d for m in task["models"] for d in m["set_differences"]))
+        task["stability"] = _stability_json(stability.get(name), ids)
+        result.append(task)
+    return result
+
+
+def _stability_json(found: dict[str, Any] | None, ids: dict[ModelKey, str]) -> dict[str, Any] | None:
+    """`rank_stability`'s result with model labels (and row ids) in place of key tuples."""
+    if found is None:
+        return None
+    top = ModelKey(*found["top_by_mean"])
+    return {**found, "top_by_mean": top.label, "top_model_id": ids.get(top),
+            "other_top": len(found["variants_with_other_top"])}
 
 
 def details(task: str, scores: dict[str, Any], main_score_name: str) -> list[dict[str, Any]]:

@@ -4,8 +4,8 @@ A submission is accepted whole or not at all: one bad file rejects it, and the l
 lists it with every problem found (file, field, reason), so nothing is dropped silently. The checks,
 in the order they run for each result file:
 
-    unreadable -> schema -> unpaired -> record_mismatch -> unknown_task -> task_version -> main_score
-    -> dataset_revision -> instructions_sha256 -> limited -> score_range -> duplicate
+    unreadable -> schema -> unpaired -> record_mismatch -> variant -> unknown_task -> task_version
+    -> main_score -> dataset_revision -> instructions_sha256 -> limited -> score_range -> duplicate
 
 plus `manifest` (files changed, missing or unlisted since `bench submit` packed them) and `empty`.
 Before any of these, limits on hostile input (leaderboard/limits.py): `too_many_files`, `too_large`
@@ -13,6 +13,12 @@ and `unsafe_path` from the archive's directory before a member is read, `json_de
 is parsed.
 The reference values (task versions, main metrics, revisions, instruction hashes) come from the
 harness's own task classes (leaderboard/reference.py).
+
+Instruction-variant results (`bench run --instruction-variants`: the run record has a `variant` block
+and the experiment an `instruction` key naming its label) are accepted like any result, except that
+their instructions are by design not the task's: instead of matching the task's instruction hash,
+the variant must agree with itself (label, instruction hash) and with its experiment (`variant`).
+The site shows them apart from the model rows (table.py `sensitivity`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bench.fileio import sha256_json
+from bench.sensitivity import base_experiment
+from bench.variants import EXPERIMENT_KEY, variant_label
 from leaderboard import schema
 from leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, MAX_TOTAL_BYTES, json_depth
 from leaderboard.reference import TaskReference, metric_range, task_reference
@@ -53,6 +61,8 @@ REASONS: dict[str, str] = {
     "limited": "made with --limit: a subset, not comparable with full runs",
     "score_range": "a score is not a finite number within its metric's range",
     "duplicate": "the same (model, revision, setting, task) appears twice",
+    "variant": ("an instruction-variant result whose variant block disagrees with itself (label, instruction hash) "
+                "or with its experiment's `instruction` key, or an `instruction` experiment without a variant block"),
     "manifest": "a file differs from, is missing from, or is not listed in the submission's manifest.json",
     # hostile input, bounded before it is read or parsed (leaderboard/limits.py)
     "json_depth": f"a JSON file nests arrays/objects more than {MAX_JSON_DEPTH} levels deep",
@@ -103,8 +113,10 @@ class Report:
 
     def summary(self) -> str:
         if self.valid:
-            models = sorted({e.model.label for e in self.entries})
-            return f"accepted {self.submission}: {len(self.entries)} results of {', '.join(models)}"
+            variants = sum(1 for e in self.entries if e.record.get("variant"))
+            models = sorted({base_key(e).label for e in self.entries})
+            extra = f" ({variants} of them under instruction variants)" if variants else ""
+            return f"accepted {self.submission}: {len(self.entries)} results of {', '.join(models)}{extra}"
         lines = [f"REJECTED {self.submission}: {len(self.problems)} problem(s)"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
@@ -117,6 +129,14 @@ def experiment_label(experiment: dict[str, Any] | None) -> str:
 def model_key(record: dict[str, Any]) -> ModelKey:
     m = record["model"]
     return ModelKey(str(m["name"]), str(m["revision"]), experiment_label(m.get("experiment")))
+
+
+def base_key(entry: Entry) -> ModelKey:
+    """The model row an entry belongs to; for an instruction-variant result, the row of its siblings
+    (its experiment without the `instruction` key)."""
+    if not entry.record.get("variant"):
+        return entry.model
+    return ModelKey(entry.model.name, entry.model.revision, base_experiment(entry.record["model"].get("experiment")))
 
 
 def validate(
@@ -221,6 +241,9 @@ def _check_result(path: str, files: dict[str, bytes], data_dirs: tuple[Path, ...
     problems = _check_pair(path, result, record_file, record)
     if problems:
         return None, problems
+    problems = _check_variant(record_file, record)
+    if problems:
+        return None, problems
     ref = task_reference(result["task_name"], data_dirs)
     if ref is None:
         from tasks import TASKS
@@ -253,6 +276,29 @@ def _check_pair(path: str, result: dict[str, Any], record_file: str, record: dic
     return problems
 
 
+def _check_variant(record_file: str, record: dict[str, Any]) -> list[Problem]:
+    """A variant result names its instruction consistently: label, hash and experiment agree (bench/variants.py)."""
+    variant = record.get("variant")
+    experiment = record["model"].get("experiment") or {}
+    if not variant:
+        if EXPERIMENT_KEY in experiment:
+            return [Problem("variant", record_file, f"model.experiment.{EXPERIMENT_KEY}",
+                            f"experiment names instruction variant {experiment[EXPERIMENT_KEY]!r} but the run record has no variant block")]
+        return []
+    problems = []
+    if experiment.get(EXPERIMENT_KEY) != variant["label"]:
+        problems.append(Problem("variant", record_file, f"model.experiment.{EXPERIMENT_KEY}",
+                                f"{experiment.get(EXPERIMENT_KEY)!r}, but the variant block's label is {variant['label']!r}"))
+    if sha256_json(variant["instruction"]) != variant["instruction_sha256"]:
+        problems.append(Problem("variant", record_file, "variant.instruction_sha256",
+                                "the variant's instruction does not hash to variant.instruction_sha256 (edited?)"))
+    elif variant_label(variant["set"], variant["index"], variant["instruction"]) != variant["label"]:
+        problems.append(Problem("variant", record_file, "variant.label",
+                                f"{variant['label']!r} is not the label of this instruction, set and index "
+                                f"({variant_label(variant['set'], variant['index'], variant['instruction'])!r})"))
+    return problems
+
+
 def _check_against_reference(
     path: str, result: dict[str, Any], record_file: str, record: dict[str, Any], ref: TaskReference,
     data_dirs: tuple[Path, ...],
@@ -268,7 +314,7 @@ def _check_against_reference(
         accepted = "; ".join(f"{r} ({why})" for r, why in ref.revisions.items())
         hint = "" if data_dirs else " A result on a local copy is accepted when the build gets that copy with --data-dir."
         problems.append(Problem("dataset_revision", path, "dataset_revision", f"'{revision}' is not a revision the harness produces for {ref.name}: {accepted}.{hint}"))
-    if task["instructions_sha256"] not in ref.instructions_sha256:
+    if task["instructions_sha256"] not in ref.instructions_sha256 and not record.get("variant"):
         accepted = ", ".join(f"{h[:12]}… ({why})" for h, why in ref.instructions_sha256.items())
         problems.append(Problem(
             "instructions_sha256", record_file, "task.instructions_sha256",

@@ -17,7 +17,7 @@ from leaderboard.reference import metric_range, task_reference
 from leaderboard.schema import check
 from leaderboard.submission import read_submission
 from leaderboard.validate import validate
-from leaderboard_fixtures import copy_results, demo_results, edit_json, result_files  # noqa: F401 (fixture)
+from leaderboard_fixtures import add_variants, copy_model, copy_results, demo_results, edit_json, result_files  # noqa: F401 (fixture)
 from tasks.abstasks.base import PACKAGED_DATA_DIR
 
 pytestmark = pytest.mark.slow  # the session fixture runs the demo suite twice with the real model
@@ -182,11 +182,18 @@ def _manifest(root):
     return "DemoIntentEmotion.json", ""
 
 
+def _variant(root):
+    [(_, record), *_] = add_variants(result_files(root, "DemoInstructSTS"), [0.5, 0.6, 0.4])
+    edit_json(record, lambda d: d["model"]["experiment"].update(instruction="v01-00000000"))
+    return "run_records/DemoInstructSTS.json", "model.experiment.instruction"
+
+
 REJECTIONS = {
     "unreadable": _break_json, "empty": _empty, "schema": _schema, "unpaired": _unpaired,
     "record_mismatch": _record_mismatch, "unknown_task": _unknown_task, "task_version": _task_version,
     "main_score": _main_score, "dataset_revision": _dataset_revision, "instructions_sha256": _instructions,
     "limited": _limited, "score_range": _score_range, "duplicate": _duplicate, "manifest": _manifest,
+    "variant": _variant,
 }
 
 
@@ -583,3 +590,111 @@ def test_no_mid_word_breaks_in_the_css():
     css = (STATIC / "leaderboard.css").read_text()
     assert "overflow-wrap: anywhere" not in css and "word-break" not in css
     assert "@media (max-width: 700px)" in css and "position: sticky; left: 0" in css
+
+
+# ----------------------------------------------------------------------------------- instruction variants
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def variant_submission(demo_results: Path, tmp_path: Path) -> Path:
+    """Three variants (two correct, one incorrect) of DemoInstructSTS for two models and the baseline.
+
+    Rankings of the two ranked models: MiniLM first under both correct variants, org/other under the
+    incorrect one; so Kendall τ is 1, -1, -1 over the three pairs of variants.
+    """
+    root = _submission(demo_results, tmp_path)
+    copy_model(root, "org/other")
+    add_variants(result_files(root, "DemoInstructSTS", model=MINILM), [0.50, 0.60, 0.40])
+    add_variants(result_files(root, "DemoInstructSTS", model="org/other"), [0.40, 0.50, 0.45])
+    add_variants(result_files(root, "DemoInstructSTS", model=MINILM, experiment=True), [0.30, 0.30, 0.30])
+    return root
+
+
+def test_variant_results_are_accepted_and_shown_apart(demo_results, tmp_path):
+    import re
+
+    root = variant_submission(demo_results, tmp_path)
+    report = validate(read_submission(root))
+    assert report.valid, report.summary()
+    assert len(report.entries) == 18 and "(9 of them under instruction variants)" in report.summary()
+    site = tmp_path / "site"
+    data = build([root], site).data
+
+    # no variant as a model row, in the suite tables, the model pages or the CSV
+    assert sorted(m["label"] for m in data["models"]) == ["org/other", MINILM, f"{MINILM} [template=none]"]
+    assert [len(s["rows"]) for s in data["suites"]] == [3]
+    assert len(list((site / "models").glob("*.html"))) == 3
+    assert len(list(csv.DictReader((site / "leaderboard.csv").open()))) == 9
+
+    # leaderboard.json holds the sensitivity data the page is drawn from
+    assert json.loads((site / "leaderboard.json").read_text())["sensitivity"] == data["sensitivity"]
+    (task,) = data["sensitivity"]
+    assert task["task"] == "DemoInstructSTS" and task["main_score_name"] == "cosine_spearman"
+    assert [m["label"] for m in task["models"]] == [MINILM, "org/other", f"{MINILM} [template=none]"]
+    first, other, baseline = task["models"]
+    assert first["model_id"] in {m["id"] for m in data["models"]} and baseline["baseline"]
+    assert (first["n"], first["mean"], first["std"], first["min"], first["max"]) == pytest.approx((3, 50, 10, 40, 60))
+    assert first["set_differences"] == pytest.approx({"correct-incorrect": 15.0})
+    assert other["set_differences"] == pytest.approx({"correct-incorrect": 0.0}) and baseline["std"] == pytest.approx(0)
+    default = json.loads(result_files(root, "DemoInstructSTS", model=MINILM)[0].read_text())["scores"]["test"][0]["main_score"]
+    assert first["default"] == pytest.approx(100 * default)
+    assert [v["score"] for v in first["variants"]] == pytest.approx([50, 60, 40])
+    assert all(v["verification"] == "self-reported" for m in task["models"] for v in m["variants"])
+    stability = task["stability"]  # the baseline is never ranked: two models
+    assert (stability["models"], stability["variants"]) == (2, 3)
+    assert sorted(stability["kendall_tau"].values()) == pytest.approx([-1, -1, 1])
+    assert stability["mean_tau"] == pytest.approx(-1 / 3) and stability["min_tau"] == pytest.approx(-1)
+    assert stability["top_by_mean"] == MINILM and stability["other_top"] == 1
+    assert stability["top_change_share"] == pytest.approx(1 / 3)
+
+    html = (site / "index.html").read_text()
+    section = html[html.index('id="sensitivity"'):]
+    assert '<a href="#sensitivity">' in html
+    assert section.count('<svg xmlns="http://www.w3.org/2000/svg" class="plot sensitivity"') == 1
+    dots = re.findall(r'class="variant-dot"><title>(.*?) · (\S+): ([-\d.]+)</title>', section)
+    assert len(dots) == 9  # one dot per variant per model
+    for m in task["models"]:
+        assert sorted(float(v) for label, _, v in dots if label == m["label"]) == pytest.approx(
+            sorted(v["score"] for v in m["variants"]))
+    assert section.count('class="default-ring"><title>') == 3
+    stability_table = section[section.index('id="stability-DemoInstructSTS"'):]
+    stability_table = stability_table[:stability_table.index("</table>")]
+    for text in ("Mean Kendall τ</th><td class=\"num\">-0.33", "Min Kendall τ</th><td class=\"num\">-1.00",
+                 "1 of 3 variants (33%)", f'models/{first["model_id"]}.html'):
+        assert text in stability_table, text
+    table = section[section.index('id="sensitivity-table-DemoInstructSTS"'):]
+    assert ">50.00<" in table and ">10.00<" in table and ">15.00<" in table and "correct-incorrect" in table
+
+
+def test_a_variant_is_verified_like_any_result(demo_results, tmp_path):
+    from leaderboard.table import leaderboard_data
+    from leaderboard.verify import entry_sha256
+
+    reports = validate_all([variant_submission(demo_results, tmp_path)])
+    variants = [e for e in reports[0].entries if "variant" in e.record and e.model.name == "org/other"]
+
+    def other(verified):
+        (task,) = leaderboard_data(reports, verified)["sensitivity"]
+        return next(m for m in task["models"] if m["name"] == "org/other")
+
+    one = other({entry_sha256(variants[0]): {"verified": True}})
+    assert [v["verification"] for v in one["variants"]].count("verified") == 1 and one["verification"] == "self-reported"
+    assert other({entry_sha256(e): {"verified": True} for e in variants})["verification"] == "verified"
+
+
+def test_sensitivity_plot_is_narrow_escaped_and_places_dots():
+    import re
+
+    from leaderboard.plots import SENSITIVITY_WIDTH, sensitivity_svg
+
+    models = [{"label": "org/<b>", "mean": 50.0, "std": 10.0, "default": 55.0, "baseline": False,
+               "variants": [{"label": "v01-aaaaaaaa", "set": None, "score": s} for s in (40.0, 50.0, 60.0)]},
+              {"label": "x/" + "m" * 80, "mean": 30.0, "std": None, "default": None, "baseline": True,
+               "variants": [{"label": "v01-aaaaaaaa", "set": None, "score": 30.0}]}]
+    svg = str(sensitivity_svg("T: score per instruction variant", "main ×100", models))
+    assert f'width="{SENSITIVITY_WIDTH}"' in svg and "<b>" not in svg and "org/&lt;b&gt;" in svg
+    assert svg.count('class="variant-dot"') == 4 and svg.count('class="default-ring"><title>') == 1
+    cx = [float(v) for v in re.findall(r'<circle cx="([\d.]+)"[^>]*class="variant-dot"', svg)]
+    assert cx[0] < cx[1] < cx[2] and cx[3] < cx[0]  # higher score further right; 30 left of 40
+    assert all(12 <= x <= SENSITIVITY_WIDTH - 14 for x in cx)
+    assert "(baseline)</text>" not in svg and " (baseline)<title>" in svg  # a long label is clipped, the mark kept

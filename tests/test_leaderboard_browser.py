@@ -179,6 +179,26 @@ def test_phone_width_keeps_the_model_in_view(browser, demo_results, tmp_path, wi
         _screenshot(browser, tmp_path / "leaderboard-400.png", suffix="-400", width=400)
 
 
+@pytest.mark.parametrize("width", [1400, 320])
+def test_sensitivity_section_fits_a_phone(browser, demo_results, tmp_path, width):
+    """The instruction-sensitivity plot shrinks into the window; its table scrolls inside its own box."""
+    from selenium.webdriver.common.by import By
+
+    from test_leaderboard import variant_submission
+
+    site = tmp_path / "site"
+    build([variant_submission(demo_results, tmp_path)], site)
+    browser.set_window_size(width, 900)
+    browser.get((site / "index.html").as_uri())
+    viewport = browser.execute_script("return window.innerWidth")
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport
+    plot = browser.find_element(By.CSS_SELECTOR, "#sensitivity svg.plot").rect
+    assert plot["x"] >= 0 and plot["x"] + plot["width"] <= viewport
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#sensitivity circle.variant-dot")) == 9
+    assert browser.find_element(By.ID, "stability-DemoInstructSTS").rect["width"] <= viewport
+    assert _console_errors(browser) == []
+
+
 def _screenshot(driver, shot: Path, *, suffix: str, width: int = 1400) -> None:
     """Whole page at `width` px to `shot`, copied to $LEADERBOARD_SCREENSHOT (with `suffix` before its extension)."""
     driver.set_window_size(width, 900)

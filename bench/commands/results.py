@@ -1,4 +1,5 @@
-"""`bench results DIR`: the summary table of a results directory."""
+"""`bench results DIR`: the summary table of a results directory, then (when it holds instruction-variant
+results) the instruction-sensitivity and rank-stability tables (bench/summary.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from bench.errors import BenchError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    res = sub.add_parser("results", help="print the summary table of a results directory")
+    res = sub.add_parser("results", help="print the summary table of a results directory (and instruction sensitivity, if any)")
     res.add_argument("directory")
     res.set_defaults(func=_cmd_results)
 
