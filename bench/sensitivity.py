@@ -140,6 +140,8 @@ def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]])
         group = groups.setdefault(key, TaskSensitivity(key[0], key[1], record.get("task", {}).get("main_score")))
         group.scores.append(VariantScore(str(variant["label"]), variant.get("set"), main_score(data),
                                          variant.get("instruction")))
+        if variant.get("sets") and not group.set_order:
+            group.set_order = tuple(variant["sets"])
         if variant.get("set") and variant["set"] not in group.set_order:
             group.set_order += (variant["set"],)
     for key, group in groups.items():

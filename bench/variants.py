@@ -77,6 +77,7 @@ class Variant:
             "instruction": self.instruction,
             "instruction_sha256": self.instruction_sha256,
             "file": {"name": source.name, "sha256": source.sha256},
+            "sets": list(source.sets.get(self.task, ())),  # the file's set order: which difference is which
         }
 
 

@@ -128,16 +128,18 @@ def variants_of(entries: list[Entry]) -> Any:
     from bench.variants import Variant, VariantFile
 
     found: dict[str, dict[str, Variant]] = {}
+    sets: dict[str, tuple[str, ...]] = {}
     for e in entries:
         v = e.record.get("variant")
         if v:
+            sets.setdefault(e.task, tuple(v.get("sets") or ()))
             found.setdefault(e.task, {})[v["label"]] = Variant(e.task, v["instruction"], v.get("set"), v["index"],
                                                                v["label"])
     if not found:
         return None
     variants = {task: sorted(by_label.values(), key=lambda v: (v.set or "", v.index)) for task, by_label in found.items()}
     return VariantFile(name="recorded", sha256=sha256_json({t: [asdict(v) for v in vs.values()] for t, vs in found.items()}),
-                       variants=variants)
+                       variants=variants, sets={t: s for t, s in sets.items() if s})
 
 
 def _variant_label(record: dict[str, Any]) -> str | None:

@@ -343,3 +343,26 @@ def test_every_builtin_file_loads_and_each_task_takes_each_variant(name):
             own = task.instruction_set()
             first = variants[0].instruction
             assert first in (own.get("task_instruction"), own.get("criteria"), own.get("aspects"))
+
+
+@pytest.mark.slow
+def test_variant_results_are_submitted_verified_and_shown(tmp_path):
+    """The demo under the built-in `demo` variants: `bench submit`, `bench leaderboard verify` re-runs each
+    variant as recorded and verifies it, and the site shows the distribution."""
+    from bench.cli import main
+
+    out, cache = tmp_path / "results", tmp_path / "cache"
+    outcomes = run(RunOptions(instruction_variants="demo", output_dir=str(out), cache_dir=str(cache),
+                              show_progress_bar=False))
+    assert sum(o.variant is not None for o in outcomes) == 6
+    packed, verification = tmp_path / "sub.zip", tmp_path / "verification.json"
+    assert main(["submit", str(out), "--out", str(packed)]) == 0
+    assert main(["leaderboard", "verify", str(packed), "--out", str(verification), "--cache-dir", str(cache)]) == 0
+    verdicts = json.loads(verification.read_text())["results"]
+    varied = [v for v in verdicts if "instruction" in (v["setting"] or "")]
+    assert len(varied) == 6 and all(v["verified"] for v in varied), [v["note"] for v in varied]
+    assert main(["leaderboard", "build", "--results", str(packed), "--verification", str(verification),
+                 "--out", str(tmp_path / "site")]) == 0
+    data = json.loads((tmp_path / "site" / "leaderboard.json").read_text())
+    assert {s["task"] for s in data["sensitivity"]} == {"DemoIntentEmotion", "DemoNYTClustering"}
+    assert "Instruction sensitivity" in (tmp_path / "site" / "index.html").read_text()
