@@ -33,6 +33,16 @@ COLORS = {"correct": "#1b7837", "implicit": "#2166ac", "incorrect": "#b2182b"}
 _KEY = re.compile(r"^v_measure_(correct|implicit|incorrect)_(\d+)$")
 
 
+
+def svg_open(title: str, width: int, height: int, *, title_x: float, css_class: str = "plot") -> list[str]:
+    """The opening of every plot: a scalable, labelled <svg>, its <title> for screen readers, the visible title."""
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{title_x}" y="16" class="plot-title">{escape(title)}</text>',
+    ]
+
 def robustness_values(scores: dict[str, Any]) -> dict[str, list[float]] | None:
     """Per set, the V-measures by instruction index; None when the scores hold none."""
     found: dict[str, dict[int, float]] = {s: {} for s in SETS}
@@ -62,12 +72,7 @@ def robustness_svg(title: str, groups: list[tuple[str, dict[str, list[float]]]],
     def y(value: float) -> float:
         return top + plot_h - (value * 100 / y_max) * plot_h
 
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
-        f"<title>{escape(title)}</title>",
-        f'<text x="{left}" y="16" class="plot-title">{escape(title)}</text>',
-    ]
+    parts = svg_open(title, width, height, title_x=left)
     for tick in range(0, int(y_max) + 1, step):
         ty = top + plot_h - tick / y_max * plot_h
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{ty:.1f}" y2="{ty:.1f}" class="grid"/>')
@@ -153,12 +158,7 @@ def size_svg(title: str, points: list[tuple[str, int, float, bool]]) -> Markup:
     def y(v: float) -> float:
         return top + plot_h - (v - y_lo) / (y_hi - y_lo) * plot_h
 
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
-        f"<title>{escape(title)}</title>",
-        f'<text x="{left}" y="16" class="plot-title">{escape(title)}</text>',
-    ]
+    parts = svg_open(title, width, height, title_x=left)
     tick = y_lo
     while tick <= y_hi + 1e-9:
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>')
@@ -201,10 +201,7 @@ def bars_svg(title: str, bars: list[tuple[str, float]]) -> Markup:
         return left + (v - lo) / span * plot_w
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
-        f"<title>{escape(title)}</title>",
-        f'<text x="8" y="16" class="plot-title">{escape(title)}</text>',
+        *svg_open(title, width, height, title_x=8),
         f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top - 4}" y2="{height - 6}" class="axis-line"/>',
     ]
     for i, (label, value) in enumerate(bars):
@@ -252,12 +249,7 @@ def sensitivity_svg(title: str, axis: str, models: list[dict[str, Any]]) -> Mark
     def x(value: float) -> float:
         return left + (value - lo) / ((hi - lo) or 1.0) * plot_w
 
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot sensitivity" role="img" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
-        f"<title>{escape(title)}</title>",
-        f'<text x="{left}" y="16" class="plot-title">{escape(title)}</text>',
-    ]
+    parts = svg_open(title, width, height, title_x=left, css_class="plot sensitivity")
     tick = lo
     while tick <= hi + 1e-9:
         parts.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{top}" y2="{bottom}" class="grid"/>')
