@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.options import OptionInfo, family_options, option_defaults, runtime_options
+from bench.config_files import read_yaml_or_json
 from bench.errors import ConfigError, ModelLoadError, UnknownNameError
 
 FAMILIES: dict[str, type] = {}
@@ -208,23 +209,7 @@ def read_model_config(path: str | Path) -> tuple[str | None, dict[str, Any]]:
 
     Options may also sit under a `model_args:` mapping; top-level keys win over it.
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"Cannot read --model-config {path}: {e.strerror}.") from None
-    try:
-        if path.suffix.lower() == ".json":
-            import json
-
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as e:  # json.JSONDecodeError, yaml.YAMLError
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ConfigError(f"--model-config {path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {first}") from None
+    data, _ = read_yaml_or_json(Path(path), "--model-config")
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.config_files import read_yaml_or_json
 from bench.errors import ConfigError
 from bench.fileio import sha256_json
 
@@ -126,14 +127,7 @@ def load_variants(spec: str | Path, *, known_tasks: Any = None) -> VariantFile:
     """Read and check a variants file; `known_tasks` (names) makes an unknown task name an error here."""
     path = resolve_variants_path(spec)
     where = f"--instruction-variants {path.name}"
-    try:
-        raw = path.read_bytes()
-        text = raw.decode("utf-8")
-    except OSError as e:
-        raise ConfigError(f"Cannot read {where}: {e.strerror}.") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{where} is not UTF-8 text; save it as UTF-8.") from None
-    data = _parse(text, path, where)
+    data, raw = read_yaml_or_json(path, "--instruction-variants")
     meta, tasks = _split(data, where)
     variants: dict[str, list[Variant]] = {}
     sets: dict[str, tuple[str, ...]] = {}
@@ -152,19 +146,6 @@ def load_variants(spec: str | Path, *, known_tasks: Any = None) -> VariantFile:
         source=meta.get("source"),
         sets={t: s for t, s in sets.items() if s},
     )
-
-
-def _parse(text: str, path: Path, where: str) -> Any:
-    try:
-        if path.suffix.lower() == ".json":
-            return json.loads(text)
-        import yaml
-
-        return yaml.safe_load(text)
-    except Exception as e:  # json.JSONDecodeError, yaml.YAMLError
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
-        raise ConfigError(f"{where} is not valid {kind}: {first}") from None
 
 
 def _split(data: Any, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
