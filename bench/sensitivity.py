@@ -126,7 +126,7 @@ def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]])
     from bench.results import main_score
 
     groups: dict[tuple[str, ModelKey], TaskSensitivity] = {}
-    defaults: dict[tuple[str, ModelKey], float] = {}
+    defaults: dict[tuple[str, ModelKey], tuple[float, str | None]] = {}
     for _path, data, record in found:
         if not record or "model" not in record:
             continue
@@ -135,7 +135,7 @@ def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]])
                                    base_experiment(model.get("experiment"))))
         variant = record.get("variant")
         if not is_variant(record):
-            defaults[key] = main_score(data)
+            defaults[key] = (main_score(data), record.get("task", {}).get("main_score"))
             continue
         group = groups.setdefault(key, TaskSensitivity(key[0], key[1], record.get("task", {}).get("main_score")))
         group.scores.append(VariantScore(str(variant["label"]), variant.get("set"), main_score(data),
@@ -145,7 +145,9 @@ def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]])
         if variant.get("set") and variant["set"] not in group.set_order:
             group.set_order += (variant["set"],)
     for key, group in groups.items():
-        group.default = defaults.get(key)
+        score, metric = defaults.get(key, (None, None))
+        # A robustness task's own run reports Δci; its variants, V-measures: no common column.
+        group.default = score if metric == group.main_score_name else None
         group.scores.sort(key=lambda s: (group.set_order.index(s.set) if s.set in group.set_order else -1,
                                          s.label))
     return [groups[k] for k in sorted(groups)]

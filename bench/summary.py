@@ -157,35 +157,44 @@ def run_table(outcomes: list[TaskOutcome]) -> str:
     """The table `bench run` prints: one row per task, then the suite averages, then footnotes; with
     instruction variants, their summary per task below (`variant_run_table`)."""
     variants = [o for o in outcomes if o.variant]
-    table = _default_run_table([o for o in outcomes if not o.variant])
-    return f"{table}\n\n{variant_run_table(variants)}" if variants else table
+    defaults = [o for o in outcomes if not o.variant]
+    table = _default_run_table(defaults)
+    return f"{table}\n\n{variant_run_table(variants, defaults)}" if variants else table
 
 
-def variant_run_table(outcomes: list[TaskOutcome]) -> str:
-    """Per task: n variants, the default run's score, mean/std/min/max over the variants, differences
-    of named sets' means, and what encoding the variants took (bench/sensitivity.py defines each)."""
+def variant_run_table(outcomes: list[TaskOutcome], defaults: list[TaskOutcome] = ()) -> str:
+    """Per task, over its variants: the columns of `bench results`' sensitivity table (`stat_cells`),
+    plus what encoding the variants took beyond the default run."""
     from bench.sensitivity import VariantScore, summarize
 
+    default_score = {(o.task, o.main_score_name): o.main_score for o in defaults}
     by_task: dict[str, list[TaskOutcome]] = defaultdict(list)
     for o in outcomes:
         by_task[o.task].append(o)
-    rows = []
+    summaries = []
     for task, group in by_task.items():
-        order = tuple(dict.fromkeys(o.variant["set"] for o in group if o.variant.get("set")))
-        stats = summarize([VariantScore(o.variant["label"], o.variant.get("set"), o.main_score) for o in group], order)
+        order = group[0].variant.get("sets") or tuple(dict.fromkeys(o.variant["set"] for o in group if o.variant.get("set")))
+        scores = [VariantScore(o.variant["label"], o.variant.get("set"), o.main_score) for o in group]
+        summaries.append((task, group, summarize(scores, order)))
+    differences = list(dict.fromkeys(d for *_, s in summaries for d in s.get("set_differences", {})))
+    rows = []
+    for task, group, stats in summaries:
         computed = [o.record.get("encode", {}) for o in group if o.status == "computed"]
-        rows.append([task, group[0].main_score_name, stats["n"], *sensitivity_cells(stats),
+        rows.append([task, group[0].main_score_name, *stat_cells(stats, differences, default_score.get((task, group[0].main_score_name))),
                      sum(e.get("texts_encoded", 0) for e in computed), sum(e.get("cache_hits", 0) for e in computed)])
-    headers = ["Task", "Metric", "Variants", "Mean", "Std", "Min", "Max", "Set differences (of means)", "Encoded",
-               "Cache hits"]
+    headers = ["Task", "Metric", *STAT_HEADERS, *differences, "Encoded", "Cache hits"]
     return "Instruction variants\n" + tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
 
-def sensitivity_cells(stats: dict[str, Any]) -> list[str]:
-    """Mean, std, min, max and the set differences of a `bench.sensitivity.summarize` result, as printed."""
-    std = "-" if stats["std"] is None else format_score(stats["std"])
-    diffs = ", ".join(f"{k} {format_score(v)}" for k, v in stats.get("set_differences", {}).items())
-    return [format_score(stats["mean"]), std, format_score(stats["min"]), format_score(stats["max"]), diffs or "-"]
+STAT_HEADERS = ["Variants", "Default", "Mean", "Std", "Min", "Max"]
+
+
+def stat_cells(stats: dict[str, Any], differences: list[str], default: float | None = None) -> list[str]:
+    """One row's STAT_HEADERS cells, then one per set difference, from a `bench.sensitivity.summarize` result."""
+    diffs = stats.get("set_differences", {})
+    return [str(stats["n"]), "-" if default is None else format_score(default), format_score(stats["mean"]),
+            "-" if stats["std"] is None else format_score(stats["std"]), format_score(stats["min"]),
+            format_score(stats["max"]), *(format_score(diffs[d]) if d in diffs else "-" for d in differences)]
 
 
 def _default_run_table(outcomes: list[TaskOutcome]) -> str:
@@ -278,14 +287,9 @@ def sensitivity_tables(found: list[tuple[Path, dict[str, Any], dict[str, Any] | 
     rows = []
     for g, s in summaries:
         name, revision, experiment = g.model
-        cells = [g.task, _model_label(g.model, revisions), *([experiment] if experiments else []), g.main_score_name or "-",
-                 str(s["n"]), "-" if g.default is None else format_score(g.default), format_score(s["mean"]),
-                 "-" if s["std"] is None else format_score(s["std"]), format_score(s["min"]), format_score(s["max"])]
-        diffs = s.get("set_differences", {})
-        cells += [format_score(diffs[d]) if d in diffs else "-" for d in differences]
-        rows.append(cells)
-    headers = ["Task", "Model", *(["Experiment"] if experiments else []), "Metric", "Variants", "Default", "Mean", "Std",
-               "Min", "Max", *differences]
+        rows.append([g.task, _model_label(g.model, revisions), *([experiment] if experiments else []),
+                     g.main_score_name or "-", *stat_cells(s, differences, g.default)])
+    headers = ["Task", "Model", *(["Experiment"] if experiments else []), "Metric", *STAT_HEADERS, *differences]
     out = ["Instruction sensitivity", tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True),
            textwrap.fill(SENSITIVITY_NOTE, width=110)]
     stability = stability_by_task(groups)
