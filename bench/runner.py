@@ -196,13 +196,14 @@ def task_jobs(tasks: list[Any], variants: Any) -> list[tuple[Any, Any]]:
         own = variants.for_task(task.metadata.name) if variants is not None else []
         copies = [(variant_task(task, v.instruction), v) for v in own]
         jobs += [(task, None), *copies]
-    if variants is not None:
-        unused = sorted(set(variants.variants) - {t.metadata.name for t in tasks})
-        if unused:
-            logger.warning("--instruction-variants %s: not in this run, so not varied: %s", variants.name, ", ".join(unused))
-    if variants is not None and len(jobs) == len(tasks):
+    if variants is None:
+        return jobs
+    if len(jobs) == len(tasks):
         raise ConfigError(f"--instruction-variants {variants.name}: none of this run's tasks is in the file "
                           f"(it has {', '.join(variants.variants)}); name them with --tasks.")
+    unused = sorted(set(variants.variants) - {t.metadata.name for t in tasks})
+    if unused:
+        logger.warning("--instruction-variants %s: not in this run, so not varied: %s", variants.name, ", ".join(unused))
     return jobs
 
 
