@@ -186,7 +186,7 @@ def variant_run_table(outcomes: list[TaskOutcome], defaults: list[TaskOutcome] =
     return "Instruction variants\n" + tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
 
-STAT_HEADERS = ["Variants", "Default", "Mean", "Std", "Min", "Max"]
+STAT_HEADERS = ["Variants", "Own", "Mean", "Std", "Min", "Max"]
 
 
 def stat_cells(stats: dict[str, Any], differences: list[str], default: float | None = None) -> list[str]:
@@ -267,7 +267,7 @@ def results_table(root: Path | str) -> str:
 SENSITIVITY_NOTE = (
     "Scores ×100 over the instruction variants of each task: Std is the sample standard deviation (n-1); "
     "a-b columns are the mean of set a minus the mean of set b (correct-incorrect is InBedder's Δci); "
-    "Default is the run under the task's own instruction."
+    "Own is the run under the task's own instruction."
 )
 STABILITY_NOTE = (
     "Kendall τ-b between the models' rankings under every two variants that all of the task's models ran "

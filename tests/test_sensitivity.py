@@ -173,7 +173,7 @@ def test_results_shows_sensitivity_and_rank_stability_not_variant_rows(variant_r
     assert f"| {format_score(DEFAULTS['org/a'])} " in rows[0]
 
     header, _, a, b = _table(out, "Instruction sensitivity")
-    assert header == ["Task", "Model", "Metric", "Variants", "Default", "Mean", "Std", "Min", "Max", "correct-incorrect"]
+    assert header == ["Task", "Model", "Metric", "Variants", "Own", "Mean", "Std", "Min", "Max", "correct-incorrect"]
     assert a == [TASK, "org/a", MAIN, "3", "55.00", "50.00", "10.00", "40.00", "60.00", "15.00"]
     assert b == [TASK, "org/b", MAIN, "3", "48.00", "45.00", "5.00", "40.00", "50.00", "0.00"]
 
