@@ -130,7 +130,8 @@ def render(data: dict[str, Any], out: Path) -> None:
         data=data, models=models, plots=plots, sizes=sizes, sensitivity=sensitivity, plot_models=PLOT_MODELS, root="."))
     keep = {f"{m['id']}.html" for m in data["models"]}
     for m in data["models"]:
-        page = env.get_template("model.html").render(model=m, data=data, plots=_model_plots(m), root="..")
+        page = env.get_template("model.html").render(model=m, data=data, plots=_model_plots(m),
+                                                     variants=_model_variants(data, m["id"]), root="..")
         atomic_write_text(out / "models" / f"{m['id']}.html", page)
     for stale in (out / "models").glob("*.html"):
         if stale.name not in keep:
@@ -170,6 +171,11 @@ def _sensitivity_plot(task: dict[str, Any]) -> Any:
     """A task's strip plot of scores per instruction variant: the PLOT_MODELS best models by mean."""
     return sensitivity_svg(f"{task['task']}: score per instruction variant", f"{task['main_score_name']} ×100",
                            task["models"][:PLOT_MODELS])
+
+
+def _model_variants(data: dict[str, Any], model_id: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(task, this model's entry) of each task in the sensitivity section that this model was varied on."""
+    return [(task, m) for task in data["sensitivity"] for m in task["models"] if m.get("model_id") == model_id]
 
 
 def _model_plots(model: dict[str, Any]) -> dict[str, list[Any]]:

@@ -665,6 +665,12 @@ def test_variant_results_are_accepted_and_shown_apart(demo_results, tmp_path):
     table = section[section.index('id="sensitivity-table-DemoInstructSTS"'):]
     assert ">50.00<" in table and ">10.00<" in table and ">15.00<" in table and "correct-incorrect" in table
 
+    # each model's page lists its own variants: label, instruction, score
+    page = (site / "models" / f"{first['model_id']}.html").read_text()
+    listed = page[page.index('id="variants"'):page.index('id="task-')]
+    assert re.findall(r'<td class="num">([-\d.]+)</td>', listed) == ["50.00", "60.00", "40.00"]
+    assert all(f"<code>{v['label']}</code>" in listed for v in first["variants"])
+
 
 def test_a_variant_is_verified_like_any_result(demo_results, tmp_path):
     from leaderboard.table import leaderboard_data
