@@ -38,7 +38,7 @@ READOUT_KEYS = ("readout", "output_value", "pooling", "pooling_mode", "layer", "
 CSV_COLUMNS = (
     "model", "revision", "setting", "family", "n_parameters", "readout", "template", "task", "task_type",
     "main_score_name", "main_score", "main_score_x100", "dataset_revision", "local_copy", "instructions_sha256",
-    "submission", "file", "verification",
+    "submission", "file", "verification", "variant", "variant_set",
 )
 
 
@@ -394,7 +394,8 @@ def details(task: str, scores: dict[str, Any], main_score_name: str) -> list[dic
 
 
 def csv_text(data: dict[str, Any]) -> str:
-    """One row per (model, task): the main score and where it came from."""
+    """One row per (model, task): the main score and where it came from; then one per instruction
+    variant (`variant`: its label, `variant_set`: its set), so the spread can be analysed from the CSV."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -408,6 +409,19 @@ def csv_text(data: dict[str, Any]) -> str:
                 "dataset_revision": r["dataset_revision"], "local_copy": r["local_copy"], "instructions_sha256": r["record"]["task"]["instructions_sha256"],
                 "submission": r["submission"], "file": r["file"], "verification": r["verification"],
             })
+    models = by_id(data)
+    for t in data["sensitivity"]:
+        for entry in t["models"]:
+            m = models.get(entry.get("model_id"), {})
+            for v in entry["variants"]:
+                writer.writerow({
+                    "model": entry["name"], "revision": entry["revision"], "setting": entry["setting"],
+                    "family": m.get("family") or "", "n_parameters": m.get("n_parameters") or "",
+                    "readout": m.get("readout") or "", "template": m.get("template") or "", "task": t["task"],
+                    "main_score_name": t["main_score_name"], "main_score": f"{v['score'] / 100:.6f}",
+                    "main_score_x100": f"{v['score']:.2f}", "submission": v["submission"], "file": v["file"],
+                    "verification": v["verification"], "variant": v["label"], "variant_set": v["set"] or "",
+                })
     return buffer.getvalue()
 
 

@@ -624,7 +624,11 @@ def test_variant_results_are_accepted_and_shown_apart(demo_results, tmp_path):
     assert sorted(m["label"] for m in data["models"]) == ["org/other", MINILM, f"{MINILM} [template=none]"]
     assert [len(s["rows"]) for s in data["suites"]] == [3]
     assert len(list((site / "models").glob("*.html"))) == 3
-    assert len(list(csv.DictReader((site / "leaderboard.csv").open()))) == 9
+    rows = list(csv.DictReader((site / "leaderboard.csv").open()))
+    assert len(rows) == 18 and sum(bool(r["variant"]) for r in rows) == 9  # variants: own rows, marked
+    varied = [r for r in rows if r["model"] == "org/other" and r["variant"]]
+    assert [r["main_score_x100"] for r in varied] == ["40.00", "50.00", "45.00"]
+    assert [r["variant_set"] for r in varied] == ["correct", "correct", "incorrect"]
 
     # leaderboard.json holds the sensitivity data the page is drawn from
     assert json.loads((site / "leaderboard.json").read_text())["sensitivity"] == data["sensitivity"]
