@@ -1,10 +1,15 @@
 """Credential redaction: the one helper for everything the harness writes or prints.
 
-A URL may carry a credential in its userinfo (`http://user:KEY@host/v1`) or in a query parameter
-(`?api-key=KEY`, `&sig=...`, as Azure and signed URLs do). Run records (`command`, settings), log
-lines and `error:` lines all pass through `redact`, so such a URL is written as
-`http://***@host/v1?api-key=***`: the endpoint stays recognisable, the secret does not survive.
+A URL may carry a credential in its userinfo (`http://user:KEY@host/v1`) or in its query string, under
+any name: `?api-key=KEY`, `&sig=...` (Azure, signed URLs), `?code=...` (Azure Functions), `?jwt=...`.
+No list of names can be complete, so every query-string value (and a bare query item, and the
+fragment) is masked, keeping only the parameter names. Run records (`command`, settings), log lines
+and `error:` lines all pass through `redact`, so such a URL is written as
+`http://***@host/v1?api-key=***&api-version=***`: the endpoint stays recognisable, no secret survives.
 The value of `$OPENAI_API_KEY` is masked wherever it appears, URL or not.
+
+`credential_param` names the parameters that are credentials rather than part of what an endpoint
+serves; the embedding cache uses it to key an endpoint by its other parameters (adapters/openai_api.py).
 """
 
 from __future__ import annotations
@@ -13,17 +18,26 @@ import logging
 import os
 import re
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 MASK = "***"
 SECRET_ENV = ("OPENAI_API_KEY",)
-# A query parameter is secret when its name contains one of these (api-key, x-api-key, token, sig, ...).
-_SECRET_PARAM = re.compile(r"key|token|sig|secret|passw|pwd|auth|credential|session", re.IGNORECASE)
+# A query parameter is a credential when a word of its name (split at `-`, `_`, `.`) starts or ends with
+# one of these: api-key, apikey, access_token, sig, signature, code, passcode, jwt, X-Amz-Credential ...
+# ("design" or "page_size" are not).
+_SECRET_STEMS = ("key", "token", "sig", "secret", "pass", "pwd", "auth", "credential", "session", "code", "jwt",
+                 "bearer", "access")
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+")
 
 
+def credential_param(name: str) -> bool:
+    """Whether a query parameter's name says it carries a credential (it never identifies a model)."""
+    words = [w for w in re.split(r"[-_.\s]+", name.lower()) if w]
+    return any(w.startswith(_SECRET_STEMS) or w.endswith(_SECRET_STEMS) for w in words)
+
+
 def redact_url(url: str) -> str:
-    """`url` with its userinfo and the values of secret-looking query parameters replaced by ***."""
+    """`url` with its userinfo, every query-string value and its fragment replaced by ***."""
     try:
         parts = urlsplit(url)
     except ValueError:  # not parseable as a URL: mask everything after the scheme
@@ -31,11 +45,14 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, MASK if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    query = "&".join(_masked_item(item) for item in parts.query.split("&") if item) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, MASK if parts.fragment else ""))
+
+
+def _masked_item(item: str) -> str:
+    """`name=***` for a query item; a bare item (`?SECRET`) is all value."""
+    name, sep, _ = item.partition("=")
+    return f"{name}={MASK}" if sep else MASK
 
 
 def redact(text: str) -> str:
