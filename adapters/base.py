@@ -192,10 +192,13 @@ class BaseEncoder(AbsEncoder):
             raise ConfigError(f"max_tokens (the token budget per batch) must be positive, got {max_tokens}.")
         self._source = source
         self.identity_check: dict[str, Any] | None = None
-        if source is not None:  # a model path or hub id: MTEB's name and revision for it (adapters/identity.py)
+        self._content: str | None = None
+        if source is not None:  # a model path or hub id: MTEB's name and revision, and its content (adapters/identity.py)
             from adapters.identity import resolve_identity
 
-            name, revision, self.identity_check = resolve_identity(source, name=name, revision=revision)
+            identity = resolve_identity(source, name=name, revision=revision)
+            name, revision, self.identity_check, self._content = (identity.name, identity.revision, identity.check,
+                                                                  identity.content)
         if not name or not revision:
             raise ConfigError("An encoder needs a model name and revision (or a model path to derive them from).")
         self.name = name
@@ -233,9 +236,29 @@ class BaseEncoder(AbsEncoder):
         return {**option_defaults(type(self)), **{k: v for k, v in given.items() if k in family_options(type(self))}}
 
     def vector_options(self) -> dict[str, Any]:
-        """The options that change vectors: all but the family's `runtime_options` and `inert_options()`."""
+        """The options that change vectors: all but the family's `runtime_options` and `inert_options()`,
+        with the dtype as it resolves on this device (`precision`)."""
         inert = self.inert_options()
-        return {k: v for k, v in vector_options(type(self), self.options()).items() if k not in inert}
+        out = {k: v for k, v in vector_options(type(self), self.options()).items() if k not in inert}
+        return {**out, **self.precision()} if "dtype" in out else out
+
+    def precision(self) -> dict[str, Any]:
+        """The dtype the weights really run in, and for half precision the device kind: both change vectors.
+
+        `--dtype auto` is bfloat16 on one GPU, float16 on another and float32 on a CPU, so the literal
+        `auto` never names a setting. Half-precision kernels differ between CPUs and GPUs (a bf16 matmul
+        on a CPU is not a GPU's), so bf16/fp16 vectors also carry the device kind; float32 ones agree
+        across devices to float rounding and do not.
+        """
+        dtype = self.dtype
+        if dtype == "float32" or (device := self.device) == "api":  # float32 asks for no device (no torch import)
+            return {"dtype": dtype}
+        return {"dtype": dtype, "device_kind": device.split(":")[0]}
+
+    def content_id(self) -> str | None:
+        """What the model is, as content: a local model's files' sha256, or a hub id at its revision
+        (adapters/identity.py). A family whose vectors come from elsewhere says so in `identity_extras`."""
+        return self._content
 
     def inert_options(self) -> set[str]:
         """Options this configuration does not use (generation settings of a one-pass readout). Leaving
@@ -281,9 +304,12 @@ class BaseEncoder(AbsEncoder):
             self.mteb_model_meta = meta.model_copy(update=update)
 
     def settings(self) -> dict[str, Any]:
-        """Options recorded in results (local paths shortened to their last component)."""
+        """Options recorded in results (local paths shortened to their last component; `dtype` as resolved)."""
         hidden = ("cache_dir", "use_cache", "show_progress_bar")
-        return {k: redact_value(public_value(v)) for k, v in self.options().items() if k not in hidden}
+        options = self.options()
+        if "dtype" in options:
+            options["dtype"] = self.dtype
+        return {k: redact_value(public_value(v)) for k, v in options.items() if k not in hidden}
 
     # ------------------------------------------------------------------ family hooks
     def _load(self) -> None:
@@ -364,10 +390,12 @@ class BaseEncoder(AbsEncoder):
     # ------------------------------------------------------------------ shared machinery
     @property
     def fingerprint(self) -> dict[str, Any]:
-        """The cache's identity of this setting: model, revision, family and every vector option."""
+        """The cache's identity of this setting: the model's content (never only its name), family, every
+        vector option (dtype as resolved) and what else decides a vector (`identity_extras`)."""
         options = {k: public_value(v) for k, v in sorted(self.vector_options().items())}
-        return {"family": self.family, "model": self.name, "revision": self.revision, **options,
-                **self.identity_extras()}
+        content = self.content_id()
+        return {"family": self.family, "model": self.name, "revision": self.revision,
+                **({"content": content} if content else {}), **options, **self.identity_extras()}
 
     @property
     def device(self) -> str:
@@ -375,7 +403,8 @@ class BaseEncoder(AbsEncoder):
 
     @property
     def dtype(self) -> str:
-        return resolve_dtype(self.dtype_option, self.device)
+        """The dtype the weights run in; only `auto` asks which device this is (importing torch)."""
+        return self.dtype_option if self.dtype_option != "auto" else resolve_dtype("auto", self.device)
 
     @property
     def cache(self) -> EmbeddingCache | None:
@@ -439,7 +468,9 @@ class BaseEncoder(AbsEncoder):
         found = {ref: vectors[keys[ref]] for ref in new}
         memo.add(found)
         stored = memo.vectors
-        return np.stack([stored[r] if r in stored else found[r] for r in refs]).astype(np.float32, copy=False)
+        out = np.stack([stored[r] if r in stored else found[r] for r in refs]).astype(np.float32, copy=False)
+        self.update_model_facts(embed_dim=int(out.shape[1]))  # also when every vector came from the cache
+        return out
 
     def _memo_for(self, scope: str) -> _Memo:
         """The memo of `scope` (a task's name); a new scope starts an empty one (see `_Memo`)."""

@@ -368,6 +368,9 @@ class GSTransformEncoder(BaseEncoder):
     def identity_extras(self) -> dict[str, Any]:
         return {"base": self.base.fingerprint}
 
+    def content_id(self) -> str:
+        return f"gstransform:{self._revision()}"  # the transforms' weights, whatever --model-revision says
+
     def sub_encoders(self) -> list[BaseEncoder]:
         return [self.base]
 

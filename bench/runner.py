@@ -35,7 +35,7 @@ from bench.errors import ConfigError, MissingDataError
 from bench.fileio import atomic_write_json
 from bench.instruction_style import instruction_style_for
 from bench.redact import redact_value
-from bench.results import RESULTS, AtomicResultCache, read_json, result_path, run_record_path
+from bench.results import RESULTS, AtomicResultCache, read_json, result_path, result_problem, run_record_path
 from bench.summary import format_score
 
 logger = logging.getLogger("bench")
@@ -360,11 +360,9 @@ def _reusable(
     """(result, run record) of a finished task whose record matches this run, else None."""
     data = read_json(result_path(store, model.mteb_model_meta, task_name))
     record = read_json(run_record_path(store, model.mteb_model_meta, task_name))
-    if not data or not record or record.get("resume_key") != key:
+    if not isinstance(data, dict) or not isinstance(record, dict) or record.get("resume_key") != key:
         return None
-    try:
-        data["scores"]["test"][0]["main_score"]
-    except (KeyError, IndexError, TypeError):
+    if result_problem(data) or not isinstance(data["scores"].get("test"), list):  # damaged: recomputed
         return None
     return data, record
 
@@ -424,6 +422,7 @@ def _run_record(
             "spec": public_spec(options.model),
             "name": model.name,
             "revision": model.revision,
+            "content": model.content_id(),
             "family": model.family,
             "experiment": model.mteb_model_meta.experiment_kwargs or {},
             "settings": model.settings(),

@@ -15,11 +15,11 @@ import pytest
 
 import tasks
 from adapters.base import BaseEncoder
-from adapters.identity import PUBLISHED_WEIGHTS, published_match, safetensors_parameters
+from adapters.identity import PUBLISHED, published_match, safetensors_parameters
 from adapters.options import experiment_label, family_options
 from adapters.registry import FAMILIES, load_model
 from bench.errors import ConfigError
-from bench.results import AtomicResultCache, result_path, run_record_path
+from bench.results import AtomicResultCache, result_path
 from leaderboard.validate import model_key
 from toy_encoders import HashEncoder
 
@@ -119,7 +119,9 @@ def test_packaged_minilm_is_filed_under_mtebs_name_and_revision(minilm_path, tmp
     assert _path(model, tmp_path).parent.relative_to(tmp_path).as_posix() == (
         f"results/sentence-transformers__all-MiniLM-L6-v2/{published.revision}")
     check = model.identity_check
-    assert check["matches"] == published.name and PUBLISHED_WEIGHTS[check["sha256"]][0] == published.name
+    (minilm,) = [p for p in PUBLISHED if p.name == published.name]
+    assert check["matches"] == published.name and check["sha256"] == minilm.files["model.safetensors"]
+    assert check["method"] == "sha256 of every file that decides the vectors (10 files)"
     meta = model.mteb_model_meta
     assert (meta.n_parameters, meta.embed_dim, meta.max_tokens, meta.license, meta.release_date) == (
         published.n_parameters, published.embed_dim, published.max_tokens, published.license, published.release_date)
@@ -178,3 +180,84 @@ def test_mteb_tasks_under_mteb_names_hold_mtebs_pairs(raw_dir, tmp_path):
 
 def test_family_options_skip_internal_parameters():
     assert not {"name", "source", "experiment_defaults"} & set(family_options(HashEncoder))
+
+
+# ---------------------------------------------------------------------------------------- content, not names
+def _cls_pooled(minilm_path: str, folder: Path) -> Path:
+    """A copy of MiniLM that pools the CLS token instead of the mean: another model, same files otherwise."""
+    shutil.copytree(minilm_path, folder)
+    pooling = folder / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text())
+    config.update(pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
+    pooling.write_text(json.dumps(config, indent=2))
+    return folder
+
+
+def test_two_models_under_one_name_never_share_a_vector(minilm_path, tmp_path):
+    """Two local models filed under one `--model-name test/m --model-revision r1` (mean vs CLS pooling):
+    the second gets no cache hit and its own score, because the cache keys on content, not on the name."""
+    from bench.cli import main
+
+    mean = tmp_path / "mean"
+    shutil.copytree(minilm_path, mean)
+    cls = _cls_pooled(minilm_path, tmp_path / "cls")
+    cache, scores, records = tmp_path / "cache", {}, {}
+    for model in (mean, cls):
+        out = tmp_path / f"out-{model.name}"
+        assert main(["run", "-q", "-m", f"st:{model}", "--model-name", "test/m", "--model-revision", "r1",
+                     "-t", "DemoNYTClustering", "--output-dir", str(out), "--cache-dir", str(cache)]) == 0
+        records[model.name] = json.loads(next(out.rglob("run_records/DemoNYTClustering.json")).read_text())
+        scores[model.name] = json.loads(next(out.rglob("results/*/*/DemoNYTClustering.json")).read_text())
+    assert records["cls"]["encode"]["cache_hits"] == 0 and records["cls"]["encode"]["texts_encoded"] == 128
+    assert records["mean"]["model"]["content"] != records["cls"]["model"]["content"]
+    assert round(100 * scores["mean"]["scores"]["test"][0]["main_score"], 2) == 12.84  # the packaged model's own
+    assert scores["cls"]["scores"]["test"][0]["main_score"] != scores["mean"]["scores"]["test"][0]["main_score"]
+    assert len(list(cache.glob("*.sqlite"))) == 2
+    assert published_match(str(cls)) is None  # a changed pooling config is not the published model
+
+
+def test_a_copy_of_the_published_files_with_an_extra_loadable_file_is_not_published(minilm_path, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(minilm_path, copy)
+    assert published_match(str(copy))["matches"] == "sentence-transformers/all-MiniLM-L6-v2"
+    (copy / "onnx").mkdir()
+    (copy / "onnx" / "model.onnx").write_bytes(b"other weight formats are not loaded")
+    assert published_match(str(copy)) is not None
+    (copy / "added_tokens.json").write_text('{"[NEW]": 30522}')  # a tokenizer would read this
+    assert published_match(str(copy)) is None
+
+
+def test_content_hash_reads_every_byte(minilm_path, tmp_path):
+    """A change in the middle of a large file (not only its first and last MiB) changes the content."""
+    from adapters.identity import content_sha256
+
+    copy = tmp_path / "copy"
+    shutil.copytree(minilm_path, copy)
+    before = content_sha256(copy)
+    with (copy / "model.safetensors").open("r+b") as f:
+        f.seek(40 << 20)
+        byte = f.read(1)
+        f.seek(40 << 20)
+        f.write(bytes([byte[0] ^ 1]))
+    assert content_sha256(copy) != before
+    assert load_model(str(copy), cache_dir=tmp_path).revision != load_model(minilm_path, cache_dir=tmp_path).revision
+
+
+def test_dtype_auto_is_named_by_what_it_resolves_to(tmp_path, monkeypatch):
+    """`--dtype auto` on CPU is float32 (the default setting, the default experiment); on a bf16 GPU it is
+    bfloat16 on cuda: another fingerprint, another cache file, another experiment."""
+    import torch
+
+    import adapters.base
+
+    cpu = load_model("all-MiniLM-L6-v2", dtype="auto", device="cpu", cache_dir=tmp_path)
+    plain = load_model("all-MiniLM-L6-v2", device="cpu", cache_dir=tmp_path)
+    assert cpu.fingerprint == plain.fingerprint and cpu.fingerprint["dtype"] == "float32"
+    assert cpu.mteb_model_meta.experiment_kwargs is None and cpu.settings()["dtype"] == "float32"
+    cpu_cache, cpu_experiment = cpu.cache.path, cpu.mteb_model_meta.experiment_name
+    monkeypatch.setattr(adapters.base, "resolve_device", lambda device: "cuda")  # a GPU that does bf16
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    gpu = load_model("all-MiniLM-L6-v2", dtype="auto", cache_dir=tmp_path)
+    assert (gpu.fingerprint["dtype"], gpu.fingerprint["device_kind"]) == ("bfloat16", "cuda")
+    assert gpu.experiment() == {"device_kind": "cuda", "dtype": "bfloat16"} and gpu.settings()["dtype"] == "bfloat16"
+    assert gpu.cache.path != cpu_cache and gpu.mteb_model_meta.experiment_name != cpu_experiment

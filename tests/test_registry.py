@@ -21,7 +21,8 @@ def test_options_that_change_vectors_become_experiments(tmp_path):
     default = load_model("all-MiniLM-L6-v2", cache_dir=tmp_path)
     assert default.mteb_model_meta.experiment_kwargs is None
     assert default.name == "sentence-transformers/all-MiniLM-L6-v2" and default.template == "prefix"
-    blind = load_model("all-MiniLM-L6-v2", template="none", dtype="float16", batch_size=8, cache_dir=tmp_path)
-    assert blind.mteb_model_meta.experiment_kwargs == {"template": "none", "dtype": "float16"}
+    blind = load_model("all-MiniLM-L6-v2", template="none", dtype="float16", batch_size=8, device="cpu", cache_dir=tmp_path)
+    # half precision names the device kind too: fp16 kernels differ between a CPU and a GPU
+    assert blind.mteb_model_meta.experiment_kwargs == {"template": "none", "dtype": "float16", "device_kind": "cpu"}
     assert blind.fingerprint != default.fingerprint
     assert load_model("all-MiniLM-L6-v2", batch_size=8, cache_dir=tmp_path).mteb_model_meta.experiment_kwargs is None
