@@ -31,6 +31,7 @@ from markupsafe import Markup, escape
 
 from bench.errors import BenchError
 from bench.fileio import atomic_write_text, ensure_dir
+from bench.redact import redact_value
 from leaderboard.plots import bars_svg, robustness_svg, robustness_values, sensitivity_svg, size_svg
 from leaderboard.reference import metric_range
 from leaderboard.submission import read_submission
@@ -72,7 +73,9 @@ def build(
         raise BenchError(f"--out {out} exists and is not a folder")
     verified = load_verifications(verifications)
     reports = validate_all(inputs, data_dirs=data_dirs)
-    data = leaderboard_data(reports, verified)
+    # A credential a run record should never have held (a URL's userinfo or query values, from an older
+    # harness or an edited file) is masked before anything is published (bench/redact.py).
+    data = redact_value(leaderboard_data(reports, verified))
     render(data, out)
     return BuildResult(out, reports, data)
 
