@@ -16,17 +16,25 @@ How texts are sent:
   tokens), so a request never exceeds the budget;
 - 429, 5xx, connection errors and timeouts are retried by the `openai` client (`max_retries`,
   exponential backoff honouring Retry-After); every retry is counted;
-- an endpoint that never answers fails within a bounded time: each attempt waits at most `timeout`
+- an endpoint that never answers, or answers a byte at a time, fails within a bounded time: each
+  attempt (connect, send and every read together, `bench.http_deadline`) lasts at most `timeout`
   seconds (12), so the defaults give up after 6 x 12 s plus at most 15.5 s of backoff, 87.5 s
   (`failure_bound_s`), leaving room under two minutes for start-up, with an error saying it timed out;
-- a reply that is not JSON, or vectors of different lengths, is an error naming the endpoint;
+- a reply is used only when it is one finite, non-zero vector per input, of one length, with the
+  indices 0..n-1 once each; anything else (not JSON, an `{"error": ...}` body sent with HTTP 200,
+  missing or repeated indices, NaN/inf, all-zero vectors, vectors of different lengths) is an error
+  naming the endpoint, raised before the reply is counted or cached;
 - requests go out concurrently: within a group (`batch_size` x max(8, max_concurrency) inputs, see
   adapters/base.py) at most `max_concurrency` (4; `bench run --max-concurrency`, 1 = one at a time) are in
   flight at once, through one thread-safe client; vectors come back in input order, identical to a
   sequential run. Each request keeps its own retries and backoff (honouring Retry-After). The first
   failure cancels the requests not yet started, waits for those in flight (each bounded as above), and
-  raises that request's error, as a sequential run would. A runtime option: it changes neither the cache
-  fingerprint nor the MTEB experiment.
+  raises that request's error, as a sequential run would. Requests run on daemon threads that the
+  calling thread waits for in short steps (`run_in_order`), so Ctrl-C stops the run at once, whatever
+  the endpoint does. A runtime option: it changes neither the cache fingerprint nor the MTEB experiment;
+- the cache fingerprint names the endpoint by scheme, host, port, path and query string: the query
+  (`?deployment=a`, `?api-version=...`) as the sha256 of its sorted parameters, credential-named ones
+  (`api-key`, `sig`, `token`, ...) left out, so no value of it is written in clear.
 
 The usage ledger (`usage()`, recorded per task in the run record's `encode.usage`) counts requests,
 retries, texts sent, tokens (as the endpoint reports them) and their cost in USD from `PRICES_USD_PER_1M`
@@ -41,11 +49,11 @@ import logging
 import math
 import os
 import threading
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -53,6 +61,8 @@ from adapters.base import BaseEncoder
 from adapters.sentence_transformers import template_string
 from bench.errors import ConfigError, EncodingError, ModelLoadError
 from bench.fileio import sha256_text
+from bench.http_deadline import deadline_client
+from bench.redact import credential_param
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -77,6 +87,9 @@ CHARS_PER_TOKEN = 4
 LOCAL_KEY = "not-needed"  # sent to a key-less local endpoint when $OPENAI_API_KEY is unset
 DEFAULT_TIMEOUT_S = 12.0  # per attempt; with 5 retries an endpoint that never answers fails in < 2 minutes
 DEFAULT_MAX_CONCURRENCY = 4  # requests in flight at once within a group
+WAIT_STEP_S = 0.2  # the calling thread waits for requests in steps this long, so Ctrl-C reaches it at once
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -93,8 +106,8 @@ class APIUsage:
 class OpenAIEmbeddingEncoder(BaseEncoder):
     """An OpenAI-compatible embedding API; the instruction is a text prefix; key from $OPENAI_API_KEY.
 
-    Requests of a group go out through a pool of `max_concurrency` threads sharing one client (1 = one
-    at a time); vectors are assembled in input order, the usage ledger is updated under a lock, and the
+    Requests of a group go out on `max_concurrency` daemon threads sharing one client (1 = one at a
+    time); vectors are assembled in input order, the usage ledger is updated under a lock, and the
     first failure cancels the requests not yet started and is raised as the single error of the group.
     In a multi-process run an API model gets no ranks: this option is its parallelism.
     """
@@ -193,8 +206,11 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         }
 
     def identity_extras(self) -> dict[str, Any]:
-        # Another endpoint may serve other weights under the same name: its vectors are cached apart.
-        return {"endpoint": self.endpoint}
+        """The endpoint: another one may serve other weights under the same name, so its vectors are cached
+        apart. Its query string selects too (`?deployment=a`), so it counts, as a hash (see `endpoint_query`);
+        an endpoint without one keeps the fingerprint it always had, and so its cache."""
+        query = endpoint_query(self.base_url)
+        return {"endpoint": self.endpoint, **({"endpoint_query_sha256": sha256_text(query)} if query else {})}
 
     def price_per_million(self) -> tuple[float | None, str | None]:
         """(USD per 1M input tokens, where that number comes from); (None, None) when unknown."""
@@ -245,7 +261,13 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
                 f"the key is read from the environment only."
             )
         key = key or LOCAL_KEY
-        self._client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout)
+        # The client appends "/embeddings" to the base URL as it is, query string and all; the query goes
+        # to every request as its own query instead (a repeated parameter keeps its last value).
+        parts = urlsplit(self.base_url)
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        self._client = openai.OpenAI(api_key=key, base_url=urlunsplit(parts._replace(query="", fragment="")),
+                                     default_query=query or None, max_retries=self.max_retries,
+                                     timeout=self.timeout, http_client=deadline_client(self.timeout))
 
     def group_batches(self) -> int:
         return max(super().group_batches(), self.max_concurrency)  # room for every request in flight
@@ -253,36 +275,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
         """The group's vectors in input order; its requests at most `max_concurrency` at a time."""
         batches = list(self._requests(inputs, batch_size))
-        workers = min(self.max_concurrency, len(batches))
-        if workers <= 1:
-            return np.concatenate([self._embed(batch) for batch in batches])
-        failed = threading.Event()
-
-        def send(batch: list[str]) -> np.ndarray | None:
-            if failed.is_set():  # another request failed: this one is not started
-                return None
-            try:
-                return self._embed(batch)
-            except BaseException:
-                failed.set()
-                raise
-
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-request")
-        try:
-            futures = [pool.submit(send, batch) for batch in batches]
-            wait(futures, return_when=FIRST_EXCEPTION)
-            for future in futures:  # after a failure: drop the requests still queued
-                future.cancel()
-            wait(futures)  # those in flight finish (each bounded by timeout and retries), so the ledger is exact
-        except BaseException:  # interrupted while waiting (Ctrl-C): queued requests are dropped, none awaited
-            failed.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
-        errors = [e for f in futures if not f.cancelled() and (e := f.exception()) is not None]
-        if errors:  # the earliest request's error, the one a sequential run would have raised
-            raise errors[0]
-        return np.concatenate([f.result() for f in futures])
+        return np.concatenate(run_in_order(self._embed, batches, self.max_concurrency))
 
     # ------------------------------------------------------------------ requests
     def _requests(self, inputs: list[str], batch_size: int) -> Iterator[list[str]]:
@@ -292,6 +285,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
                                  count=lambda text: budget_tokens(self.model_id, text))
 
     def _embed(self, batch: list[str]) -> np.ndarray:
+        """The vectors of one request, in input order; a reply is checked whole before it counts."""
         import openai
 
         extra = {"dimensions": self.dimensions} if self.dimensions else {}
@@ -302,46 +296,74 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         except openai.APIError as e:
             raise self._error(e) from None
         response = self._parse(raw)
+        vectors = self._vectors(response.data, batch)
         reported = getattr(getattr(response, "usage", None), "prompt_tokens", None)
         estimated = 0
         if reported is None:
             reported = estimated = sum(count_tokens(self.model_id, text) for text in batch)
         with self._ledger_lock:  # requests may run in several threads (`max_concurrency`)
+            lengths = self._one_length({vectors.shape[1], self._reply_dim or vectors.shape[1]})
+            self._reply_dim = lengths[0]
+            if self.mteb_model_meta.embed_dim is None:
+                self.mteb_model_meta = self.mteb_model_meta.model_copy(update={"embed_dim": lengths[0]})
             self.api_usage.requests += 1
             self.api_usage.retries += int(getattr(raw, "retries_taken", 0) or 0)
             self.api_usage.texts += len(batch)
             self.api_usage.tokens_estimated += estimated
             self.api_usage.tokens += int(reported)
-        data = sorted(response.data, key=lambda d: d.index)
-        if len(data) != len(batch):
-            raise EncodingError(f"{self.endpoint} returned {len(data)} embeddings for {len(batch)} inputs.")
-        with self._ledger_lock:
-            lengths = sorted({len(d.embedding) for d in data} | {self._reply_dim or len(data[0].embedding)})
-            if len(lengths) > 1:
-                raise EncodingError(
-                    f"{self.endpoint} (model {self.model_id}) returned vectors of different lengths ({', '.join(map(str, lengths))}); "
-                    f"a model gives one length. Check that --base-url serves only this model (and --dimensions)."
-                )
-            self._reply_dim = lengths[0]
-            if self.mteb_model_meta.embed_dim is None:
-                self.mteb_model_meta = self.mteb_model_meta.model_copy(update={"embed_dim": len(data[0].embedding)})
-        return np.asarray([d.embedding for d in data], dtype=np.float32)
+        return vectors
 
     def _parse(self, raw: Any) -> Any:
-        """The parsed reply; a reply that is not the JSON of an embeddings list is an EncodingError."""
+        """The parsed reply; a reply that is not the JSON of an embeddings list is an EncodingError, and one
+        that carries `{"error": ...}` (some proxies and llama.cpp send it with HTTP 200) says the message."""
         import openai
 
         try:
             response = raw.parse()
         except (ValueError, openai.APIResponseValidationError) as e:
             response = e
-        if not hasattr(response, "data"):  # the client hands back a str for a non-JSON content type
-            raise EncodingError(
-                f"{self.endpoint} (model {self.model_id}) answered with something that is not the JSON of an "
-                f"embeddings reply (HTTP {raw.http_response.status_code}, {raw.http_response.headers.get('content-type')}). "
-                f"Check that --base-url points at an OpenAI-compatible /v1 endpoint."
-            ) from None
-        return response
+        if isinstance(getattr(response, "data", None), list):
+            return response
+        http = raw.http_response
+        if (message := _error_body(http)) is not None:
+            raise self._bad_reply(f"answered HTTP {http.status_code} with an error instead of embeddings: {message}",
+                                  "serves this model", fix="Check the model id and that --base-url")
+        raise self._bad_reply(  # the client hands back a str for a non-JSON content type
+            f"answered with something that is not the JSON of an embeddings reply (HTTP {http.status_code}, "
+            f"{http.headers.get('content-type')})", "points at an OpenAI-compatible /v1 endpoint")
+
+    def _vectors(self, data: list[Any], batch: list[str]) -> np.ndarray:
+        """The reply's vectors in input order, once they are one finite, non-zero vector of numbers per input
+        with the indices 0..n-1 once each: anything else would be cached and scored as if it were right."""
+        problem = _index_problem([getattr(d, "index", None) for d in data], len(batch))
+        if problem:
+            raise self._bad_reply(f"returned {problem} for {len(batch)} inputs, so its vectors cannot be matched "
+                                  f"to their inputs (each index 0..{len(batch) - 1} must appear once)")
+        rows = [_numbers(d.embedding) for d in sorted(data, key=lambda d: d.index)]
+        if (i := next((i for i, row in enumerate(rows) if row is None), None)) is not None:
+            raise self._bad_reply(f"returned an embedding that is not a list of numbers (input {i}: {batch[i][:60]!r})")
+        self._one_length({len(row) for row in rows})
+        vectors = np.stack(rows)
+        for bad, what in ((~np.isfinite(vectors).all(axis=1), "NaN or infinite values"),
+                          (~vectors.any(axis=1), "all-zero vectors (no direction: every cosine with one is NaN)")):
+            if bad.any():
+                first = int(np.flatnonzero(bad)[0])
+                raise self._bad_reply(f"returned {what} for {int(bad.sum())} of {len(batch)} inputs "
+                                      f"(first: {batch[first][:60]!r})", "serves a working model")
+        return vectors
+
+    def _one_length(self, lengths: set[int]) -> list[int]:
+        """`lengths` (of vectors in one reply, or of this reply and the first) as a list, when there is one."""
+        if len(lengths) > 1:
+            raise self._bad_reply(f"returned vectors of different lengths ({', '.join(map(str, sorted(lengths)))}); "
+                                  f"a model gives one length", "serves only this model (and --dimensions)")
+        return sorted(lengths)
+
+    def _bad_reply(self, problem: str, check: str = "points at an OpenAI-compatible /v1 endpoint", *,
+                   fix: str = "Check that --base-url") -> EncodingError:
+        """One line for a reply that is refused: nothing of it is counted or cached."""
+        return EncodingError(f"{self.endpoint} (model {self.model_id}) {problem}. {fix} {check}; nothing of this "
+                             f"reply was used.")
 
     def failure_bound_s(self) -> float:
         """The longest an endpoint that never answers can hold a request: every attempt's timeout plus
@@ -383,10 +405,63 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
 def _message(e: Exception) -> str:
     """The server's error message, one line, short, with any credential from the environment masked."""
     body = getattr(e, "body", None)
-    text = body.get("message") if isinstance(body, dict) and body.get("message") else str(e)
-    text = " ".join(str(text).split())[:200]
+    return _short(body.get("message") if isinstance(body, dict) and body.get("message") else str(e))
+
+
+def _short(text: Any) -> str:
+    """`text` on one line, the key of the environment masked, then cut to 200 characters (the mask first,
+    so no cut can leave part of the key)."""
+    text = " ".join(str(text).split())
     key = os.environ.get(API_KEY_ENV)
-    return text.replace(key, "***") if key else text
+    return (text.replace(key, "***") if key else text)[:200]
+
+
+def _error_body(http_response: Any) -> str | None:
+    """The message of a JSON `{"error": ...}` body (a string or `{"message": ...}`), short; None for any
+    other body."""
+    try:
+        body = http_response.json()
+    except ValueError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    if not error:
+        return None
+    message = error.get("message") if isinstance(error, dict) else None
+    return _short(message or error)
+
+
+def _index_problem(indices: list[Any], n: int) -> str | None:
+    """What is wrong with a reply's `index` fields for `n` inputs (missing, repeated, out of range, not
+    whole numbers), in words; None when they are 0..n-1 once each, in any order."""
+    if len(indices) != n:
+        return f"{len(indices)} embeddings"
+    if any(type(i) is not int for i in indices):
+        return f"indices that are not whole numbers ({_listing([i for i in indices if type(i) is not int])})"
+    if sorted(indices) == list(range(n)):
+        return None
+    seen = Counter(indices)
+    parts = [f"{label} {_listing(found)}" for label, found in (
+        ("repeated", sorted(i for i, times in seen.items() if times > 1)),
+        ("missing", [i for i in range(n) if i not in seen]),
+        ("out of range", sorted(i for i in seen if not 0 <= i < n)),
+    ) if found]
+    return f"embeddings with wrong indices ({'; '.join(parts)})"
+
+
+def _listing(values: list[Any], most: int = 5) -> str:
+    shown = ", ".join(map(repr, values[:most]))
+    return shown + (f" and {len(values) - most} more" if len(values) > most else "")
+
+
+def _numbers(embedding: Any) -> np.ndarray | None:
+    """One embedding as float32 values (a value past float32's range becomes inf, and is refused as such);
+    None when it is not a non-empty flat list of numbers."""
+    try:
+        with np.errstate(over="ignore"):
+            row = np.asarray(embedding, dtype=np.float64).astype(np.float32)
+    except (TypeError, ValueError):
+        return None
+    return row if row.ndim == 1 and row.size else None
 
 
 def public_url(url: str) -> str:
@@ -395,6 +470,60 @@ def public_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def endpoint_query(url: str) -> str:
+    """The part of `url`'s query string that selects what answers (`deployment=a`, `api-version=...`): its
+    parameters sorted, those named like a credential (`bench.redact.credential_param`: api-key, sig, token,
+    ...) left out: they authorise, they do not select, and a key must not reach the cache file even hashed.
+    Empty when nothing is left."""
+    pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True)
+    return urlencode(sorted((k, v) for k, v in pairs if not credential_param(k)))
+
+
+def run_in_order(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """`fn(item)` for every item, at most `workers` at once, each on a daemon thread; results in item order.
+
+    Why not a ThreadPoolExecutor: the interpreter joins an executor's threads at exit, so a Ctrl-C with
+    requests in flight waited for each to end (over a minute against a slow endpoint, for ever against
+    one that trickles). Daemon threads end with the process, and the calling thread waits in short steps
+    (`WAIT_STEP_S`), so a KeyboardInterrupt reaches it at once: nothing more is started and the calls in
+    flight are abandoned. A failure also starts nothing more, but the calls in flight are awaited (each
+    is bounded by its deadline), so what they did (the usage ledger) is complete; then the error of the
+    earliest failed item is raised, the one a sequential loop would have raised.
+    """
+    results: list[Any] = [None] * len(items)
+    errors: dict[int, BaseException] = {}
+    queue = iter(range(len(items)))
+    take = threading.Lock()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            with take:
+                i = next(queue, None)
+            if i is None:
+                return
+            try:
+                results[i] = fn(items[i])
+            except BaseException as e:  # noqa: BLE001 - raised again in the calling thread, traceback and all
+                errors[i] = e
+                stop.set()
+
+    threads = [threading.Thread(target=work, name=f"openai-request-{k}", daemon=True)
+               for k in range(min(workers, len(items)))]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(WAIT_STEP_S)
+    except BaseException:  # Ctrl-C: start nothing more; the daemon threads in flight end with the process
+        stop.set()
+        raise
+    if errors:
+        raise errors[min(errors)]
+    return results
 
 
 def plan_requests(

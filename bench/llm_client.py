@@ -18,6 +18,9 @@ exponential backoff, honouring Retry-After):
   an interrupted build resumes without paying twice, and a rebuild from the same cache sends nothing and
   produces the same bytes. Transport failures are not cached, so a resume retries them.
 * Bounded concurrency (a thread pool), a tqdm bar with rate and ETA, and a `TokenLedger`.
+* Bounded time: each attempt (connect, send and every read together, `bench.http_deadline`) lasts at
+  most `timeout_s` (25 s, `$INSTRUCT_BENCH_LLM_TIMEOUT`), so an endpoint that never answers, or answers a
+  byte at a time, is a recorded failure that says it timed out.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Any
 
 from bench.errors import ConfigError
 from bench.fileio import sha256_json
+from bench.http_deadline import deadline_client
 from bench.redact import redact_url
 
 logger = logging.getLogger(__name__)
@@ -47,8 +51,8 @@ TEMPERATURE_ENV = "INSTRUCT_BENCH_LLM_TEMPERATURE"
 SEED_ENV = "INSTRUCT_BENCH_LLM_SEED"
 CONCURRENCY_ENV = "INSTRUCT_BENCH_LLM_CONCURRENCY"
 JSON_MODE_ENV = "INSTRUCT_BENCH_LLM_JSON_MODE"
-TIMEOUT_ENV = "INSTRUCT_BENCH_LLM_TIMEOUT"  # seconds per attempt
-DEFAULT_TIMEOUT_S = 25.0  # 4 attempts x 25 s + 3.5 s backoff: a hung endpoint fails in under 2 minutes
+TIMEOUT_ENV = "INSTRUCT_BENCH_LLM_TIMEOUT"  # seconds per attempt, connect and every read included
+DEFAULT_TIMEOUT_S = 25.0  # 4 attempts x 25 s + 3.5 s backoff: a hung or trickling endpoint fails in under 2 minutes
 PRICE_ENV = "INSTRUCT_BENCH_LLM_PRICE"  # "INPUT,OUTPUT" dollars per million tokens
 CACHE_ENV = "INSTRUCT_BENCH_CACHE"
 OPENAI_URL = "https://api.openai.com/v1"
@@ -411,7 +415,10 @@ class LLMClient:
         return "none"
 
     def _unsupported_key(self, mode: str) -> str:
-        return f"unsupported-format|{self.config.base_url}|{self.config.model}|{mode}"
+        # The endpoint as a hash, like the cache keys: a URL may carry a key (userinfo, ?api-key=) and this
+        # key is written to the cache file.
+        endpoint = sha256_json({"endpoint": self.config.base_url})[:16]
+        return f"unsupported-format|{endpoint}|{self.config.model}|{mode}"
 
     def _cache_key(self, body: dict[str, Any]) -> str:
         return sha256_json({"endpoint": self.config.base_url, "body": body})
@@ -459,8 +466,10 @@ class LLMClient:
             key = os.environ.get("OPENAI_API_KEY")
             if not key and self.config.is_openai:
                 raise ConfigError("api.openai.com needs an API key: set $OPENAI_API_KEY (it is never stored).")
+            # Each attempt is bounded in total, not per read: a trickling endpoint times out too.
             self._openai = OpenAI(base_url=self.config.base_url, api_key=key or LOCAL_KEY,
-                                  max_retries=self.config.max_retries, timeout=self.config.timeout_s)
+                                  max_retries=self.config.max_retries, timeout=self.config.timeout_s,
+                                  http_client=deadline_client(self.config.timeout_s))
         return self._openai
 
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:

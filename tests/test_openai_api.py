@@ -14,7 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapters.openai_api import OpenAIEmbeddingEncoder, _message, budget_tokens, plan_requests, public_url
+from adapters.openai_api import (
+    OpenAIEmbeddingEncoder,
+    _message,
+    budget_tokens,
+    endpoint_query,
+    plan_requests,
+    public_url,
+)
 from adapters.registry import load_model
 from bench.cli import main
 from bench.errors import ConfigError, EncodingError
@@ -161,6 +168,75 @@ def test_options_that_change_vectors_are_experiments(tmp_path):
     assert short.fingerprint != base.fingerprint
     with pytest.raises(ConfigError, match="Template 'model'"):
         load_model("openai:fake", template="model")
+
+
+def test_endpoint_query_drops_credentials_and_sorts():
+    url = "https://gw.example/v1?deployment=a&api-key=K&api-version=2024-02&sig=S&x-access_token=T&Subscription-Key=Q"
+    assert endpoint_query(url) == "api-version=2024-02&deployment=a"
+    assert endpoint_query("https://gw.example/v1?sig=S&token=T") == endpoint_query("https://gw.example/v1") == ""
+
+
+def test_the_query_string_is_part_of_the_endpoint_but_credentials_are_not(api, tmp_path, capsys):
+    """`?deployment=a` and `?deployment=b` may be two models behind one URL: two cache files. A credential
+    parameter only authorises: one cache file, and no credential value (nor the query in clear) is in any
+    byte of the cache folder or in `bench list cache`."""
+    key_a, key_b = "QuErY-KeY-1111", "QuErY-KeY-2222"
+
+    def encoder(query: str) -> OpenAIEmbeddingEncoder:
+        return load_model("openai:fake", base_url=api.base_url + query, cache_dir=tmp_path / "cache")
+
+    a1, a2 = encoder(f"?deployment=a&api-key={key_a}"), encoder(f"?api-key={key_b}&deployment=a")
+    b, plain = encoder(f"?deployment=b&api-key={key_a}"), encoder("")
+    assert a1.fingerprint == a2.fingerprint and a1.cache.path == a2.cache.path
+    assert b.fingerprint != a1.fingerprint and b.cache.path != a1.cache.path != plain.cache.path
+    assert a1.fingerprint["endpoint"] == b.fingerprint["endpoint"] == plain.fingerprint["endpoint"] == api.base_url
+    assert "endpoint_query_sha256" not in plain.fingerprint  # an endpoint without a query keeps its old cache
+    texts = ["one", "two"]
+    for enc in (a1, a2, b, plain):
+        assert np.allclose(enc.encode_inputs(texts), [fake_vector(t) for t in texts], atol=1e-6)
+    assert len(api.calls(EMB)) == 3  # a2 was served by a1's cache
+    written = b"".join(p.read_bytes() for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert len(list((tmp_path / "cache").glob("*.sqlite"))) == 3 and b"endpoint_query_sha256" in written
+    assert main(["list", "cache", "--cache-dir", str(tmp_path / "cache")]) == 0
+    shown = capsys.readouterr().out
+    for text in (key_a, key_b, "deployment"):
+        assert text.encode() not in written and text not in shown
+
+
+def test_a_reply_in_another_order_is_put_back_in_input_order(tmp_path, monkeypatch):
+    """The `index` fields say where each vector goes; a server may list them in any order."""
+    class Reversed(FakeOpenAI):
+        def _reply(self, path, body):
+            status, payload = super()._reply(path, body)
+            if path == EMB:
+                payload["data"].reverse()
+            return status, payload
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = Reversed(api_key=None).start()
+    try:
+        texts = _texts(5)
+        enc = _encoder(server, tmp_path, batch_size=2)
+        assert np.allclose(enc.encode_inputs(texts), [fake_vector(t) for t in texts], atol=1e-6)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("items", [
+    [{"index": 1, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [0.0, 1.0]}],
+    [{"index": 0, "embedding": [1.0, 0.0]}],
+    [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": ["x", 1.0]}],
+    [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [1e400, 1.0]}],
+    [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [0.0, -0.0]}],
+], ids=["repeated", "too-few", "not-numbers", "1e400", "zero"])
+def test_a_bad_reply_is_neither_counted_nor_returned(api, tmp_path, items):
+    from types import SimpleNamespace
+
+    enc = _encoder(api, tmp_path)
+    data = [SimpleNamespace(**item) for item in items]
+    with pytest.raises(EncodingError, match=r"nothing of this reply was used"):
+        enc._vectors(data, ["a", "b"])
+    assert enc.usage()["requests"] == 0 and enc._reply_dim is None
 
 
 def test_instruction_is_a_prefix(api, tmp_path):
