@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.options import OptionInfo, family_options, option_defaults, runtime_options
+from bench.bounded import brief
 from bench.config_files import read_yaml_or_json
 from bench.errors import ConfigError, ModelLoadError, UnknownNameError
 
@@ -154,7 +155,7 @@ def check_options(family: str, cls: type, options: Mapping[str, Any]) -> None:
             close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             raise ConfigError(
-                f"Model family '{family}' has no option '{key}'.{hint} Its options: {', '.join(sorted(known))} "
+                f"Model family '{family}' has no option {brief(key)}.{hint} Its options: {', '.join(sorted(known))} "
                 f"(`python -m bench list models` shows their defaults)."
             )
 
@@ -182,7 +183,7 @@ def coerce_option(key: str, value: Any, annotation: str) -> Any:
                 pass
     if types & {"str", "Path", "Any", "Literal"}:
         return value
-    raise ConfigError(f"Model option {key}={value!r} is not a valid {annotation}; e.g. {key}=<{annotation}>.")
+    raise ConfigError(f"Model option {key}={brief(value)} is not a valid {annotation}; e.g. {key}=<{annotation}>.")
 
 
 def parse_model_args(text: str) -> dict[str, str]:
@@ -214,14 +215,27 @@ def read_model_config(path: str | Path) -> tuple[str | None, dict[str, Any]]:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"--model-config {path} must hold a mapping (model: SPEC, option: value, ...).")
-    data = {str(k).replace("-", "_"): v for k, v in data.items()}
+    data = _option_names(data, path)
     nested = data.pop("model_args", None) or {}
     if not isinstance(nested, dict):
         raise ConfigError(f"--model-config {path}: model_args must be a mapping of option: value.")
     spec = data.pop("model", None)
     if spec is not None and not isinstance(spec, str):
         raise ConfigError(f"--model-config {path}: model must be a string spec such as openai:text-embedding-3-small.")
-    return spec, {**{str(k).replace("-", "_"): v for k, v in nested.items()}, **data}
+    return spec, {**_option_names(nested, path), **data}
+
+
+def _option_names(mapping: dict[Any, Any], path: str | Path) -> dict[str, Any]:
+    """Keys as option names (`batch-size` is `batch_size`); two keys naming one option are refused, as a
+    repeated key is: one of them would silently win."""
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = str(key).replace("-", "_")
+        if name in out:
+            raise ConfigError(f"--model-config {path}: {brief(key)} and another key both give the option "
+                              f"{brief(name)}; keep one.")
+        out[name] = value
+    return out
 
 
 # ---------------------------------------------------------------------------------------- loading

@@ -1,40 +1,42 @@
 """Reading a YAML or JSON file the user names on the command line (`--model-config`, `--instruction-variants`).
 
 One place for what can go wrong before the content is even looked at: the file is missing or unreadable,
-not UTF-8, or not valid YAML/JSON (by its suffix: `.json` is JSON, anything else YAML, a superset). Each
-is one ConfigError naming the option, the file and the fix.
+larger than a config file can be, not UTF-8, or not valid YAML/JSON (by its suffix: `.json` is JSON,
+anything else YAML, a superset); and what a valid file can still do to the parser or to what reads it
+next: nest deep enough to overflow the recursive parsers, expand through YAML aliases into billions of
+values, write a key twice (the last would silently win), hold a lone surrogate (`bench/bounded.py`).
+Each is one ConfigError naming the option, the file and the fix.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from bench.bounded import MAX_CONFIG_BYTES, load_json_bounded, load_yaml_bounded
 from bench.errors import ConfigError
 
 
 def read_yaml_or_json(path: Path, option: str) -> tuple[Any, bytes]:
     """(parsed content, the file's bytes) of `path`, given as `option`."""
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ConfigError(f"Cannot read {option} {path}: {e.strerror}.") from None
+    what = f"{option} {path}"
+    raw = _read_capped(path, option)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{what} is larger than {MAX_CONFIG_BYTES:,} bytes; a config file holds a few KB. "
+                          "Check that it is the file you meant.")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ConfigError(f"{option} {path} is not UTF-8 text; save it as UTF-8.") from None
-    import yaml
+        raise ConfigError(f"{what} is not UTF-8 text; save it as UTF-8.") from None
+    if path.suffix.lower() == ".json":
+        return load_json_bounded(raw, what), raw
+    return load_yaml_bounded(text, what), raw
 
+
+def _read_capped(path: Path, option: str) -> bytes:
+    """At most one byte past the limit: a device (`/dev/zero`) or a huge file is never read whole."""
     try:
-        if path.suffix.lower() == ".json":
-            return json.loads(text), raw
-        return yaml.safe_load(text), raw
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{option} {path} is not valid JSON: {_first_line(e)}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{option} {path} is not valid YAML: {_first_line(e)}") from None
-
-
-def _first_line(error: Exception) -> str:
-    return str(error).splitlines()[0] if str(error) else type(error).__name__
+        with path.open("rb") as f:
+            return f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise ConfigError(f"Cannot read {option} {path}: {e.strerror}.") from None

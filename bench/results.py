@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.bounded import brief, load_json_bounded
+from bench.errors import DataError
 from bench.fileio import atomic_write, atomic_write_json, ensure_dir
 
 if TYPE_CHECKING:
@@ -25,6 +28,9 @@ logger = logging.getLogger(__name__)
 
 RUN_RECORDS = "run_records"
 RESULTS = {"what": "results", "option": "--output-dir"}  # how a storage error names what `bench run` writes
+MAX_RESULT_BYTES = 64 * 2**20  # a TaskResult is a few KB; MTEB's largest multilingual ones a few MB
+DAMAGED_FIX = ("Rerun its task with `bench run` (a damaged result is recomputed), or move the file out of the "
+               "results folder.")
 
 
 def __getattr__(name: str) -> Any:
@@ -82,15 +88,66 @@ def run_record_path(cache: ResultCache, meta: ModelMeta, task_name: str) -> Path
     return result_path(cache, meta, task_name).parent / RUN_RECORDS / f"{task_name}.json"
 
 
+def load_result_json(path: Path, fix: str = DAMAGED_FIX) -> Any:
+    """A result file's or run record's JSON; a DataError naming the file and `fix` when it is not JSON,
+    not UTF-8, too large, nested too deep for the recursive parser, or holds an integer Python will not
+    read (or a lone surrogate, which no table could print)."""
+    with path.open("rb") as f:
+        raw = f.read(MAX_RESULT_BYTES + 1)
+    return load_json_bounded(raw, str(path), error=DataError, max_bytes=MAX_RESULT_BYTES, unique_keys=False, fix=fix)
+
+
 def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON file's content, or None when it is missing or unreadable (to be recomputed)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return load_result_json(path, fix="It will be recomputed.")
     except FileNotFoundError:
         return None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        logger.warning("%s is unreadable; it will be recomputed.", path)
+    except DataError as e:
+        logger.warning("%s", e)
         return None
+
+
+def result_problem(data: dict[str, Any]) -> str | None:
+    """What keeps a TaskResult's main scores from being read, or None: `scores` must map each split to
+    a list of subsets, each with a finite number as `main_score` (MTEB writes nothing else)."""
+    if not isinstance(data.get("task_name"), str):
+        return f"task_name is {brief(data.get('task_name'))}, not a task name"
+    scores = data.get("scores")
+    if not isinstance(scores, dict) or not scores:
+        return f"'scores' is {brief(scores)}, not a mapping of split -> list of subsets"
+    for split, entries in scores.items():
+        if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+            return f"scores[{brief(split)}] is {brief(entries)}, not a list of subsets"
+        for entry in entries:
+            value = entry.get("main_score")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                return f"a main_score in scores[{brief(split)}] is {brief(value)}, not a number"
+    return None
+
+
+def record_problem(record: Any) -> str | None:
+    """What keeps a run record from being read by the tables, or None (the fields `bench results` uses)."""
+    if not isinstance(record, dict):
+        return "it is not a JSON object"
+    if not record:
+        return None
+    model = record.get("model")
+    if not isinstance(model, dict) or not all(isinstance(model.get(k), str) for k in ("name", "revision")):
+        return "'model' does not hold the model's name and revision as texts"
+    if not isinstance(model.get("experiment") or {}, dict):
+        return "'model.experiment' is not a mapping"
+    for key in ("task", "variant"):
+        if not isinstance(record.get(key) or {}, dict):
+            return f"{key!r} is {brief(record.get(key))}, not a mapping"
+    if not isinstance((record.get("task") or {}).get("dataset") or {}, dict):
+        return "'task.dataset' is not a mapping"
+    variant = record.get("variant") or {}
+    sets = variant.get("sets") or []
+    if variant and not (isinstance(variant.get("label"), str) and isinstance(variant.get("set"), (str, type(None)))
+                        and isinstance(sets, list) and all(isinstance(s, str) for s in sets)):
+        return "'variant' does not hold label, set and sets as `bench run --instruction-variants` writes them"
+    return None
 
 
 def main_score(result: dict[str, Any], split: str = "test") -> float:
@@ -101,14 +158,27 @@ def main_score(result: dict[str, Any], split: str = "test") -> float:
 
 
 def find_results(root: Path) -> list[tuple[Path, dict[str, Any], dict[str, Any] | None]]:
-    """(path, TaskResult JSON, run record or None) for every result under `root`."""
+    """(path, TaskResult JSON, run record or None) for every result under `root`.
+
+    A JSON file that is not a TaskResult is passed over; a damaged one (unreadable, or its scores or its
+    run record not in the layout the tables read) is a DataError naming it: a table silently short of
+    a result would look complete.
+    """
     found = []
     for path in sorted(Path(root).rglob("*.json")):
         if path.name == "model_meta.json" or path.parent.name == RUN_RECORDS or path.name.startswith("."):
             continue
-        data = read_json(path)
-        if not data or "task_name" not in data or "scores" not in data:
+        data = load_result_json(path)
+        if not isinstance(data, dict) or "task_name" not in data or "scores" not in data:
             continue
-        record = read_json(path.parent / RUN_RECORDS / path.name)
+        _refuse(path, result_problem(data))
+        record_path = path.parent / RUN_RECORDS / path.name
+        record = load_result_json(record_path) if record_path.is_file() else None
+        _refuse(record_path, record_problem(record) if record is not None else None)
         found.append((path, data, record))
     return found
+
+
+def _refuse(path: Path, problem: str | None) -> None:
+    if problem:
+        raise DataError(f"{path}: {problem}. {DAMAGED_FIX}")

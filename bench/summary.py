@@ -18,7 +18,6 @@ model, and per task how stable the models' ranking is across the variants.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
@@ -27,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
-from bench.results import find_results, main_score
+from bench.errors import DataError
+from bench.results import find_results, load_result_json, main_score
 from bench.sensitivity import collect, is_variant, stability_by_task
 
 if TYPE_CHECKING:
@@ -341,7 +341,8 @@ def model_of(path: Path, record: dict[str, Any] | None) -> tuple[str, str, str]:
     meta = _model_meta(path.parent / "model_meta.json")
     if meta.get("name"):
         kwargs = meta.get("experiment_kwargs")
-        return str(meta["name"]), str(meta.get("revision") or folder.name), _experiment_text(kwargs) if kwargs else experiment
+        return (str(meta["name"]), str(meta.get("revision") or folder.name),
+                _experiment_text(kwargs) if kwargs and isinstance(kwargs, dict) else experiment)
     return folder.parent.name.replace("__", "/"), folder.name, experiment
 
 
@@ -350,8 +351,9 @@ def _experiment_text(experiment: dict[str, Any] | None) -> str:
 
 
 def _model_meta(path: Path) -> dict[str, Any]:
+    """MTEB's `model_meta.json`, or {} when it is missing or damaged (the folder names then say)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        data = load_result_json(path)
+    except (FileNotFoundError, DataError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.bounded import brief, is_blank
 from bench.config_files import read_yaml_or_json
 from bench.errors import ConfigError
 from bench.fileio import sha256_json
@@ -42,6 +43,7 @@ from bench.fileio import sha256_json
 BUILTIN_DIR = Path(__file__).resolve().parents[1] / "tasks" / "instruction_variants"
 SUFFIXES = (".yaml", ".yml", ".json")
 FILE_KEYS = ("name", "description", "source", "tasks")
+MAX_NAME = 200  # characters of a task or set name
 EXPERIMENT_KEY = "instruction"  # the experiment kwarg a variant adds to the model's experiment
 
 Instruction = str | dict[str, str]
@@ -133,6 +135,8 @@ def load_variants(spec: str | Path, *, known_tasks: Any = None) -> VariantFile:
     sets: dict[str, tuple[str, ...]] = {}
     for task, entry in tasks.items():
         task = str(task)
+        if len(task) > MAX_NAME:  # every message below names the task: a 1 MB key would be a 1 MB error line
+            raise ConfigError(f"{where}: {brief(task)} ({len(task):,} characters) is not a task name.")
         if known_tasks is not None and task not in known_tasks:
             from bench.errors import UnknownNameError
 
@@ -155,11 +159,15 @@ def _split(data: Any, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     if "tasks" in data:
         extra = [k for k in data if k not in FILE_KEYS]
         if extra:
-            raise ConfigError(f"{where}: unknown top-level key(s) {extra}; allowed beside tasks: name, description, source.")
+            raise ConfigError(f"{where}: unknown top-level key(s) {brief(extra)}; allowed beside tasks: name, description, source.")
         tasks = data["tasks"]
         if not isinstance(tasks, dict) or not tasks:
             raise ConfigError(f"{where}: tasks must be a non-empty mapping of task name -> instructions.")
-        return {k: data.get(k) for k in FILE_KEYS if k != "tasks"}, tasks
+        meta = {k: data.get(k) for k in FILE_KEYS if k != "tasks"}
+        wrong = [k for k, v in meta.items() if v is not None and not isinstance(v, str)]
+        if wrong:
+            raise ConfigError(f"{where}: {wrong[0]} must be a text, not {type(meta[wrong[0]]).__name__}.")
+        return meta, tasks
     return {}, data
 
 
@@ -169,8 +177,8 @@ def _task_variants(task: str, entry: Any, where: str) -> tuple[list[Variant], tu
     elif isinstance(entry, dict) and entry and all(isinstance(v, list) for v in entry.values()):
         groups = [(str(k), v) for k, v in entry.items()]
         for name, _ in groups:
-            if not name.isidentifier() or not name.isascii():
-                raise ConfigError(f"{where}: {task}: set name {name!r} must be a plain word (letters, digits, _).")
+            if not name.isidentifier() or not name.isascii() or len(name) > MAX_NAME:
+                raise ConfigError(f"{where}: {task}: set name {brief(name)} must be a plain word (letters, digits, _).")
     else:
         raise ConfigError(f"{where}: {task} must be a list of instructions or a mapping of set name -> list.")
     out: list[Variant] = []
@@ -179,9 +187,9 @@ def _task_variants(task: str, entry: Any, where: str) -> tuple[list[Variant], tu
         if not items:
             raise ConfigError(f"{where}: {task}{f' set {set_name}' if set_name else ''} has no instructions.")
         for index, item in enumerate(items):
-            instruction = _instruction(task, item, where)
-            key = json.dumps(instruction, sort_keys=True, ensure_ascii=False)
             place = f"{set_name or 'list'} #{index + 1}"
+            instruction = _instruction(f"{task}: instruction {place}", item, where)
+            key = json.dumps(instruction, sort_keys=True, ensure_ascii=False)
             if key in seen:
                 raise ConfigError(f"{where}: {task}: instruction {place} repeats {seen[key]}: each variant must "
                                   "differ, or the statistics would count one instruction twice.")
@@ -190,16 +198,19 @@ def _task_variants(task: str, entry: Any, where: str) -> tuple[list[Variant], tu
     return out, tuple(name for name, _ in groups if name is not None)
 
 
-def _instruction(task: str, item: Any, where: str) -> Instruction:
+def _instruction(which: str, item: Any, where: str) -> Instruction:
+    """An instruction as the file gives it (`which` names it: task, set, number). Blank means invisible
+    too (only spaces or zero-width characters), which a model would see as no instruction at all."""
     if isinstance(item, str):
-        if not item.strip():
-            raise ConfigError(f"{where}: {task}: an instruction is empty.")
+        if is_blank(item):
+            raise ConfigError(f"{where}: {which} is empty (only spaces or invisible characters such as U+200B); "
+                              "write the instruction or remove the item.")
         return item
-    if isinstance(item, dict) and item and all(isinstance(k, str) and isinstance(v, str) and v.strip()
+    if isinstance(item, dict) and item and all(isinstance(k, str) and isinstance(v, str) and not is_blank(v)
                                                for k, v in item.items()):
         return dict(item)
-    raise ConfigError(f"{where}: {task}: each instruction must be a non-empty string, or a mapping of "
-                      f"slot -> non-empty string (query/document, or one per criterion); got {item!r:.80}.")
+    raise ConfigError(f"{where}: {which}: each instruction must be a non-empty string, or a mapping of "
+                      f"slot -> non-empty string (query/document, or one per criterion); got {brief(item)}.")
 
 
 __all__ = ["EXPERIMENT_KEY", "Variant", "VariantFile", "builtin_variant_files", "load_variants", "variant_label"]

@@ -7,6 +7,12 @@ Local layout, the same schema as the published datasets (documented in the READM
 
 Local files are parsed with the standard library so that a malformed row is reported with its line
 number, and so that texts such as "NA" or "None" stay texts (pandas would turn them into NaN).
+
+A data file may be damaged or hostile; each way is one DataError naming the file, the line or row, and
+the fix, never a traceback or a stall: JSON nested past MAX_DEPTH (counted on the bytes before the
+recursive parser runs), an integer too long for Python, a CSV field past csv's 128 KiB limit (usually
+an unclosed quote), a corrupt or truncated parquet file, a text that is blank to the eye (only spaces or
+zero-width characters) or holds a lone surrogate (valid JSON, but no UTF-8 writer takes it).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import io
 import json
 import logging
 import os
+import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +31,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from bench.bounded import (
+    MAX_DEPTH, brief, brief_line, is_blank, json_depth, json_too_deep, load_json_bounded, surrogate_problem,
+)
 from bench.errors import DataError
 from bench.fileio import sha256_file, sha256_json
 
@@ -82,7 +92,10 @@ def read_utf8(path: Path) -> str:
 
     Anything else (Latin-1, UTF-16) is a DataError naming the file, the offending byte and the fix.
     """
-    data = path.read_bytes()
+    return _decode(path, path.read_bytes())
+
+
+def _decode(path: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -95,12 +108,12 @@ def read_utf8(path: Path) -> str:
 
 def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
     reader = csv.reader(io.StringIO(read_utf8(path), newline=""))
-    header = next(reader, None)
+    header = _csv_record(path, reader)
     if header is None:
         raise DataError(f"{path}: file is empty; expected a header line with {', '.join(columns)}.")
     _check_columns(path, header, columns)
     rows = []
-    for record in reader:
+    while (record := _csv_record(path, reader)) is not None:
         if not record:
             continue
         if len(record) != len(header):
@@ -112,24 +125,29 @@ def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def _csv_record(path: Path, reader: Any) -> list[str] | None:
+    """The next record, or None at the end; a csv.Error names the line the record starts on."""
+    start = reader.line_num + 1
+    try:
+        return next(reader, None)
+    except csv.Error as e:
+        if "field larger than field limit" in str(e):
+            raise DataError(
+                f"{path} line {start}: a field runs past {csv.field_size_limit():,} characters (csv's limit), usually "
+                f"because a quote opened in it is never closed, so the rest of the file reads as one field. "
+                f"Close the quote (a quote inside a field is written \"\"), or give texts that long as JSONL."
+            ) from None
+        raise DataError(f"{path} line {start}: not a valid CSV row ({brief_line(e)}).") from None
+
+
 def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
-    text = read_utf8(path)
+    data = path.read_bytes()
+    text = _decode(path, data)
     if text.lstrip().startswith("["):
-        try:
-            records = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise DataError(f"{path}: invalid JSON ({e.msg} at line {e.lineno}).") from None
-        numbered = list(enumerate(records, start=1))
+        numbered = list(enumerate(_json_array(path, data, text), start=1))
         where = "item"
     else:
-        numbered = []
-        for line_no, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                numbered.append((line_no, json.loads(line)))
-            except json.JSONDecodeError as e:
-                raise DataError(f"{path} line {line_no}: malformed JSON row ({e.msg}); each line must be one complete JSON object.") from None
+        numbered = _jsonl_records(path, data, text)
         where = "line"
     rows = []
     for n, record in numbered:
@@ -142,20 +160,63 @@ def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
-    from datasets import Dataset
+def _json_array(path: Path, data: bytes, text: str) -> Any:
+    """A `.json` file's array; its nesting is bounded on the bytes before the (recursive) parser runs."""
+    line = json_too_deep(data)
+    if line is not None:
+        raise DataError(f"{path} line {line}: arrays/objects nest more than {MAX_DEPTH} levels deep; a data "
+                        "row is one object of texts, labels and scores. Fix the file.")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}: invalid JSON ({e.msg} at line {e.lineno}).") from None
+    except ValueError:  # the only other one: an integer past sys.get_int_max_str_digits()
+        raise DataError(f"{path}: holds a number too long to read (over {sys.get_int_max_str_digits():,} digits); "
+                        "fix the file.") from None
 
-    ds = Dataset.from_parquet(str(path))
-    _check_columns(path, ds.column_names, columns)
-    return ds.to_list()
+
+def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
+    """(line number, parsed line) of a JSONL file. Lines end at "\\n" only: JSON allows U+2028 and other
+    breaks that Python's `splitlines` splits at inside a string."""
+    if json_depth(data) > MAX_DEPTH:  # the whole file at once; line by line only to name the line
+        for line_no, line in enumerate(data.split(b"\n"), start=1):
+            if json_too_deep(line) is not None:
+                raise DataError(f"{path} line {line_no}: arrays/objects nest more than {MAX_DEPTH} levels deep; "
+                                "a data row is one object of texts, labels and scores. Fix the line.")
+    numbered = []
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            numbered.append((line_no, json.loads(line)))
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path} line {line_no}: malformed JSON row ({e.msg}); each line must be one complete JSON object.") from None
+        except ValueError:  # the only other one: an integer past sys.get_int_max_str_digits()
+            raise DataError(f"{path} line {line_no}: a number too long to read (over "
+                            f"{sys.get_int_max_str_digits():,} digits); fix the row.") from None
+    return numbered
+
+
+def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of a parquet file, read with pyarrow (as `datasets` does, without copying it into its cache)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+        _check_columns(path, table.column_names, columns)
+        return table.to_pylist()
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
+        raise DataError(f"{path}: not a readable parquet file ({brief_line(e)}); it may be truncated or damaged. "
+                        f"Write it again (or give the data as .jsonl or .csv).") from None
 
 
 def _check_columns(path: Path, header: Sequence[str], columns: Sequence[str]) -> None:
     missing = [c for c in columns if c not in header]
     if missing:
-        raise DataError(
-            f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(header) or 'none'}, "
-            f"expected {', '.join(columns)}."
+        found = ", ".join(h if len(h) <= 40 else h[:37] + "..." for h in header[:20]) + (" ..." if len(header) > 20 else "")
+        raise DataError(  # a header line can be a 128 KiB field: the names are cut
+            f"{path}: missing column(s) {', '.join(missing)}; found {found or 'none'}, expected {', '.join(columns)}."
         )
 
 
@@ -164,7 +225,7 @@ def check_clusters(task: str, aspect: str, labels: Sequence[Any]) -> None:
     V-measure is 1.0 whatever the embeddings, a score that would mean nothing."""
     distinct = set(map(str, labels))
     if len(distinct) < 2:
-        found = f"only {next(iter(distinct))!r}" if distinct else "no rows"
+        found = f"only {brief(next(iter(distinct)))}" if distinct else "no rows"
         raise DataError(
             f"{task} aspect '{aspect}': a clustering aspect needs at least two different cluster labels, found "
             f"{found}. Fix the 'cluster' column of that aspect's file (or rebuild it with `bench build-data`)."
@@ -203,23 +264,38 @@ def validate_rows(rows: list[dict[str, Any]], schema: Schema, origin: str) -> li
 
 
 def _check_value(value: Any, kind: ColumnKind, where: str) -> Any:
+    """A text must be something a model sees (zero-width characters alone are empty) and writable as
+    UTF-8 (no lone surrogate, which JSON's `\\ud800` can make); a label one value (a text or a number,
+    not a list); a score a finite number. Messages show a bounded view of the value."""
     if kind == "text":
         if not isinstance(value, str):
-            raise DataError(f"{where}: expected text, got {type(value).__name__} {value!r}.")
-        if not value.strip():
-            raise DataError(f"{where}: empty text. Remove the row or fill in the text.")
+            raise DataError(f"{where}: expected text, got {type(value).__name__} {brief(value)}.")
+        if is_blank(value):
+            raise DataError(f"{where}: empty text (only spaces or invisible characters such as U+200B). Remove the "
+                            "row or fill in the text.")
+        _check_surrogates(value, where)
         return value
     if kind == "label":
-        if value is None or (isinstance(value, str) and not value.strip()):
+        if value is None or (isinstance(value, str) and is_blank(value)):
             raise DataError(f"{where}: empty label.")
+        if isinstance(value, str):
+            _check_surrogates(value, where)
+        elif not isinstance(value, (int, float)) or (isinstance(value, float) and not np.isfinite(value)):
+            raise DataError(f"{where}: a label must be a text or a number, got {type(value).__name__} {brief(value)}.")
         return value
     try:
         score = float(value)
     except (TypeError, ValueError):
-        raise DataError(f"{where}: expected a number, got {value!r}.") from None
+        raise DataError(f"{where}: expected a number, got {brief(value)}.") from None
     if not np.isfinite(score):
         raise DataError(f"{where}: score is {score}.")
     return score
+
+
+def _check_surrogates(text: str, where: str) -> None:
+    problem = surrogate_problem(text)
+    if problem:
+        raise DataError(f"{where}: the text {problem}.")
 
 
 def stand_in_of(local_files: Mapping[str, Path] | None) -> dict[str, Any]:
@@ -232,10 +308,11 @@ def stand_in_of(local_files: Mapping[str, Path] | None) -> dict[str, Any]:
     for folder in sorted({Path(p).parent for p in (local_files or {}).values()}):
         manifest = folder / MANIFEST
         try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
+            data = load_json_bounded(manifest.read_bytes(), str(manifest), error=DataError, max_bytes=16 * 2**20,
+                                     unique_keys=False)
         except FileNotFoundError:
             continue
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except DataError as e:  # damaged or hostile (deep, huge, a repeated key): the builder did not write it
             logger.warning("%s is unreadable (%s); the data is not marked as a stand-in.", manifest, e)
             continue
         if isinstance(data, dict) and data.get("proxy"):

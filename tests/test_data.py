@@ -127,3 +127,72 @@ def test_suite_run_skips_tasks_without_local_data_but_named_tasks_fail(tmp_path,
         build_tasks(RunOptions(tasks=["IntentEmotion", "InstructSTSB"], data_dir=str(tmp_path)))
     with pytest.raises(MissingDataError, match="No task of suite 'robustness' has data"):
         build_tasks(RunOptions(suite="robustness", data_dir=str(tmp_path)))
+
+
+def _sts_rows(**changes):
+    return [{"sentence1": "a", "sentence2": "b", "score": 1, "instruction": "q?"},
+            {"sentence1": "c", "sentence2": "d", "score": 0, "instruction": "r?", **changes}]
+
+
+def test_parquet_loads_like_jsonl(tmp_path):
+    """Read with pyarrow directly (no copy into the datasets cache): the same rows as the JSONL."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    write_jsonl(tmp_path / "j" / "InstructSTSB" / "test.jsonl", _sts_rows())
+    (tmp_path / "p" / "InstructSTSB").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(_sts_rows()), tmp_path / "p" / "InstructSTSB" / "test.parquet")
+    loaded = []
+    for name in ("j", "p"):
+        task = InstructSTSB(data_dir=tmp_path / name)
+        task.load_data()
+        loaded.append(task.dataset["test"].to_list())
+    assert loaded[0] == loaded[1] and len(loaded[0]) == 2
+
+
+def test_a_line_separator_inside_a_jsonl_text_is_text(tmp_path):
+    """JSON allows U+2028 (and U+0085) unescaped inside a string; Python's splitlines would cut the row there."""
+    path = tmp_path / "InstructSTSB" / "test.jsonl"
+    write_jsonl(path, _sts_rows())
+    path.write_text(path.read_text().replace('"c"', '"c\u2028still c\u0085"'), encoding="utf-8")
+    task = InstructSTSB(data_dir=tmp_path)
+    task.load_data()
+    assert "c\u2028still c\u0085" in task.dataset["test"]["sentence1"]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("\u200b\u200c\u200d\u2060\ufeff \t", "empty text"),
+    ("\u3164\ufe0f", "empty text"),
+    ("ok \ud83d cut", "the text holds a lone surrogate"),
+    (["a", "list"], "expected text, got list"),
+    ("x" * 10_000 + "\u200b", None),  # a real text with a zero-width character is fine
+])
+def test_texts_must_be_visible_and_writable(tmp_path, value, message):
+    write_jsonl(tmp_path / "InstructSTSB" / "test.jsonl", _sts_rows(sentence2=value))
+    task = InstructSTSB(data_dir=tmp_path)
+    if message is None:
+        task.load_data()
+        return
+    with pytest.raises(DataError, match=rf"test\.jsonl row 2, column 'sentence2': {message}") as caught:
+        task.load_data()
+    assert len(str(caught.value)) < 400  # a bounded view of the value, never the whole of it
+
+
+@pytest.mark.parametrize(("label", "message"), [
+    ("\u200b", "empty label"), ({"a": 1}, "a label must be a text or a number, got dict"),
+    ("x\udc00", "the text holds a lone surrogate"),
+])
+def test_labels_must_be_one_visible_value(tmp_path, label, message):
+    rows = [{"text": "t1", "cluster": "a"}, {"text": "t2", "cluster": label}]
+    write_jsonl(tmp_path / "NYTClustering" / "topic.jsonl", rows)
+    write_jsonl(tmp_path / "NYTClustering" / "location.jsonl", rows)
+    with pytest.raises(DataError, match=rf"topic\.jsonl row 2, column 'cluster': {message}"):
+        NYTClustering(data_dir=tmp_path).load_data()
+
+
+def test_a_csv_error_names_the_line_its_record_starts_on(tmp_path):
+    _intent_emotion_dir(tmp_path)
+    path = tmp_path / "IntentEmotion" / "emotion.csv"
+    path.write_text("anchor,positive,negative\na,b,c\n" + '"open,b,c\n' + "x\n" * 70_000, encoding="utf-8")
+    with pytest.raises(DataError, match=r"emotion\.csv line 3: a field runs past 131,072 characters .* Close the quote"):
+        IntentEmotion(data_dir=tmp_path).load_data()

@@ -57,6 +57,11 @@ def test_lists_and_named_sets_get_stable_distinct_labels(tmp_path):
     ({"STSBenchmark": "a"}, "must be a list"),
     ({"tasks": {"STSBenchmark": ["a"]}, "extra": 1}, "unknown top-level"),
     (["a"], "must hold a mapping"),
+    ({"STSBenchmark": ["a", "\u200b\u2060\ufeff"]}, r"instruction list #2 is empty \(only spaces or invisible"),
+    ({"STSBenchmark": [{"query": "q", "document": "\u200c"}]}, "non-empty string"),
+    ({"STSBenchmark": [["x" * 10**6]]}, r"got \[\'xxx.{0,60}\]\.$"),  # a bounded view of what was given
+    ({"t" * 10**6: ["a"]}, r"\(1,000,000 characters\) is not a task name"),
+    ({"tasks": {"STSBenchmark": ["a"]}, "name": ["x"]}, "name must be a text, not list"),
 ])
 def test_malformed_files_are_one_clear_error(tmp_path, content, message):
     with pytest.raises(ConfigError, match=message):

@@ -124,3 +124,32 @@ def test_stand_in_comes_from_the_builders_manifest(tmp_path):
     assert stand_in_of(folder("hand-made", None)) == {"stand_in": False, "stand_in_note": None}
     assert stand_in_of(folder("broken", "{not json")) == {"stand_in": False, "stand_in_note": None}
     assert stand_in_of(None) == {"stand_in": False, "stand_in_note": None}  # hub or packaged data
+
+
+def test_damaged_manifest_and_model_meta_are_passed_over_never_parsed_deep(tmp_path):
+    """Neither file is the user's to fix in `bench results` or a run: deep or numeric garbage is ignored (a
+    warning for the manifest), never a RecursionError or ValueError."""
+    from bench.summary import model_of
+
+    deep, long_int = "[" * 100_000 + "]" * 100_000, '{"proxy": ' + "9" * 5000 + "}"
+    for i, text in enumerate((deep, long_int)):
+        folder = tmp_path / f"d{i}" / "Task"
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(text, encoding="utf-8")
+        assert stand_in_of({"part": folder / "part.csv"}) == {"stand_in": False, "stand_in_note": None}
+        result = tmp_path / f"r{i}" / "org__model" / "rev" / "Task.json"
+        result.parent.mkdir(parents=True)
+        (result.parent / "model_meta.json").write_text(text, encoding="utf-8")
+        assert model_of(result, None) == ("org/model", "rev", "default")
+
+
+def test_read_json_treats_a_hostile_result_as_missing(tmp_path, caplog):
+    """The runner's reader: a deep or long-integer result file is "to be recomputed", with a warning."""
+    from bench.results import read_json
+
+    for name, text in (("deep", "[" * 100_000 + "]" * 100_000), ("long", '{"a": ' + "9" * 5000 + "}"),
+                       ("surrogate", '{"task_name": "\\ud800"}'), ("broken", "{")):
+        (tmp_path / f"{name}.json").write_text(text, encoding="utf-8")
+        assert read_json(tmp_path / f"{name}.json") is None
+    assert read_json(tmp_path / "missing.json") is None
+    assert caplog.text.count("It will be recomputed.") == 4
