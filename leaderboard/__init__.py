@@ -3,7 +3,8 @@
     submission.py   reading a submission (zip, packed folder, plain results folder); packing one
     schema.py       JSON Schemas of result files, run records and manifests (schemas/*.json)
     reference.py    what the harness says about each task (versions, revisions, hashes, metric ranges)
-    limits.py       bounds on hostile input (archive size, member count and size, names, JSON depth)
+    limits.py       bounds on hostile input (archive size, member count and size, names, links, JSON depth)
+    names.py        look-alike model names: NFKC, Unicode confusables (UTS #39 skeleton)
     validate.py     every check, and every reason a submission is rejected (REASONS)
     verify.py       `bench leaderboard verify`: re-run a submission; which results the site calls verified
     table.py        accepted results as model rows and suite tables; leaderboard.json / .csv

@@ -9,7 +9,11 @@ overflow Python's recursion limit. Every bound is checked before the work it bou
   member is read; each member is then read with a cap of its limit plus one byte, because a member's
   header can lie about its size;
 * JSON nesting depth by scanning the bytes (strings removed, brackets counted) before `json.loads`,
-  so a deep document never reaches the recursive parser.
+  so a deep document never reaches the recursive parser;
+* symbolic links: a folder is listed with lstat (never entering or opening a link) and each file is
+  opened with O_NOFOLLOW and checked to be the file listed; an archive member whose Unix mode says
+  "symlink" (`member_is_link`) is refused from the directory. A link could point anywhere on the
+  build machine (a credentials file), so its target is never read, whatever it is.
 
 A submission that exceeds a bound is rejected with the reason named here (leaderboard/validate.py
 REASONS) and listed; the build goes on with the others. The limits are far above what a real
@@ -20,33 +24,16 @@ is under 100 files.
 from __future__ import annotations
 
 import re
+import stat
+import zipfile
 
-import numpy as np
+from bench.bounded import json_depth  # noqa: F401 - re-exported: the leaderboard reads it from here
 
 MAX_JSON_DEPTH = 64
 MAX_FILES = 10_000
 MAX_FILE_BYTES = 4 * 2**20
 MAX_TOTAL_BYTES = 32 * 2**20
 MAX_ARCHIVE_BYTES = 64 * 2**20
-
-_QUOTE = ord('"')
-_STEP = np.zeros(256, dtype=np.int8)
-_STEP[list(b"[{")], _STEP[list(b"]}")] = 1, -1
-
-
-def json_depth(data: bytes) -> int:
-    """How deep `data`'s arrays and objects nest, counted without parsing (no recursion).
-
-    Vectorised, so time and memory are a few passes over the bytes whatever they hold: escaped
-    backslashes and quotes are dropped, after which every quote opens or closes a string; brackets
-    outside strings are summed. For invalid JSON the count is a best effort, and the parser that
-    runs next reports the syntax error.
-    """
-    plain = np.frombuffer(data.replace(b"\\\\", b"").replace(b'\\"', b""), dtype=np.uint8)
-    outside = (np.cumsum(plain == _QUOTE, dtype=np.int32) & 1) == 0
-    steps = np.where(outside, _STEP[plain], np.int8(0))
-    return int(np.cumsum(steps, dtype=np.int32).max(initial=0))
-
 
 def unsafe_member_name(name: str) -> bool:
     """True for an archive member name that is absolute or climbs out of the archive (`../x`).
@@ -56,3 +43,10 @@ def unsafe_member_name(name: str) -> bool:
     """
     parts = name.replace("\\", "/").split("/")
     return name.startswith(("/", "\\")) or bool(re.match(r"[A-Za-z]:", name)) or ".." in parts
+
+
+def member_is_link(info: zipfile.ZipInfo) -> bool:
+    """True for an archive member stored as a symbolic link (Unix mode in the high bits of
+    external_attr, as `zip --symlinks` writes it): its content is a path, which an extracting tool
+    would follow. The build never extracts, but such a member is never made by `bench submit`."""
+    return stat.S_ISLNK(info.external_attr >> 16)

@@ -13,13 +13,22 @@ reads the files straight from the archive and never extracts it, so a hostile me
 write anywhere. Only `.json` files are read; hidden files (`.name`, e.g. half-written temp files)
 are skipped. Sizes, member counts and names are checked before anything is read (leaderboard/limits.py):
 a submission over a limit is rejected with a named reason, never read whole.
+
+Symbolic links are never followed: a submission path that is a link, a link anywhere in a folder
+(file or folder, hidden or not, whatever its name) and an archive member stored as a link each reject
+the submission (`link`), and the link's target is never opened. A folder is listed with lstat; each
+file is opened with O_NOFOLLOW and must still be the file listed (same device and inode), so a file
+or folder swapped for a link while the build runs is caught too.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
+import os
+import stat
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -35,6 +44,7 @@ from leaderboard.limits import (
     MAX_JSON_DEPTH,
     MAX_TOTAL_BYTES,
     json_depth,
+    member_is_link,
     unsafe_member_name,
 )
 from leaderboard.schema import Problem
@@ -44,6 +54,9 @@ MANIFEST_FORMAT = "instruct-bench-submission"
 MODEL_META = "model_meta.json"
 RUN_RECORDS = "run_records"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+# Open without following a final link, and without blocking on a FIFO put where a file was listed.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+LINK_MESSAGE = "is a symbolic link: a submission is read without following links, so its target is never opened"
 
 
 @dataclass
@@ -68,6 +81,8 @@ ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, Runti
 def read_submission(path: str | Path) -> Submission:
     """The submission at `path`: a zip from `bench submit`, or a folder (packed or plain results)."""
     path = Path(path)
+    if path.is_symlink():
+        return Submission(str(path), problems=[Problem("link", str(path), "", f"the submission path {LINK_MESSAGE}")])
     if path.is_dir():
         try:
             return Submission(str(path), *_read_folder(path))
@@ -99,38 +114,83 @@ def _size_problems(source: str, sizes: dict[str, int]) -> list[Problem]:
     return problems
 
 
+def _list_folder(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
+    """The wanted files under `root` (relative POSIX path -> lstat) and every link found on the way.
+
+    Entries are told apart with lstat (scandir without following links), so a link to a file or a
+    folder is recorded, never entered or opened. Stops once more than MAX_FILES are found.
+    """
+    files: dict[str, os.stat_result] = {}
+    links: list[str] = []
+    folders = [root]
+    while folders and len(files) <= MAX_FILES:
+        with os.scandir(folders.pop()) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                rel = Path(entry.path).relative_to(root).as_posix()
+                if entry.is_symlink():
+                    links.append(rel)
+                elif entry.is_dir(follow_symlinks=False):
+                    folders.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False) and _wanted(PurePosixPath(rel)):
+                    files[rel] = entry.stat(follow_symlinks=False)
+    return dict(sorted(files.items())), sorted(links)
+
+
+def _read_listed(path: Path, listed: os.stat_result) -> bytes | None:
+    """At most MAX_FILE_BYTES + 1 bytes of the file listed at `path`; None when it is no longer that
+    regular file (made a link, or a folder on its way swapped for one, since it was listed)."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link (EMLINK on some BSDs)
+            return None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        now = os.fstat(f.fileno())
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (listed.st_dev, listed.st_ino):
+            return None
+        return f.read(MAX_FILE_BYTES + 1)  # the file may have grown since it was listed
+
+
 def _read_folder(root: Path) -> tuple[dict[str, bytes], list[Problem]]:
-    paths = {}
-    for p in sorted(root.rglob("*.json")):
-        rel = p.relative_to(root)
-        if p.is_file() and _wanted(PurePosixPath(rel.as_posix())):
-            paths[rel.as_posix()] = p
-            if len(paths) > MAX_FILES:
-                break
-    problems = _size_problems(str(root), {name: p.stat().st_size for name, p in paths.items()})
+    listed, links = _list_folder(root)
+    if links:
+        return {}, [Problem("link", name, "", LINK_MESSAGE) for name in links]
+    problems = _size_problems(str(root), {name: st.st_size for name, st in listed.items()})
     if problems:
         return {}, problems
     files = {}
-    for name, p in paths.items():
-        with p.open("rb") as f:
-            files[name] = f.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
-        if len(files[name]) > MAX_FILE_BYTES:
+    for name, st in listed.items():
+        data = _read_listed(root / name, st)
+        if data is None:
+            return {}, [Problem("link", name, "", "became a link or another file while being read; its target was not opened")]
+        if len(data) > MAX_FILE_BYTES:
             return {}, [Problem("too_large", name, "", f"more than {MAX_FILE_BYTES:,} bytes")]
+        files[name] = data
     return files, []
 
 
 def _read_zip(path: Path) -> tuple[dict[str, bytes], list[Problem]]:
     """The archive's JSON members; every limit checked from the directory before a member is read."""
     source = str(path)
-    if path.stat().st_size > MAX_ARCHIVE_BYTES:
-        return {}, [Problem("too_large", source, "", f"the archive has {path.stat().st_size:,} bytes; at most {MAX_ARCHIVE_BYTES:,}")]
-    with zipfile.ZipFile(path) as z:
+    with os.fdopen(os.open(path, _OPEN_FLAGS), "rb") as raw:  # not through a link put there since the check
+        size = os.fstat(raw.fileno()).st_size
+        if size > MAX_ARCHIVE_BYTES:
+            return {}, [Problem("too_large", source, "", f"the archive has {size:,} bytes; at most {MAX_ARCHIVE_BYTES:,}")]
+        return _read_archive(source, raw)
+
+
+def _read_archive(source: str, raw: io.BufferedReader) -> tuple[dict[str, bytes], list[Problem]]:
+    """`_read_zip` past the archive's size: names, links and sizes from the directory, then the members."""
+    with zipfile.ZipFile(raw) as z:
         infos = z.infolist()
         if len(infos) > MAX_FILES:
             return {}, [Problem("too_many_files", source, "", f"{len(infos):,} members; a submission may hold at most {MAX_FILES:,}")]
         problems, seen = [], set()
         for info in infos:
-            if unsafe_member_name(info.filename):
+            if member_is_link(info):
+                problems.append(Problem("link", info.filename, "", f"archive member {LINK_MESSAGE}"))
+            elif unsafe_member_name(info.filename):
                 problems.append(Problem("unsafe_path", info.filename, "", "member name is absolute or contains '..'"))
             elif info.filename in seen:
                 problems.append(Problem("unsafe_path", info.filename, "", "two members have this name"))

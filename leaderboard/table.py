@@ -12,6 +12,16 @@ they go to `sensitivity` (`sensitivity_data`), per task: each model's score unde
 spread (`bench.sensitivity.summarize`, the same statistics `bench results` prints) and how stable the
 ranking of the models is across variants (`rank_stability`; baselines are left out of it, as they are
 never ranked). Its scores are ×100 like the suite tables'; each variant carries its own verification.
+
+Two model rows (different name, revision or setting) whose scores are identical on every task both
+have (at least one; every score of every split compared exactly, as submitted) are flagged, not
+rejected (`same_scores`): each carries `flags` ("same scores as <other row> ...") and `same_scores_as`
+(the other rows' ids), and the site marks it. A submission copied under another name shows up so; a
+setting that ignores instructions can honestly score like another, so readers judge.
+
+leaderboard.csv is opened in spreadsheets, which run a cell starting with = + - @ (or tab, CR) as a
+formula: such a text cell gets a leading "'" (OWASP's advice on CSV injection); the numeric columns
+(`CSV_NUMBERS`) are written as numbers and left as they are, so a score of -10.59 stays -10.59.
 """
 
 from __future__ import annotations
@@ -19,6 +29,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,6 +52,8 @@ CSV_COLUMNS = (
     "main_score_name", "main_score", "main_score_x100", "dataset_revision", "local_copy", "instructions_sha256",
     "submission", "file", "verification", "variant", "variant_set",
 )
+CSV_NUMBERS = frozenset({"n_parameters", "main_score", "main_score_x100"})  # written from numbers, never neutralised
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
 
 
 @dataclass
@@ -93,10 +107,12 @@ def model_card(name: str, meta: dict[str, Any]) -> str | None:
     """The model card's address for a hub model (from model_meta.json's `reference`, else its hub id); None for local ones."""
     if name.startswith("local/") or not HUB_ID.match(name):
         return None
+    card = f"https://huggingface.co/{name}"
     reference = meta.get("reference")
-    if isinstance(reference, str) and reference.startswith("https://huggingface.co/"):
+    # only a page of this very model: a submission's model_meta.json must not link its row to another model's card
+    if isinstance(reference, str) and (reference == card or reference.startswith(card + "/")):
         return reference
-    return f"https://huggingface.co/{name}"
+    return card
 
 
 def _int(value: Any) -> int | None:
@@ -145,8 +161,10 @@ def size_label(n: int | None) -> str:
     return str(n)
 
 
-def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist."""
+def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None,
+                 twins: dict[ModelKey, list[tuple[ModelRow, int]]] | None = None) -> list[dict[str, Any]]:
+    """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist;
+    `twins` (from `same_scores`) flags rows."""
     from tasks import SUITE_DESCRIPTIONS, SUITES
     from tasks.registry import ordered_suites
 
@@ -161,7 +179,7 @@ def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None) -
         columns = suite_styles.columns(name, tasks)
         refs = {t: task_reference(t) for t, _ in columns}
         avgs = suite_styles.suite_averages(name, {t: r.main_score if r else "" for t, r in refs.items()})
-        table_rows = [_suite_row(name, row, columns, avgs, verified)
+        table_rows = [_suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key, []))
                       for row in rows if any(t in row.results for t, _ in columns)]
         if not table_rows:
             continue
@@ -197,7 +215,7 @@ def _all_verified(entries: list[Entry], verified: dict[str, Any] | None) -> str:
 
 def _suite_row(
     suite: str, row: ModelRow, columns: list[tuple[str, str]], avgs: tuple[suite_styles.Average, ...],
-    verified: dict[str, Any] | None = None,
+    verified: dict[str, Any] | None = None, twins: list[tuple[ModelRow, int]] = (),
 ) -> dict[str, Any]:
     scores = {t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns}
     averages = suite_styles.averages(suite, scores, avgs)
@@ -208,6 +226,7 @@ def _suite_row(
         "local_copy": sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t])),
         "stand_in": sorted(t for t, _ in columns if t in row.results and stand_in(row.results[t].record)),
         "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
+        "flags": [_flag(other, shared) for other, shared in twins],
     }
 
 
@@ -280,11 +299,12 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
 
     entries = [e for r in reports if r.valid for e in r.entries]
     rows = model_rows([e for e in entries if not is_variant(e.record)])
+    twins = same_scores(rows)
     return {
         "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "harness_version": package_versions().get("instruct-bench"),
-        "suites": suite_tables(rows, verified),
-        "models": [_model_json(r, verified) for r in rows],
+        "suites": suite_tables(rows, verified, twins),
+        "models": [_model_json(r, verified, twins.get(r.key, [])) for r in rows],
         "sensitivity": sensitivity_data(entries, rows, verified),
         "accepted": [{"submission": r.submission, "results": len(r.entries)} for r in reports if r.valid],
         "rejected": [
@@ -294,7 +314,35 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
     }
 
 
-def _model_json(row: ModelRow, verified: dict[str, Any] | None = None) -> dict[str, Any]:
+def same_scores(rows: list[ModelRow]) -> dict[ModelKey, list[tuple[ModelRow, int]]]:
+    """For each row, the other rows with the same scores on every task both have: (row, tasks shared).
+
+    Every score of every split must be equal as submitted (MTEB rounds to 1e-6, so equal floats are no
+    accident), on at least one shared task; rows are paired through their identical results, so rows
+    with nothing in common are never compared.
+    """
+    prints = {r.key: {task: json.dumps(e.result["scores"], sort_keys=True) for task, e in r.results.items()} for r in rows}
+    by_key = {r.key: r for r in rows}
+    groups: dict[tuple[str, str], list[ModelKey]] = {}
+    for key, tasks in prints.items():
+        for task, scores in tasks.items():
+            groups.setdefault((task, scores), []).append(key)
+    pairs = {pair for group in groups.values() for pair in itertools.combinations(sorted(group), 2)}
+    twins: dict[ModelKey, list[tuple[ModelRow, int]]] = {}
+    for a, b in sorted(pairs):
+        shared = prints[a].keys() & prints[b].keys()
+        if all(prints[a][t] == prints[b][t] for t in shared):
+            twins.setdefault(a, []).append((by_key[b], len(shared)))
+            twins.setdefault(b, []).append((by_key[a], len(shared)))
+    return twins
+
+
+def _flag(other: ModelRow, shared: int) -> str:
+    return f"same scores as {other.key.label} @ {other.key.revision} on every task both have ({shared})"
+
+
+def _model_json(row: ModelRow, verified: dict[str, Any] | None = None,
+                twins: list[tuple[ModelRow, int]] = ()) -> dict[str, Any]:
     return {
         "id": row.id,
         "name": row.key.name,
@@ -304,6 +352,8 @@ def _model_json(row: ModelRow, verified: dict[str, Any] | None = None) -> dict[s
         **row.metadata(),
         "submissions": sorted({e.submission for e in row.results.values()}),
         "verification": _all_verified(list(row.results.values()), verified),
+        "flags": [_flag(other, shared) for other, shared in twins],
+        "same_scores_as": [other.id for other, _ in twins],
         "results": {
             task: {
                 "main_score_name": e.record["task"]["main_score"],
@@ -401,7 +451,7 @@ def csv_text(data: dict[str, Any]) -> str:
     writer.writeheader()
     for m in data["models"]:
         for task, r in m["results"].items():
-            writer.writerow({
+            _write_row(writer, {
                 "model": m["name"], "revision": m["revision"], "setting": m["setting"], "family": m["family"],
                 "n_parameters": m["n_parameters"] or "", "readout": m["readout"] or "", "template": m["template"] or "",
                 "task": task, "task_type": r["record"]["task"]["type"], "main_score_name": r["main_score_name"],
@@ -414,7 +464,7 @@ def csv_text(data: dict[str, Any]) -> str:
         for entry in t["models"]:
             m = models.get(entry.get("model_id"), {})
             for v in entry["variants"]:
-                writer.writerow({
+                _write_row(writer, {
                     "model": entry["name"], "revision": entry["revision"], "setting": entry["setting"],
                     "family": m.get("family") or "", "n_parameters": m.get("n_parameters") or "",
                     "readout": m.get("readout") or "", "template": m.get("template") or "", "task": t["task"],
@@ -423,6 +473,16 @@ def csv_text(data: dict[str, Any]) -> str:
                     "verification": v["verification"], "variant": v["label"], "variant_set": v["set"] or "",
                 })
     return buffer.getvalue()
+
+
+def _write_row(writer: csv.DictWriter, row: dict[str, Any]) -> None:
+    """One CSV row with every text cell a spreadsheet would run as a formula neutralised; numbers kept."""
+    writer.writerow({k: _cell(v) if k not in CSV_NUMBERS else v for k, v in row.items()})
+
+
+def _cell(value: Any) -> Any:
+    """A text cell starting with = + - @ tab or CR, with a leading "'" (OWASP CSV injection)."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
 
 
 def write_exports(data: dict[str, Any], out: Path) -> tuple[Path, Path]:

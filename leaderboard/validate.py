@@ -7,10 +7,13 @@ in the order they run for each result file:
     unreadable -> schema -> unpaired -> record_mismatch -> variant -> unknown_task -> task_version
     -> main_score -> dataset_revision -> instructions_sha256 -> limited -> score_range -> duplicate
 
-plus `manifest` (files changed, missing or unlisted since `bench submit` packed them) and `empty`.
-Before any of these, limits on hostile input (leaderboard/limits.py): `too_many_files`, `too_large`
-and `unsafe_path` from the archive's directory before a member is read, `json_depth` before a file
-is parsed.
+then, over the accepted results' model names, `lookalike_name` (a name that imitates an ASCII name or
+a name already on the board: leaderboard/names.py), plus `manifest` (files changed, missing or
+unlisted since `bench submit` packed them) and `empty`. Before any of these, limits on hostile input
+(leaderboard/limits.py): `link` (a symbolic link anywhere in the submission: never followed),
+`too_many_files`, `too_large` and `unsafe_path` from the folder listing or the archive's directory
+before a file is read, `json_depth` before a file is parsed. Every message quotes the submission
+through a bounded view (leaderboard/schema.py `Problem.of`), since the rejected list is published.
 The reference values (task versions, main metrics, revisions, instruction hashes) come from the
 harness's own task classes (leaderboard/reference.py).
 
@@ -23,6 +26,7 @@ The site shows them apart from the model rows (table.py `sensitivity`).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
@@ -31,13 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from bench.bounded import printable
 from bench.fileio import sha256_json
 from bench.sensitivity import base_experiment
 from bench.variants import EXPERIMENT_KEY, variant_label
-from leaderboard import schema
+from leaderboard import names, schema
 from leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, MAX_TOTAL_BYTES, json_depth
 from leaderboard.reference import TaskReference, metric_range, task_reference
-from leaderboard.schema import Problem
+from leaderboard.schema import Plain, Problem
 from leaderboard.submission import (
     MANIFEST,
     Submission,
@@ -70,6 +75,9 @@ REASONS: dict[str, str] = {
     "too_large": (f"a file over {MAX_FILE_BYTES // 2**20} MiB, all files over {MAX_TOTAL_BYTES // 2**20} MiB, or an "
                   f"archive over {MAX_ARCHIVE_BYTES // 2**20} MiB (declared sizes checked before reading, reads capped)"),
     "unsafe_path": "an archive member name that is absolute, contains '..' (path traversal) or appears twice",
+    "link": "a symbolic link in the submission (the path given, a file or folder in it, or an archive member): never followed",
+    "lookalike_name": ("a model name that is not NFKC-normalised, holds an invisible character, or imitates an ASCII name or "
+                       "a name already on the board with look-alike characters (Unicode confusables, UTS #39)"),
 }
 
 
@@ -114,7 +122,7 @@ class Report:
     def summary(self) -> str:
         if self.valid:
             variants = sum(1 for e in self.entries if e.record.get("variant"))
-            models = sorted({base_key(e).label for e in self.entries})
+            models = sorted({printable(base_key(e).label) for e in self.entries})  # no terminal escapes from a setting
             extra = f" ({variants} of them under instruction variants)" if variants else ""
             return f"accepted {self.submission}: {len(self.entries)} results of {', '.join(models)}{extra}"
         lines = [f"REJECTED {self.submission}: {len(self.problems)} problem(s)"]
@@ -162,7 +170,7 @@ def validate(
         report.problems.append(Problem("empty", submission.source, "", "no result files (<Task>.json) found"))
     for path in records:
         if result_path_of(path) not in files:
-            report.problems.append(Problem("unpaired", path, "", "run record without its result file " + result_path_of(path)))
+            report.problems.append(Problem.of("unpaired", path, "", "run record without its result file {}", result_path_of(path)))
     seen: dict[tuple, str] = {}
     for path in results:
         entry, problems = _check_result(path, files, data_dirs)
@@ -172,14 +180,16 @@ def validate(
         key = (*_key_tuple(entry.model), entry.task)
         earlier = seen.get(key) or (taken or {}).get(key)
         if earlier:
-            report.problems.append(Problem(
-                "duplicate", path, "task_name",
-                f"{entry.model.label} @ {entry.model.revision} on {entry.task} is already given by {earlier}",
+            report.problems.append(Problem.of(
+                "duplicate", path, "task_name", "{} @ {} on {} is already given by {}",
+                entry.model.label, entry.model.revision, Plain(entry.task), Plain(printable(earlier)),
             ))
             continue
         seen[key] = f"{submission.source}:{path}"
         entry.submission = submission.source
         report.entries.append(entry)
+    model_names = {e.model.name: record_path_of(e.file) for e in reversed(report.entries)}  # first file naming each
+    report.problems += names.problems(model_names, board=(key[0] for key in (taken or {})))
     if report.valid and taken is not None:
         taken.update(seen)
     return report
@@ -196,7 +206,14 @@ def _load(path: str, files: dict[str, bytes]) -> tuple[Any, Problem | None]:
     try:
         return json.loads(files[path].decode("utf-8")), None
     except ValueError as e:  # UnicodeDecodeError, JSONDecodeError, or an integer past Python's 4,300 digits
-        return None, Problem("unreadable", path, "", f"not valid UTF-8 JSON ({e})")
+        return None, Problem.of("unreadable", path, "", "not valid UTF-8 JSON ({})", _error_text(e))
+
+
+def _error_text(error: ValueError) -> str:
+    """What the parser said, without the text it choked on (a UnicodeDecodeError holds the bytes)."""
+    if isinstance(error, UnicodeDecodeError):
+        return f"byte 0x{error.object[error.start]:02x} at {error.start:,} is not UTF-8: {error.reason}"
+    return str(error)
 
 
 def _check_manifest(submission: Submission) -> list[Problem]:
@@ -213,7 +230,7 @@ def _check_manifest(submission: Submission) -> list[Problem]:
     for i, item in enumerate(manifest["files"]):
         data = submission.files.get(item["path"])
         if data is None:
-            problems.append(Problem("manifest", MANIFEST, f"files[{i}].path", f"lists {item['path']}, which is not in the submission"))
+            problems.append(Problem.of("manifest", MANIFEST, f"files[{i}].path", "lists {}, which is not in the submission", item["path"]))
         elif hashlib.sha256(data).hexdigest() != item["sha256"]:
             problems.append(Problem("manifest", item["path"], "", f"content changed since packing (sha256 differs from manifest files[{i}])"))
     for path in submission.files:
@@ -231,7 +248,7 @@ def _check_result(path: str, files: dict[str, bytes], data_dirs: tuple[Path, ...
         return None, problems
     record_file = record_path_of(path)
     if record_file not in files:
-        return None, [Problem("unpaired", path, "", f"no run record beside it (expected {record_file})")]
+        return None, [Problem.of("unpaired", path, "", "no run record beside it (expected {})", record_file)]
     record, problem = _load(record_file, files)
     if problem:
         return None, [problem]
@@ -248,8 +265,10 @@ def _check_result(path: str, files: dict[str, bytes], data_dirs: tuple[Path, ...
     if ref is None:
         from tasks import TASKS
 
-        known = ", ".join(sorted(TASKS))
-        return None, [Problem("unknown_task", path, "task_name", f"'{result['task_name']}' is not a harness task (known: {known})")]
+        close = difflib.get_close_matches(result["task_name"][:100], sorted(TASKS), n=3)
+        hint = Plain(f"close: {', '.join(close)}; " if close else "")
+        return None, [Problem.of("unknown_task", path, "task_name", "{} is not a harness task ({}`python -m bench list tasks` lists them)",
+                                 result["task_name"], hint)]
     problems = _check_against_reference(path, result, record_file, record, ref, data_dirs)
     problems += _check_scores(path, result, ref)
     if problems:
@@ -262,16 +281,16 @@ def _check_pair(path: str, result: dict[str, Any], record_file: str, record: dic
     problems = []
     stem = PurePosixPath(path).stem
     if stem != result["task_name"]:
-        problems.append(Problem("record_mismatch", path, "task_name", f"file is named {stem}.json but holds task '{result['task_name']}'"))
+        problems.append(Problem.of("record_mismatch", path, "task_name", "the file is {} but holds task {}", f"{stem}.json", result["task_name"]))
     if record["task"]["name"] != result["task_name"]:
-        problems.append(Problem(
+        problems.append(Problem.of(
             "record_mismatch", record_file, "task.name",
-            f"run record is for '{record['task']['name']}', its result file for '{result['task_name']}'",
+            "run record is for {}, its result file for {}", record["task"]["name"], result["task_name"],
         ))
     if record["task"]["dataset"]["revision"] != result["dataset_revision"]:
-        problems.append(Problem(
+        problems.append(Problem.of(
             "record_mismatch", record_file, "task.dataset.revision",
-            f"'{record['task']['dataset']['revision']}' but the result file says '{result['dataset_revision']}'",
+            "{} but the result file says {}", record["task"]["dataset"]["revision"], result["dataset_revision"],
         ))
     return problems
 
@@ -282,20 +301,20 @@ def _check_variant(record_file: str, record: dict[str, Any]) -> list[Problem]:
     experiment = record["model"].get("experiment") or {}
     if not variant:
         if EXPERIMENT_KEY in experiment:
-            return [Problem("variant", record_file, f"model.experiment.{EXPERIMENT_KEY}",
-                            f"experiment names instruction variant {experiment[EXPERIMENT_KEY]!r} but the run record has no variant block")]
+            return [Problem.of("variant", record_file, f"model.experiment.{EXPERIMENT_KEY}",
+                               "experiment names instruction variant {} but the run record has no variant block", experiment[EXPERIMENT_KEY])]
         return []
     problems = []
     if experiment.get(EXPERIMENT_KEY) != variant["label"]:
-        problems.append(Problem("variant", record_file, f"model.experiment.{EXPERIMENT_KEY}",
-                                f"{experiment.get(EXPERIMENT_KEY)!r}, but the variant block's label is {variant['label']!r}"))
+        problems.append(Problem.of("variant", record_file, f"model.experiment.{EXPERIMENT_KEY}",
+                                   "{}, but the variant block's label is {}", experiment.get(EXPERIMENT_KEY), variant["label"]))
     if sha256_json(variant["instruction"]) != variant["instruction_sha256"]:
         problems.append(Problem("variant", record_file, "variant.instruction_sha256",
                                 "the variant's instruction does not hash to variant.instruction_sha256 (edited?)"))
     elif variant_label(variant["set"], variant["index"], variant["instruction"]) != variant["label"]:
-        problems.append(Problem("variant", record_file, "variant.label",
-                                f"{variant['label']!r} is not the label of this instruction, set and index "
-                                f"({variant_label(variant['set'], variant['index'], variant['instruction'])!r})"))
+        problems.append(Problem.of("variant", record_file, "variant.label",
+                                   "{} is not the label of this instruction, set and index ({})",
+                                   variant["label"], variant_label(variant["set"], variant["index"], variant["instruction"])))
     return problems
 
 
@@ -306,24 +325,27 @@ def _check_against_reference(
     task = record["task"]
     problems = []
     if task["version"] != ref.version:
-        problems.append(Problem("task_version", record_file, "task.version", f"'{task['version']}', the harness's {ref.name} is version '{ref.version}'"))
+        problems.append(Problem.of("task_version", record_file, "task.version", "{}, the harness's {} is version {}",
+                                   task["version"], Plain(ref.name), ref.version))
     if task["main_score"] != ref.main_score:
-        problems.append(Problem("main_score", record_file, "task.main_score", f"'{task['main_score']}', the harness's main score of {ref.name} is '{ref.main_score}'"))
+        problems.append(Problem.of("main_score", record_file, "task.main_score", "{}, the harness's main score of {} is {}",
+                                   task["main_score"], Plain(ref.name), ref.main_score))
     revision = result["dataset_revision"]
     if revision not in ref.revisions:
         accepted = "; ".join(f"{r} ({why})" for r, why in ref.revisions.items())
         hint = "" if data_dirs else " A result on a local copy is accepted when the build gets that copy with --data-dir."
-        problems.append(Problem("dataset_revision", path, "dataset_revision", f"'{revision}' is not a revision the harness produces for {ref.name}: {accepted}.{hint}"))
+        problems.append(Problem.of("dataset_revision", path, "dataset_revision", "{} is not a revision the harness produces for {}: {}.{}",
+                                   revision, Plain(ref.name), Plain(accepted), Plain(hint)))
     if task["instructions_sha256"] not in ref.instructions_sha256 and not record.get("variant"):
         accepted = ", ".join(f"{h[:12]}… ({why})" for h, why in ref.instructions_sha256.items())
-        problems.append(Problem(
-            "instructions_sha256", record_file, "task.instructions_sha256",
-            f"{task['instructions_sha256'][:12]}… is not the hash of the harness's {ref.name} instructions: {accepted}",
+        problems.append(Problem.of(
+            "instructions_sha256", record_file, "task.instructions_sha256", "{} is not the hash of the harness's {} instructions: {}",
+            task["instructions_sha256"][:12] + "…", Plain(ref.name), Plain(accepted),
         ))
     elif sha256_json(task["instructions"]) != task["instructions_sha256"]:
         problems.append(Problem("instructions_sha256", record_file, "task.instructions", "the recorded instructions do not hash to task.instructions_sha256 (edited?)"))
     if task["limit"] is not None:
-        problems.append(Problem("limited", record_file, "task.limit", f"run with --limit {task['limit']}; rerun without --limit to submit"))
+        problems.append(Problem.of("limited", record_file, "task.limit", "run with --limit {}; rerun without --limit to submit", task["limit"]))
     return problems
 
 
@@ -337,12 +359,14 @@ def _check_scores(path: str, result: dict[str, Any], ref: TaskReference) -> list
                     continue
                 bounds = metric_range(ref.main_score if key == "main_score" else key)
                 if not math.isfinite(value):
-                    problems.append(Problem("score_range", path, f"{where}.{key}", f"{value} is not a finite number"))
+                    problems.append(Problem.of("score_range", path, f"{where}.{key}", "{} is not a finite number", value))
                 elif bounds and not bounds[0] <= value <= bounds[1]:
-                    problems.append(Problem("score_range", path, f"{where}.{key}", f"{value} is outside [{bounds[0]}, {bounds[1]}]"))
+                    problems.append(Problem.of("score_range", path, f"{where}.{key}", "{} is outside [{}, {}]", value, *bounds))
             main = scores.get(ref.main_score)
             if isinstance(main, int | float) and math.isfinite(main) and abs(main - scores["main_score"]) > 1e-6:
-                problems.append(Problem("main_score", path, f"{where}.main_score", f"{scores['main_score']} but {ref.main_score} is {main}"))
+                problems.append(Problem.of("main_score", path, f"{where}.main_score", "{} but {} is {}",
+                                           scores["main_score"], Plain(ref.main_score), main))
             elif ref.main_score not in scores:
-                problems.append(Problem("main_score", path, f"{where}.{ref.main_score}", f"the task's main metric {ref.main_score} is missing"))
+                problems.append(Problem.of("main_score", path, f"{where}.{ref.main_score}", "the task's main metric {} is missing",
+                                           Plain(ref.main_score)))
     return problems

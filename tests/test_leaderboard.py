@@ -361,6 +361,71 @@ def test_strings_from_submissions_are_escaped(demo_results, tmp_path):
     assert all(set(n) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") for n in names)
 
 
+FORMULAS = {"name": "=HYPERLINK(\"http://x\",\"MiniLM\")", "family": "+cmd|' /C calc'!A0", "instruction_template": "-2+3",
+            "experiment": {"@SUM(A1)": "1"}}
+
+
+def test_csv_cells_are_never_formulas(demo_results, tmp_path):
+    """Text cells a spreadsheet would run (= + - @ tab CR) get a leading "'"; scores stay numbers, negative ones too."""
+    root = _submission(demo_results, tmp_path)
+    for task in DEMO:
+        _, record = result_files(root, task)
+        edit_json(record, lambda d: d["model"].update(name=FORMULAS["name"], family=FORMULAS["family"],
+                                                      experiment=FORMULAS["experiment"],
+                                                      settings={**d["model"]["settings"], "instruction_template": FORMULAS["instruction_template"]}))
+    result = build([root], tmp_path / "site")
+    assert not result.rejected, [r.summary() for r in result.rejected]
+    rows = list(csv.DictReader((tmp_path / "site" / "leaderboard.csv").open(newline="")))
+    forged = [r for r in rows if r["model"].startswith("'")]
+    assert len(forged) == 3
+    for r in forged:
+        assert r["model"] == "'" + FORMULAS["name"] and r["family"] == "'" + FORMULAS["family"]
+        assert r["template"] == "'" + FORMULAS["instruction_template"] and r["setting"] == "'@SUM(A1)=1"
+    sts = next(r for r in forged if r["task"] == "DemoInstructSTS")
+    assert sts["main_score_x100"] == "-10.59" and float(sts["main_score"]) < 0  # a negative score is a number, not "'-10.59"
+    for r in rows:
+        assert all(not v.startswith(("=", "+", "-", "@", "\t", "\r")) for k, v in r.items() if k not in ("main_score", "main_score_x100"))
+        float(r["main_score"]), float(r["main_score_x100"])
+        assert r["n_parameters"] == "" or int(r["n_parameters"]) > 0
+
+
+def test_identical_scores_under_two_names_are_flagged_not_rejected(demo_results, tmp_path, capsys):
+    root = _submission(demo_results, tmp_path)
+    copy_model(root, "org/copied")
+    site = tmp_path / "site"
+    assert main(["leaderboard", "build", "--results", str(root), "--out", str(site)]) == 0
+    out = capsys.readouterr().out
+    data = json.loads((site / "leaderboard.json").read_text())
+    assert not data["rejected"] and len(data["models"]) == 3
+    models = {m["label"]: m for m in data["models"]}
+    copied, original = models["org/copied"], models["sentence-transformers/all-MiniLM-L6-v2"]
+    assert copied["same_scores_as"] == [original["id"]] and original["same_scores_as"] == [copied["id"]]
+    assert copied["flags"] == [f"same scores as sentence-transformers/all-MiniLM-L6-v2 @ {original['revision']} on every task both have (3)"]
+    assert models["sentence-transformers/all-MiniLM-L6-v2 [template=none]"]["flags"] == []
+    rows = {r["model_id"]: r for r in _demo_table(data)["rows"]}
+    assert rows[copied["id"]]["flags"] == copied["flags"] and rows[copied["id"]]["rank"] is not None  # still ranked
+    assert "2 model setting(s) flagged" in out and "org/copied: same scores as sentence-transformers/all-MiniLM-L6-v2" in out
+    index = (site / "index.html").read_text()
+    assert index.count('<span class="badge flag" title="same scores as') == 2 and "a submission copied under another name" in index
+    page = (site / "models" / f"{copied['id']}.html").read_text()
+    assert f'href="../models/{original["id"]}.html">its page</a>' in page
+    # a normal build: no flags anywhere
+    data = build([demo_results], tmp_path / "plain").data
+    assert all(m["flags"] == [] for m in data["models"]) and all(r["flags"] == [] for r in _demo_table(data)["rows"])
+    assert 'class="badge flag"' not in (tmp_path / "plain" / "index.html").read_text()
+
+
+@pytest.mark.parametrize("name", ["nlpaueb/\u0395\u03bb\u03bb\u03b7\u03bd\u03b9\u03ba\u03cc-BERT", "\u667a\u6e90/\u4e2d\u6587\u5411\u91cf\u6a21\u578b"])
+def test_an_honest_non_latin_name_is_accepted(name, demo_results, tmp_path):
+    root = _submission(demo_results, tmp_path)
+    for task in DEMO:
+        _, record = result_files(root, task)
+        edit_json(record, lambda d: d["model"].update(name=name))
+    result = build([root], tmp_path / "site")  # beside MiniLM's template=none row
+    assert not result.rejected, [r.summary() for r in result.rejected]
+    assert {m["name"] for m in result.data["models"]} == {name, "sentence-transformers/all-MiniLM-L6-v2"}
+
+
 def test_robustness_plot_from_score_keys():
     scores = {f"v_measure_{s}_{i}": v for s, v in (("correct", 0.6), ("implicit", 0.5), ("incorrect", 0.2)) for i in range(10)}
     scores["delta_ci_mean"] = 0.4
@@ -493,6 +558,10 @@ def test_model_identity_and_card_links(demo_results, tmp_path):
     assert model_card("local/SmolLM2-135M-Instruct.Q4_1", {}) is None
     assert model_card("text-embedding-3-small", {}) is None
     assert model_card("org/name", {"reference": "https://example.com/x"}) == "https://huggingface.co/org/name"
+    # model_meta.json cannot link a row to another model's card; a page of the model's own is kept
+    assert model_card("org/name", {"reference": "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2"}) == "https://huggingface.co/org/name"
+    assert model_card("org/name", {"reference": "https://huggingface.co/org/name/tree/v1"}) == "https://huggingface.co/org/name/tree/v1"
+    assert model_card("org/name", {"reference": "https://huggingface.co/org/name-evil"}) == "https://huggingface.co/org/name"
 
 
 def test_one_number_format_on_every_page(demo_results, tmp_path):

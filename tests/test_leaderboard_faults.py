@@ -2,7 +2,8 @@
 
 Table-driven: every probe builds one bad submission and names the rejection reason it must get
 (leaderboard/validate.py REASONS). A final probe feeds them all to one build with a good submission:
-the build finishes, the good one is published and every bad one is listed. Forged scores (manifest
+the build finishes, the good one is published and every bad one is listed. Links to a credentials
+file outside (SECRET) must leave no trace of it in anything the build prints or writes. Forged scores (manifest
 deleted, manifest re-hashed) pass validation by design (a manifest detects accidents, not forgery)
 and are caught by `bench leaderboard verify` instead (tests further down).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +24,7 @@ from leaderboard import REASONS, build
 from leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, json_depth
 from leaderboard.submission import read_submission
 from leaderboard.validate import validate
-from leaderboard_fixtures import demo_results, result_files  # noqa: F401 (fixture)
+from leaderboard_fixtures import demo_results, edit_json, result_files  # noqa: F401 (fixture)
 
 GIB = 2**30
 DEMO_TASK = "DemoInstructSTS"
@@ -149,6 +151,71 @@ def _not_a_zip(demo: Path, tmp: Path) -> Path:
     return out
 
 
+# A credentials file outside the submission, which a followed link would publish (a JSON object, so
+# that a schema error quoting the file would show it: the worst case).
+SECRET = "CANARY-aws_secret_access_key-9f8e7d6c5b4a"
+LOOKALIKE = "sentence-transformers/\u0430ll-MiniLM-L6-v2"  # Cyrillic а (U+0430) for the Latin a
+
+
+def _outside(tmp: Path) -> Path:
+    secret = tmp / "outside" / "credentials.json"
+    secret.parent.mkdir()
+    secret.write_text(json.dumps({"aws_secret_access_key": SECRET, "task_name": SECRET, "scores": SECRET}))
+    return secret
+
+
+def _linked_model_meta(demo: Path, tmp: Path) -> Path:
+    root = _copy(demo, tmp)
+    meta = next(root.rglob("model_meta.json"))
+    meta.unlink()
+    meta.symlink_to(_outside(tmp))
+    return root
+
+
+def _linked_result(demo: Path, tmp: Path) -> Path:
+    root = _copy(demo, tmp)
+    result, _ = result_files(root, DEMO_TASK)
+    result.unlink()
+    result.symlink_to(_outside(tmp))
+    return root
+
+
+def _linked_folder(demo: Path, tmp: Path) -> Path:
+    """A folder of the submission that is a link to a folder outside, holding the secret as a result."""
+    root = _copy(demo, tmp)
+    secret = _outside(tmp)
+    (secret.parent / "rev").mkdir()
+    (secret.parent / "rev" / f"{DEMO_TASK}.json").write_text(secret.read_text())
+    (root / "org__leak").symlink_to(secret.parent, target_is_directory=True)
+    return root
+
+
+def _linked_member(demo: Path, tmp: Path) -> Path:
+    """A zip member stored as a symlink (as `zip --symlinks` writes one): its content is the target's path."""
+    out = _zip_of(_copy(demo, tmp), tmp / "link.zip")
+    info = zipfile.ZipInfo("org__leak/rev/model_meta.json")
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    with zipfile.ZipFile(out, "a") as z:
+        z.writestr(info, str(_outside(tmp)))
+    return out
+
+
+def _linked_submission(demo: Path, tmp: Path) -> Path:
+    """The submission path itself is a link (to a folder of JSON files outside)."""
+    secret = _outside(tmp)
+    (tmp / "sub").symlink_to(secret.parent, target_is_directory=True)
+    return tmp / "sub"
+
+
+def _lookalike_name(demo: Path, tmp: Path) -> Path:
+    """The default setting's results renamed to LOOKALIKE: a second row that reads as MiniLM."""
+    root = _copy(demo, tmp)
+    for task in ("DemoIntentEmotion", DEMO_TASK, "DemoNYTClustering"):
+        _, record = result_files(root, task)
+        edit_json(record, lambda d: d["model"].update(name=LOOKALIKE))
+    return root
+
+
 PROBES: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
     "JSON nested 100,000 deep (folder)": (_deep_json, "json_depth"),
     "JSON objects nested 100,000 deep (zip)": (_deep_json_in_zip, "json_depth"),
@@ -164,9 +231,16 @@ PROBES: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
     "non-UTF-8 (Latin-1) JSON": (_latin1_json, "unreadable"),
     "integer with 5,000 digits": (_long_integer, "unreadable"),
     "not a zip at all": (_not_a_zip, "unreadable"),
+    "model_meta.json is a link to a file outside": (_linked_model_meta, "link"),
+    "a result file is a link to a file outside": (_linked_result, "link"),
+    "a folder in the results is a link to a folder outside": (_linked_folder, "link"),
+    "zip member stored as a symlink": (_linked_member, "link"),
+    "the submission path is a link": (_linked_submission, "link"),
+    "model name with a Cyrillic look-alike letter": (_lookalike_name, "lookalike_name"),
 }
-# Each limit's rejection reason has a probe here (the other reasons: tests/test_leaderboard.py).
-LIMIT_REASONS = {"json_depth", "too_many_files", "too_large", "unsafe_path"}
+LINK_PROBES = [name for name, (_, reason) in PROBES.items() if reason == "link"]
+# Each hostile-input reason has a probe here (the other reasons: tests/test_leaderboard.py).
+LIMIT_REASONS = {"json_depth", "too_many_files", "too_large", "unsafe_path", "link", "lookalike_name"}
 
 
 def test_every_limit_reason_has_a_probe():
@@ -201,6 +275,81 @@ def test_no_bad_submission_stops_the_build(bad_submissions, demo_results, tmp_pa
     assert (tmp_path / "site" / "index.html").is_file()
     listed = {r["submission"] for r in result.data["rejected"]}
     assert listed == {str(p) for p in bad_submissions.values()}
+
+
+@pytest.mark.parametrize("probe", LINK_PROBES)
+def test_a_link_is_named_and_its_target_never_read(probe, bad_submissions):
+    report = validate(read_submission(bad_submissions[probe]))
+    assert all("symbolic link" in p.message for p in report.problems), report.summary()
+    assert SECRET not in report.summary() and "outside" not in report.summary()
+
+
+def test_no_outside_content_reaches_the_output_or_the_site(bad_submissions, demo_results, tmp_path, capsys):
+    """Every probe in one CLI build: the linked credentials appear nowhere in what it prints or writes."""
+    site = tmp_path / "site"
+    code, out, err = _cli(["leaderboard", "build", "--results", *map(str, bad_submissions.values()), str(demo_results),
+                           "--out", str(site)], capsys)
+    assert code == 0
+    written = {p: p.read_text(encoding="utf-8") for p in site.rglob("*") if p.is_file()}
+    assert {site / "index.html", site / "leaderboard.json", site / "leaderboard.csv"} <= set(written)
+    for where, text in {"stdout": out, "stderr": err, **{str(p): t for p, t in written.items()}}.items():
+        assert SECRET not in text, where
+    rejected = json.loads(written[site / "leaderboard.json"])["rejected"]
+    assert {p["reason"] for r in rejected for p in r["problems"]} >= {"link", "lookalike_name"}
+    assert SECRET not in json.dumps(rejected)
+    assert "symbolic link" in written[site / "index.html"]
+
+
+def test_a_lookalike_name_is_rejected_naming_the_name_it_imitates(bad_submissions):
+    (problem,) = validate(read_submission(bad_submissions["model name with a Cyrillic look-alike letter"])).problems
+    assert problem.field == "model.name" and problem.file.endswith(f"run_records/{DEMO_TASK}.json")  # the first file naming it
+    assert "reads as the ASCII name 'sentence-transformers/all-MiniLM-L6-v2'" in problem.message
+    assert "U+0430 CYRILLIC SMALL LETTER A" in problem.message
+
+
+@pytest.mark.parametrize(("name", "board", "imitates"), [
+    (LOOKALIKE, [], "sentence-transformers/all-MiniLM-L6-v2"),  # passes for an ASCII name, board or not
+    ("sentence-transformers/\uff41ll-MiniLM-L6-v2", [], "sentence-transformers/all-MiniLM-L6-v2"),  # fullwidth: not NFKC
+    ("sentence-transformers/all-MiniLM\u200b-L6-v2", [], "ZERO WIDTH SPACE"),  # invisible
+    ("org/model\u2013v2", [], "org/model-v2"),  # en dash for the hyphen
+    ("\u0391\u0392\u039f/x", [], "ABO/x"),  # whole-script Greek capitals that are all Latin look-alikes
+    ("org/\u03bb\u0430", ["org/\u03bba"], "org/\u03bba"),  # Cyrillic а beside Greek λ: only the board's name is imitated
+    ("org/\u03bba", [], None),  # honest names: Greek, Chinese, mixed with Latin or not
+    ("nlpaueb/\u0395\u03bb\u03bb\u03b7\u03bd\u03b9\u03ba\u03cc-BERT", [], None),
+    ("\u667a\u6e90/\u4e2d\u6587\u5411\u91cf\u6a21\u578b", ["sentence-transformers/all-MiniLM-L6-v2"], None),
+    ("BAAI/bge-\u4e2d\u6587", [], None),
+    ("sentence-transformers/all-MiniLM-L6-v2", [LOOKALIKE], None),  # ASCII names are never rejected here
+    ("org/model-I", ["org/model-l"], None),
+])
+def test_lookalike_rule(name, board, imitates):
+    from leaderboard.names import problem
+
+    found = problem(name, "r.json", board)
+    assert (found is None) == (imitates is None), found
+    if found is not None:
+        assert found.reason == "lookalike_name" and imitates in found.message
+
+
+def test_problem_messages_quote_a_bounded_view(demo_results, tmp_path):
+    """A value of 1 MB where a number belongs, a 1 MB field name and a terminal escape: every problem is short."""
+    from bench.bounded import STRING_CHARS
+    from leaderboard.schema import FILE_CHARS, MESSAGE_CHARS, Problem
+
+    root = _copy(demo_results, tmp_path)
+    result, record = result_files(root, DEMO_TASK)
+    edit_json(result, lambda d: d["scores"]["test"][0].update(main_score=SECRET * 30_000, **{"k" * 2**20: "x"}))
+    edit_json(record, lambda d: d["task"].update(version="\x1b]0;pwned\x07" + "v" * 2**20))
+    problems = validate(read_submission(root)).problems
+    assert problems
+    for p in problems:
+        assert len(p.message) <= MESSAGE_CHARS + 1 and len(p.field) <= FILE_CHARS + 1 and len(p.file) <= FILE_CHARS + 1
+        assert p.message.count(SECRET) <= STRING_CHARS // len(SECRET) + 1 and "\x1b" not in str(p)
+    by_field = {p.field: p.message for p in problems}
+    assert by_field["scores.test[0].main_score"].startswith(f"'{SECRET}")
+    assert "'… is not of type 'number'" in by_field["scores.test[0].main_score"]
+    long = Problem.of("schema", "f\x1b[2J" * 1000, "", "{} and {}", list(range(10**6)), {str(i): "y" * 10**6 for i in range(10)})
+    assert len(long.file) <= FILE_CHARS + 1 and "\x1b" not in long.file and len(long.message) <= 2 * 200 + 10
+    assert "[0, 1, 2, 3, ...]" in long.message
 
 
 @pytest.mark.parametrize(("data", "depth"), [
@@ -401,6 +550,14 @@ def _build_latin1_verification(tmp: Path, bad: dict[str, Path]) -> list[str]:
     return ["leaderboard", "build", "--results", str(tmp), "--verification", str(tmp / "v.json"), "--out", str(tmp / "s")]
 
 
+def _submit_linked_file(tmp: Path, bad: dict[str, Path]) -> list[str]:
+    return ["submit", str(bad["model_meta.json is a link to a file outside"]), "--out", str(tmp / "submission.zip")]
+
+
+def _submit_linked_folder(tmp: Path, bad: dict[str, Path]) -> list[str]:
+    return ["submit", str(bad["the submission path is a link"]), "--out", str(tmp / "submission.zip")]
+
+
 CLI_PROBES: dict[str, tuple[Callable[[Path, dict[str, Path]], list[str]], str]] = {
     "verify: no such submission": (_verify_missing, "No submission at"),
     "verify: submission rejected by validation": (_verify_rejected, "only an accepted submission can be verified"),
@@ -409,6 +566,8 @@ CLI_PROBES: dict[str, tuple[Callable[[Path, dict[str, Path]], list[str]], str]] 
     "build: not a verification file": (_build_foreign_verification, "is not a verification file"),
     "build: verification file nested 100,000 deep": (_build_deep_verification, "nests deeper than 64"),
     "build: non-UTF-8 verification file": (_build_latin1_verification, "is unreadable"),
+    "submit: a folder holding a link": (_submit_linked_file, "model_meta.json); a submission never follows links"),
+    "submit: a link to a folder": (_submit_linked_folder, "is a symbolic link; a submission never follows links"),
 }
 
 
@@ -420,6 +579,7 @@ def test_cli_fault_is_one_error_line(probe, bad_submissions, tmp_path, capsys):
     line = _one_error_line(*_cli(make(tmp_path, bad_submissions), capsys))
     assert words in line
     assert not (tmp_path / "v.json").exists() or probe.startswith("build")
+    assert not (tmp_path / "submission.zip").exists() and SECRET not in line  # a refused submit packs nothing
     assert sorted(p.name for p in (tmp_path / "s").iterdir()) == before  # a failed build writes no site
 
 
@@ -431,3 +591,20 @@ def test_build_with_hostile_submissions_exits_0_and_lists_them(bad_submissions, 
     assert "0 of 6 result(s) verified (the rest self-reported)" in out
     code, out, err = _cli(["leaderboard", "build", "--strict", "--results", *paths, "--out", str(tmp_path / "s2")], capsys)
     assert code == 1 and "Traceback" not in out + err
+
+
+def test_a_credential_in_a_run_record_is_never_published(demo_results, tmp_path):
+    """A run record holding a URL credential (an older harness, an edited file: Azure Functions' `?code=`,
+    userinfo) is masked before the site, leaderboard.json and leaderboard.csv are written."""
+    from leaderboard_fixtures import edit_json
+
+    root = _copy(demo_results, tmp_path)
+    leaked = "https://user:PaSsWoRd-1@fn.example/api?code=SeCrEt-CoDe-2&jwt=SeCrEt-JwT-3"
+    for record in root.rglob("run_records/*.json"):
+        edit_json(record, lambda d: (d["model"]["settings"].update(base_url=leaked), d.update(command=["bench", leaked])))
+    result = build([root], tmp_path / "site")
+    assert result.reports[0].valid
+    published = b"".join(p.read_bytes() for p in (tmp_path / "site").rglob("*") if p.is_file())
+    assert b"fn.example/api?code=***&jwt=***" in published
+    for secret in (b"PaSsWoRd-1", b"SeCrEt-CoDe-2", b"SeCrEt-JwT-3"):
+        assert secret not in published

@@ -35,6 +35,12 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if not source.is_dir():
         raise DataError(f"No results folder at {source}: give the --output-dir of `bench run`.")
     submission = read_submission(source)
+    links = [p.file for p in submission.problems if p.reason == "link"]
+    if links:  # never followed, so never packed: the zip would otherwise carry whatever a link points at
+        more = f" and {len(links) - 1} more" if len(links) > 1 else ""
+        where = "is a symbolic link" if links == [str(source)] else f"holds a symbolic link ({links[0]}{more})"
+        raise DataError(f"{source} {where}; a submission never follows links, so nothing was packed: "
+                        "put a copy of the file itself in its place.")
     report = validate(submission, data_dirs=[Path(d) for d in args.data_dir])
     if not report.valid:
         print(report.summary())
