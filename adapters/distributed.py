@@ -104,13 +104,17 @@ def session(world: World) -> Iterator[None]:
         torch.cuda.set_device(world.local_rank)
     _WORLD = world
     _TEAM = Team(world) if world.is_main else None
+    clean = False
     try:
         yield
+        clean = True
     finally:
         if _TEAM is not None:
             _TEAM.release()
         _WORLD, _TEAM = None, None
         with contextlib.suppress(Exception):  # a peer that died must not turn a result into a traceback
+            if clean:  # leave together: a rank that tears gloo down while a peer still talks to it can abort the peer
+                dist.monitored_barrier(timeout=timedelta(seconds=60))
             dist.destroy_process_group()
 
 
