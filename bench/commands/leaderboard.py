@@ -26,10 +26,15 @@ VERIFY_EPILOG = """examples:
   python -m bench leaderboard verify my-model.zip --data-dir data/ --no-cache --out v.json
   python -m bench leaderboard build --results my-model.zip --verification my-model.verification.json --out site/
 
-Re-runs every result's recorded model spec and settings (limit, seed, instruction style) on its task
-with this harness and compares every score: a result is verified when all agree within 1e-4
-absolute (0.01 on the site's x100 scale). The file records each result's sha256, so a result edited
-after verification is shown as self-reported. Exit status 1 when any result is not verified.
+Re-runs every result on its task with this harness and compares every score: a result is verified
+when all agree within 1e-4 absolute (0.01 on the site's x100 scale), and the re-run gives the same
+model name, revision, content (sha256 of its files) and model_meta.json facts. The re-run loads the
+model by what it is (registered name or hub id at its recorded revision), never under the submitted
+name, and takes from the submission only the options that change vectors: never endpoints, keys,
+timeouts, retries, cache or paths. An API result (openai:...) is re-run only against the endpoint you
+name with --base-url (key from $OPENAI_API_KEY); without it, it stays self-reported. The file records
+each result's sha256 (result, run record, model_meta.json), so a result edited after verification is
+shown as self-reported. Exit status 1 when any result is not verified.
 """
 
 
@@ -53,6 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--data-dir", metavar="DIR", help="local data directory for the re-run (and its revisions count as known)")
     v.add_argument("--cache-dir", help="embedding cache for the re-run (default $INSTRUCT_BENCH_CACHE or ~/.cache/instruct-bench)")
     v.add_argument("--no-cache", action="store_true", help="encode every text afresh")
+    v.add_argument("--base-url", metavar="URL",
+                   help="your OpenAI-compatible endpoint for re-running API results (the submission's is never used)")
     v.set_defaults(func=_cmd_verify)
 
 
@@ -67,8 +74,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
     print(f"{len(result.rejected)} of {len(result.reports)} submission(s) rejected")
     shown = [r["verification"] for m in result.data["models"] for r in m["results"].values()]
     print(f"{shown.count('verified')} of {len(shown)} result(s) verified (the rest self-reported)")
+    _print_flags(result.data["models"])
     print(f"Site: {(result.out / 'index.html').resolve()}")
     return 1 if args.strict and result.rejected else 0
+
+
+def _print_flags(models: list[dict]) -> None:
+    """Rows whose scores equal another row's (leaderboard/table.py `same_scores`): shown, never rejected."""
+    from bench.bounded import printable
+
+    flagged = [(m["label"], flag) for m in models for flag in m["flags"]]
+    if flagged:
+        print(f"{len({label for label, _ in flagged})} model setting(s) flagged (published, marked on the site):")
+    for label, flag in flagged:
+        print(f"  - {printable(label)}: {printable(flag, 400)}")
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -86,12 +105,15 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(report.summary())
         raise BenchError(f"{args.submission} is rejected by validation ({len(report.problems)} problem(s), listed above); "
                          "only an accepted submission can be verified.")
-    verdicts = verify_report(report, data_dir=args.data_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache)
+    from bench.bounded import printable
+
+    verdicts = verify_report(report, data_dir=args.data_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache,
+                             base_url=args.base_url)
     for v in verdicts:
         recomputed = "-" if v.recomputed is None else f"{v.recomputed:.6f}"
         label = v.model if v.setting == "default" else f"{v.model} [{v.setting}]"
-        print(f"{'verified' if v.verified else 'NOT verified':12} {v.task} · {label}: claimed {v.claimed:.6f}, "
-              f"recomputed {recomputed}; {v.note}")
+        print(f"{'verified' if v.verified else 'NOT verified':12} {v.task} · {printable(label, 200)}: claimed "
+              f"{v.claimed:.6f}, recomputed {recomputed}; {printable(v.note, 400)}")
     atomic_write_json(out, verification_file(args.submission, verdicts))
     good = sum(v.verified for v in verdicts)
     print(f"\n{good} of {len(verdicts)} result(s) verified. Wrote {out.resolve()}")
