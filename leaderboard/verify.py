@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -49,7 +48,7 @@ from typing import Any
 
 from bench.errors import BenchError, DataError
 from bench.fileio import sha256_json
-from leaderboard.limits import MAX_JSON_DEPTH, json_depth
+from leaderboard.limits import MAX_JSON_DEPTH, json_depth, unsafe_member_name
 from bench.bounded import printable
 from leaderboard.submission import MODEL_META
 from leaderboard.validate import Entry, Report
@@ -177,8 +176,7 @@ def _check_no_path(value: Any, what: str) -> None:
     texts = [value] if isinstance(value, str) else [v for v in (value if isinstance(value, list) else []) if isinstance(v, str)]
     for text in texts:
         body = text.partition(":")[2] if ":" in text and not text.startswith(("/", "~")) else text
-        parts = body.replace("\\", "/").split("/")
-        if body.startswith(("/", "~", "\\")) or ".." in parts or re.match(r"[A-Za-z]:", body):
+        if body.startswith("~") or unsafe_member_name(body):  # absolute, a drive, or climbing out with ..
             raise Refused(f"the recorded {what} names a path outside the working directory ({printable(text, 80)}); "
                           "a verification loads only models the maintainer controls")
 
