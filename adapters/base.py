@@ -133,8 +133,10 @@ class BaseEncoder(AbsEncoder):
         runtime_options: options that never change which vector a text gets (extended by subclasses).
         cli_flags: option -> help text; each becomes a `bench run --option-name` flag.
         results_name_family: whether results name the family as an MTEB experiment; False for the
-            families MTEB itself loads such models with (sentence-transformers, OpenAI), so their
-            default results join MTEB's published ones by (model, revision, task).
+            `mteb` family (MTEB's own implementation: its default setting is MTEB's key) and for the
+            families whose `experiment_always` names the setting instead.
+        experiment_always: options named in the experiment even at their default (the template of
+            the sentence-transformers and OpenAI families: only MTEB's implementation is MTEB's key).
         distributes: whether a launched run shares this family's inputs among ranks; False for a
             family that is remote (API: concurrent requests instead) or only wraps another encoder
             (which is then shared, see `sub_encoders`).
@@ -153,6 +155,7 @@ class BaseEncoder(AbsEncoder):
         "dtype": "weights' dtype: float32 (default), float16, bfloat16 or auto (bf16/fp16 on GPU)",
     }
     results_name_family: ClassVar[bool] = True
+    experiment_always: ClassVar[tuple[str, ...]] = ()
     distributes: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -216,18 +219,23 @@ class BaseEncoder(AbsEncoder):
         self._cache: EmbeddingCache | None = None
         self._loaded = False
         self._experiment_defaults = dict(experiment_defaults or {})
-        self.mteb_model_meta = ModelMeta.create_empty(
-            overwrites=dict(
-                name=name,
-                revision=revision,
-                loader=None,
-                similarity_fn_name=ScoringFunction.COSINE,
-                use_instructions=True,
-                framework=["PyTorch"],
-                experiment_kwargs=self.experiment() or None,
-                **self.model_facts(),
+        self.registry_meta = self._registry_meta()
+        if self.registry_meta is not None:  # MTEB's fields are MTEB's (model_meta.json); ours go in the run record
+            self.mteb_model_meta = self.registry_meta.model_copy(
+                update={"revision": revision, "experiment_kwargs": self.experiment() or None})
+        else:
+            self.mteb_model_meta = ModelMeta.create_empty(
+                overwrites=dict(
+                    name=name,
+                    revision=revision,
+                    loader=None,
+                    similarity_fn_name=ScoringFunction.COSINE,
+                    use_instructions=True,
+                    framework=["PyTorch"],
+                    experiment_kwargs=self.experiment() or None,
+                    **self.model_facts(),
+                )
             )
-        )
 
     # ------------------------------------------------------------------ identity (one declaration)
     def options(self) -> dict[str, Any]:
@@ -271,7 +279,7 @@ class BaseEncoder(AbsEncoder):
         defaults = {**option_defaults(type(self)), **self._experiment_defaults}
         out: dict[str, Any] = {"family": self.family} if self.results_name_family else {}
         for key, value in sorted(self.vector_options().items()):
-            if value != defaults.get(key):
+            if value != defaults.get(key) or key in self.experiment_always:
                 out[key] = experiment_label(value)
         return fit_experiment(out)
 
@@ -296,8 +304,23 @@ class BaseEncoder(AbsEncoder):
 
         return model_facts(self._source, self.name)
 
+    def _registry_meta(self) -> ModelMeta | None:
+        """MTEB's registered ModelMeta when the model is the one MTEB registers under its name (a hub id,
+        or a local copy whose files matched the published ones); None for anything else."""
+        if self._source is None:
+            return None
+        from adapters.identity import is_local, mteb_meta
+
+        if is_local(self._source) and not (self.identity_check and self.identity_check.get("matches") == self.name):
+            return None
+        meta = mteb_meta(self.name)
+        return meta if meta is not None and meta.name == self.name else None
+
     def update_model_facts(self, **facts: Any) -> None:
-        """Fill ModelMeta fields the loaded model knows (parameters, dimension), keeping known ones."""
+        """Fill ModelMeta fields the loaded model knows (parameters, dimension), keeping known ones;
+        a registered model's meta is MTEB's and is never filled over."""
+        if getattr(self, "registry_meta", None) is not None:
+            return
         meta = self.mteb_model_meta
         update = {k: v for k, v in facts.items() if v is not None and getattr(meta, k, None) is None}
         if update:

@@ -20,8 +20,14 @@ the embedding cache) under its device, inode, size, mtime and ctime: any write c
 no tool can set it back.
 
 `model_facts` gives MTEB's `ModelMeta` fields (parameters, embedding dimension, max tokens, license,
-release date, model card) from MTEB's registry for known models, else from the files themselves (the
-safetensors header counts parameters without loading a tensor).
+languages, release date, model card) from MTEB's registry for known models, else from the files
+themselves, read without loading a weight: a sentence-transformers folder's configs, model card and
+safetensors headers; a GGUF file's header (context length, license, languages, parameter count). What
+a file does not say stays None: a license only when it is one of MTEB's `Licenses` (or a URL), languages
+only when every one maps surely to MTEB's "eng-Latn" form. A GGUF file's hidden size is not its
+embedding dimension when a readout re-encodes, so the encoder sets `embed_dim` from its vectors. A GGUF
+file's quantization (`general.file_type`, the tensor types) has no ModelMeta field (extra="forbid"): it
+is part of the identity check (`Identity.check["gguf"]`), which the run record keeps.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import logging
 import re
 import struct
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -242,7 +249,8 @@ class Identity:
     name: str
     revision: str
     content: str
-    check: dict[str, Any] | None = None  # the published-files check of a local copy
+    # the published-files check of a local copy ({"matches": ...}), or a GGUF file's quantization ({"gguf": ...})
+    check: dict[str, Any] | None = None
 
 
 def resolve_identity(model_path: str, *, name: str | None, revision: str | None) -> Identity:
@@ -252,13 +260,13 @@ def resolve_identity(model_path: str, *, name: str | None, revision: str | None)
     content is always the model's own, so a typed name never makes two models one.
     """
     if is_local(model_path):
-        check = published_match(model_path)
-        default_name = check["matches"] if check else local_name(model_path)
+        match = published_match(model_path)
+        default_name = match["matches"] if match else local_name(model_path)
         name = name or default_name
         if revision is None:
-            meta = mteb_meta(name) if check and name == check["matches"] else None
+            meta = mteb_meta(name) if match and name == match["matches"] else None
             revision = meta.revision if meta is not None and meta.revision else model_revision(model_path)
-        return Identity(name, revision, content_id(model_path, revision), check)
+        return Identity(name, revision, content_id(model_path, revision), match or gguf_check(model_path))
     name = name or model_path
     if revision is None:
         meta = mteb_meta(name)
@@ -266,7 +274,7 @@ def resolve_identity(model_path: str, *, name: str | None, revision: str | None)
     return Identity(name, revision, content_id(model_path, revision))
 
 
-FACT_FIELDS = ("n_parameters", "embed_dim", "max_tokens", "license", "release_date", "reference")
+FACT_FIELDS = ("n_parameters", "embed_dim", "max_tokens", "license", "languages", "release_date", "reference")
 
 
 def model_facts(model_path: str, name: str) -> dict[str, Any]:
@@ -286,36 +294,188 @@ def model_facts(model_path: str, name: str) -> dict[str, Any]:
         st_config = _json(path / "sentence_bert_config.json")
         facts["embed_dim"] = pooling.get("word_embedding_dimension") or config.get("hidden_size") or config.get("d_model")
         facts["max_tokens"] = st_config.get("max_seq_length") or config.get("max_position_embeddings")
-        facts["license"] = card_license(path / "README.md")
-    elif path.suffix == ".gguf" and path.is_file():
+        card = card_front_matter(path / "README.md")
+        facts["license"] = mteb_license(card.get("license"), card.get("license_link"))
+        facts["languages"] = mteb_languages(card.get("language"))
+    elif is_gguf(path):
         facts.update(gguf_facts(path))
     return {k: v for k, v in facts.items() if v is not None}
 
 
-def gguf_facts(file: Path) -> dict[str, int]:
-    """Parameter count and hidden size from a GGUF file's header and tensor table (no weight is read).
+# ------------------------------------------------------------------------------------ GGUF
+def is_gguf(path: Path) -> bool:
+    return path.suffix.lower() == ".gguf" and path.is_file()
 
-    Known before loading, so model_meta.json has them even when every vector came from the cache.
+
+def gguf_facts(file: Path) -> dict[str, Any]:
+    """ModelMeta fields from a GGUF file's header and tensor table (no weight is read): `n_parameters`
+    (`general.parameter_count`, else the tensors' element counts), `max_tokens` (`<arch>.context_length`),
+    `license` and `languages` (`general.license[.link]`, `general.languages`) where MTEB can file them.
+
+    Known before loading, so model_meta.json has them even when every vector came from the cache. No
+    `embed_dim`: the hidden size (`<arch>.embedding_length`) is not the vector size of a readout that
+    re-encodes, so the encoder sets it from its vectors.
     """
+    header = _gguf_header(file)
+    return dict(header["facts"]) if header else {}
+
+
+def gguf_check(model_path: str | Path) -> dict[str, Any] | None:
+    """{"gguf": quantization} of a GGUF file (the run record's `model.identity_check`), else None:
+    `file_type` (general.file_type by llama.cpp's name, e.g. Q4_1), `quantization_version`, and the
+    number of tensors of each type (a Q4_1 file keeps some tensors in F32 or Q8_0)."""
+    path = Path(model_path).expanduser()
+    if not is_gguf(path):
+        return None
+    header = _gguf_header(path)
+    return {"gguf": dict(header["quantization"])} if header else None
+
+
+_gguf_lock = threading.Lock()
+_gguf_headers: dict[tuple[Any, ...], dict[str, Any]] = {}  # parsing a header takes seconds (tokenizer arrays)
+
+
+def _gguf_header(file: Path) -> dict[str, Any] | None:
+    """The facts and quantization of a GGUF file, parsed once per (path, inode, size, mtime, ctime);
+    None without the gguf package (the file cannot be loaded then either). A damaged file is a
+    ModelLoadError naming it."""
     try:
         import gguf
-    except ImportError:  # gguf is in the [generative] extra; without it the file cannot be loaded either
-        return {}
-    if file.stat().st_size == 0:
+    except ImportError:  # gguf is in the [generative] extra
+        return None
+    st = file.stat()
+    if st.st_size == 0:
         raise ModelLoadError(f"{file.name} is empty, not a GGUF model file. Download it again, or give another file.")
+    key = (str(file.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _gguf_lock:
+        if key in _gguf_headers:
+            return _gguf_headers[key]
     try:
-        reader = gguf.GGUFReader(file)
-        facts = {"n_parameters": sum(int(t.n_elements) for t in reader.tensors)}
-        arch = reader.fields.get("general.architecture")
-        width = reader.fields.get(f"{bytes(arch.parts[arch.data[0]]).decode()}.embedding_length") if arch else None
-        if width is not None:
-            facts["embed_dim"] = int(width.parts[width.data[0]][0])
+        header = _read_gguf(gguf, file)
     except Exception as e:  # noqa: BLE001 - gguf's parser raises whatever the damaged bytes provoke
         raise ModelLoadError(
             f"{file.name} is not a readable GGUF file ({type(e).__name__}: {str(e)[:120]}); it may be truncated or "
             f"not GGUF at all. Download it again (and compare its sha256 with the publisher's)."
         ) from e
-    return facts
+    with _gguf_lock:
+        _gguf_headers[key] = header
+    return header
+
+
+def _read_gguf(gguf: Any, file: Path) -> dict[str, Any]:
+    reader = gguf.GGUFReader(file)
+    tensors = list(reader.tensors)
+
+    def value(key: str) -> Any:
+        """A header field's value: a number, a text, or a list of texts/numbers; None if absent."""
+        f = reader.fields.get(key)
+        if f is None or not f.types:
+            return None
+        kind = f.types[0]
+        if kind == gguf.GGUFValueType.ARRAY:
+            if len(f.types) > 1 and f.types[1] == gguf.GGUFValueType.STRING:
+                return [bytes(f.parts[i]).decode("utf-8", "replace") for i in f.data]
+            return [f.parts[i].tolist()[0] for i in f.data]
+        if kind == gguf.GGUFValueType.STRING:
+            return bytes(f.parts[f.data[0]]).decode("utf-8", "replace")
+        return f.parts[f.data[0]].tolist()[0]
+
+    arch = value("general.architecture")
+    context = value(f"{arch}.context_length") if isinstance(arch, str) else None
+    count = value("general.parameter_count")
+    facts = {
+        "n_parameters": int(count) if isinstance(count, int) and count > 0 else sum(int(t.n_elements) for t in tensors),
+        "max_tokens": int(context) if isinstance(context, int) and context > 0 else None,
+        "license": mteb_license(value("general.license"), value("general.license.link")),
+        "languages": mteb_languages(value("general.languages")),
+    }
+    file_type = value("general.file_type")
+    quantization = {
+        "file_type": _file_type_name(gguf, file_type),
+        "quantization_version": value("general.quantization_version"),
+        "tensor_types": dict(sorted(Counter(t.tensor_type.name for t in tensors).items())),
+    }
+    return {"facts": {k: v for k, v in facts.items() if v is not None}, "quantization": quantization}
+
+
+def _file_type_name(gguf: Any, file_type: Any) -> str | None:
+    """llama.cpp's name of a `general.file_type` (3 -> "Q4_1", 0 -> "F32"); the number itself if unknown."""
+    if not isinstance(file_type, int):
+        return None
+    try:
+        name = gguf.LlamaFileType(file_type).name
+    except ValueError:
+        return str(file_type)
+    return re.sub(r"^(MOSTLY|ALL)_", "", name)
+
+
+# ------------------------------------------------------------------------------------ MTEB's field values
+# ISO 639-1 code -> MTEB's ISO 639-3 + ISO 15924 form, for languages written in one script only (MTEB's
+# own default script for each; a test checks them against MTEB's tables). A language written in several
+# scripts (zh, sr, pa, uz, az, kk, mn, ms ...) is left out: its script cannot be known from the code.
+SINGLE_SCRIPT_LANGUAGES = {
+    "am": "amh-Ethi", "ar": "ara-Arab", "bg": "bul-Cyrl", "bn": "ben-Beng", "ca": "cat-Latn", "cs": "ces-Latn",
+    "cy": "cym-Latn", "da": "dan-Latn", "de": "deu-Latn", "el": "ell-Grek", "en": "eng-Latn", "es": "spa-Latn",
+    "et": "est-Latn", "eu": "eus-Latn", "fa": "fas-Arab", "fi": "fin-Latn", "fr": "fra-Latn", "ga": "gle-Latn",
+    "gl": "glg-Latn", "gu": "guj-Gujr", "he": "heb-Hebr", "hi": "hin-Deva", "hr": "hrv-Latn", "hu": "hun-Latn",
+    "hy": "hye-Armn", "id": "ind-Latn", "is": "isl-Latn", "it": "ita-Latn", "ja": "jpn-Jpan", "ka": "kat-Geor",
+    "kn": "kan-Knda", "ko": "kor-Hang", "lt": "lit-Latn", "lv": "lav-Latn", "ml": "mal-Mlym", "mr": "mar-Deva",
+    "nb": "nob-Latn", "nl": "nld-Latn", "pl": "pol-Latn", "pt": "por-Latn", "ro": "ron-Latn", "ru": "rus-Cyrl",
+    "sk": "slk-Latn", "sl": "slv-Latn", "sv": "swe-Latn", "sw": "swa-Latn", "ta": "tam-Taml", "te": "tel-Telu",
+    "th": "tha-Thai", "tr": "tur-Latn", "uk": "ukr-Cyrl", "ur": "urd-Arab", "vi": "vie-Latn",
+}
+_BY_ISO3 = {code.split("-")[0]: code for code in SINGLE_SCRIPT_LANGUAGES.values()}
+
+
+def mteb_languages(codes: Any) -> list[str] | None:
+    """MTEB's `languages` ("eng-Latn", sorted) for a model file's language codes (ISO 639-1 "en", 639-3
+    "eng", or already "eng-Latn"); None when there are none or any one cannot be mapped surely (a
+    partial list would misstate the model)."""
+    if isinstance(codes, str):
+        codes = [codes]
+    if not isinstance(codes, list) or not codes:
+        return None
+    out = set()
+    for code in codes:
+        if not isinstance(code, str):
+            return None
+        code = code.strip()
+        full = re.fullmatch(r"([A-Za-z]{3})[-_]([A-Za-z]{4})", code)
+        if full:
+            mapped = f"{full[1].lower()}-{full[2].capitalize()}"
+            if not _known_language(mapped):
+                return None
+        else:
+            mapped = SINGLE_SCRIPT_LANGUAGES.get(code.lower()) or _BY_ISO3.get(code.lower())
+            if mapped is None:
+                return None
+        out.add(mapped)
+    return sorted(out)
+
+
+def _known_language(code: str) -> bool:
+    from mteb.languages import check_language_code
+
+    try:
+        check_language_code(code)
+    except ValueError:
+        return False
+    return True
+
+
+def mteb_license(name: Any, link: Any = None) -> str | None:
+    """MTEB's `license`: the name when it is one of MTEB's `Licenses` (compared lower-case, as MTEB and
+    the hub write them), else a URL the file gives (the name itself, or its license link); else None."""
+    import typing
+
+    from mteb.types import Licenses
+
+    if isinstance(name, str) and name.strip().lower() in typing.get_args(Licenses):
+        return name.strip().lower()
+    for candidate in (name, link):
+        if isinstance(candidate, str) and re.fullmatch(r"https?://\S+", candidate.strip()):
+            return candidate.strip()
+    return None
 
 
 def safetensors_parameters(folder: Path) -> int | None:
@@ -341,16 +501,38 @@ def safetensors_parameters(folder: Path) -> int | None:
 
 
 def card_license(readme: Path) -> str | None:
-    """`license:` from a model card's YAML front matter."""
+    """`license:` from a model card's YAML front matter, as written."""
+    value = card_front_matter(readme).get("license")
+    return value if isinstance(value, str) else None
+
+
+def card_front_matter(readme: Path) -> dict[str, Any]:
+    """`license`, `license_link` and `language` from a model card's YAML front matter (a value, or a
+    `[a, b]` / `- a` list): the few keys model_facts reads, without a YAML parser on a user's file."""
     try:
-        text = readme.read_text(encoding="utf-8", errors="replace")
+        text = readme.read_text(encoding="utf-8", errors="replace")[: 1 << 20]
     except OSError:
-        return None
-    if not text.startswith("---"):
-        return None
-    front = text.split("---", 2)[1] if text.count("---") >= 2 else ""
-    match = re.search(r"^license:\s*([^\s#]+)", front, re.M)
-    return match.group(1).strip("'\"") if match else None
+        return {}
+    if not text.startswith("---") or text.count("---") < 2:
+        return {}
+    front = text.split("---", 2)[1]
+    out: dict[str, Any] = {}
+    for key in ("license", "license_link", "language"):
+        match = re.search(rf"^{key}:[ \t]*([^#\n]*)(?:#[^\n]*)?$((?:\n[ \t]*-[ \t]*[^\n]*)*)", front, re.M)
+        if not match:
+            continue
+        inline, items = match.group(1).strip(), match.group(2)
+        if items.strip():
+            out[key] = [_unquote(item.strip()[1:]) for item in items.strip().splitlines()]
+        elif inline.startswith("[") and inline.endswith("]"):
+            out[key] = [_unquote(v) for v in inline[1:-1].split(",") if v.strip()]
+        elif inline:
+            out[key] = _unquote(inline)
+    return out
+
+
+def _unquote(value: str) -> str:
+    return value.split(" #", 1)[0].strip().strip("'\"")
 
 
 def _json(path: Path) -> dict[str, Any]:

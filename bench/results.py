@@ -2,10 +2,18 @@
 
     OUTPUT/<org>__<model>/<revision>/[experiments/<name>/]<Task>.json        MTEB TaskResult
     OUTPUT/<org>__<model>/<revision>/[experiments/<name>/]run_records/<Task>.json
+    OUTPUT/<org>__<model>/<revision>/[experiments/<name>/]model_meta.json     MTEB ModelMeta.to_dict()
+    OUTPUT/<org>__<model>/<revision>/[experiments/<name>/]run_settings.jsonl  MTEB run settings, merged
 
 MTEB's own loaders (`mteb.ResultCache(OUTPUT).load_results()`) read the TaskResult files; the run
 record says how the number was made (versions, revisions, instructions and their hashes, seed, encode
 counts and time) and is what `bench run` checks before reusing a finished task.
+
+The three MTEB files are written by MTEB's own `ResultCache.save_to_cache`, byte for byte as it writes
+them (run_settings.jsonl merged with the one already there, as MTEB merges it; the results repository's
+CI refuses a result without it), but into a scratch cache inside OUTPUT; each file then replaces its
+destination atomically (bench.fileio.atomic_write), the result last. A crash leaves the old files or the new ones,
+never half a file; a leftover scratch folder (`OUTPUT/.saving-*`) is never read as a result.
 """
 
 from __future__ import annotations
@@ -13,12 +21,15 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
+import tempfile
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.bounded import brief, load_json_bounded
-from bench.errors import DataError
-from bench.fileio import atomic_write, atomic_write_json, ensure_dir
+from bench.errors import DataError, storage_error
+from bench.fileio import atomic_write, ensure_dir
 
 if TYPE_CHECKING:
     from mteb import ResultCache, TaskResult
@@ -27,6 +38,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RUN_RECORDS = "run_records"
+# OUTPUT/results/... holds only what MTEB's results repository can take (MTEB's tasks on MTEB's data);
+# everything else (the harness's tasks, local copies, variants) is filed in the same layout under
+# OUTPUT/instruct-bench/results/..., so `mteb submit-results --output-folder OUTPUT` never sends it.
+HARNESS_RESULTS = "instruct-bench"
+MODEL_META = "model_meta.json"  # MTEB's names for the files beside a result
+RUN_SETTINGS = "run_settings.jsonl"
+SCRATCH_PREFIX = ".saving-"  # MTEB's save_to_cache writes here first (inside OUTPUT: same file system)
 RESULTS = {"what": "results", "option": "--output-dir"}  # how a storage error names what `bench run` writes
 MAX_RESULT_BYTES = 64 * 2**20  # a TaskResult is a few KB; MTEB's largest multilingual ones a few MB
 DAMAGED_FIX = ("Rerun its task with `bench run` (a damaged result is recomputed), or move the file out of the "
@@ -64,10 +82,41 @@ def _atomic_result_cache() -> type:
             *,
             encode_kwargs: Any = None,
         ) -> None:
+            """MTEB's `ResultCache.save_to_cache`, atomically: the same files, byte for byte.
+
+            MTEB writes the TaskResult, model_meta.json (a ModelMeta given) and run_settings.jsonl
+            (merged with the existing one) in place, so a crash can leave any of them half written.
+            Here MTEB's own method writes them into a scratch cache inside this one, after the existing
+            run_settings.jsonl is copied there for it to merge; each file then replaces its
+            destination through `atomic_write` (a temporary file beside it, one rename: the one place
+            where the harness writes files, and where a storage error becomes one line),
+            model_meta.json and run_settings.jsonl first and the result last, so a result never
+            appears without them.
+            """
             path = self.get_task_result_path(task_result.task_name, model_name, model_revision)
-            atomic_write(path, task_result.to_disk, **RESULTS)
-            if isinstance(model_name, ModelMeta):
-                atomic_write_json(path.parent / "model_meta.json", model_name.to_dict(), **RESULTS)
+            if not isinstance(model_name, ModelMeta) and model_revision is None:
+                model_revision = path.parent.name  # the revision MTEB resolved here, not the scratch cache's
+            folder = ensure_dir(path.parent, **RESULTS)
+            scratch: Path | None = None
+            try:
+                scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=self.cache_path))
+                stage = ResultCache(scratch)
+                staged = stage.get_task_result_path(task_result.task_name, model_name, model_revision)
+                if (folder / RUN_SETTINGS).is_file():  # MTEB merges what is there
+                    staged.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(folder / RUN_SETTINGS, staged.parent / RUN_SETTINGS)
+                stage.save_to_cache(task_result, model_name, model_revision, encode_kwargs=encode_kwargs)
+                for name in (MODEL_META, RUN_SETTINGS, path.name):
+                    if (staged.parent / name).is_file():
+                        atomic_write(folder / name, partial(shutil.copyfile, staged.parent / name), **RESULTS)
+            except OSError as e:
+                mapped = storage_error(e, path, **RESULTS)
+                if mapped is None:
+                    raise
+                raise mapped from e
+            finally:
+                if scratch is not None:
+                    shutil.rmtree(scratch, ignore_errors=True)
 
         def load_task_result(self, task_name: str, model_name: str | ModelMeta, *args: Any, **kwargs: Any) -> TaskResult | None:
             try:
@@ -78,6 +127,11 @@ def _atomic_result_cache() -> type:
 
     AtomicResultCache.__qualname__ = "AtomicResultCache"
     return AtomicResultCache
+
+
+def results_root(output_dir: str | Path, *, mtebs: bool) -> Path:
+    """Where a result is filed: OUTPUT for MTEB's tasks on MTEB's data, else OUTPUT/instruct-bench."""
+    return Path(output_dir) if mtebs else Path(output_dir) / HARNESS_RESULTS
 
 
 def result_path(cache: ResultCache, meta: ModelMeta, task_name: str) -> Path:
@@ -165,8 +219,10 @@ def find_results(root: Path) -> list[tuple[Path, dict[str, Any], dict[str, Any] 
     a result would look complete.
     """
     found = []
-    for path in sorted(Path(root).rglob("*.json")):
-        if path.name == "model_meta.json" or path.parent.name == RUN_RECORDS or path.name.startswith("."):
+    root = Path(root)
+    for path in sorted(root.rglob("*.json")):
+        hidden = any(part.startswith(".") for part in path.relative_to(root).parts)  # a temp file, a scratch cache
+        if path.name == MODEL_META or path.parent.name == RUN_RECORDS or hidden:
             continue
         data = load_result_json(path)
         if not isinstance(data, dict) or "task_name" not in data or "scores" not in data:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
+from pathlib import Path
 from typing import Any
 
 from adapters.options import public_value
@@ -35,7 +36,15 @@ from bench.errors import ConfigError, MissingDataError
 from bench.fileio import atomic_write_json
 from bench.instruction_style import instruction_style_for
 from bench.redact import redact_value
-from bench.results import RESULTS, AtomicResultCache, read_json, result_path, result_problem, run_record_path
+from bench.results import (
+    RESULTS,
+    AtomicResultCache,
+    read_json,
+    result_path,
+    result_problem,
+    results_root,
+    run_record_path,
+)
 from bench.summary import format_score
 
 logger = logging.getLogger("bench")
@@ -117,12 +126,24 @@ def _evaluate(options: RunOptions) -> list[TaskOutcome]:
     variants = load_run_variants(options)
     jobs = task_jobs(build_tasks(options, variants), variants)
     model = build_model(options)
-    store = AtomicResultCache(options.output_dir)
+    stores: dict[Path, Any] = {}
     outcomes = []
     for i, (task, variant) in enumerate(jobs, start=1):
+        store = result_store(stores, options.output_dir, task)
         with variant_experiment(model, variant):
             outcomes.append(_evaluate_one(model, task, options, store, f"[{i}/{len(jobs)}]", variant, variants))
     return outcomes
+
+
+def result_store(stores: dict[Path, Any], output_dir: str, task: Any) -> Any:
+    """The result cache a task's result goes to (bench/results.py `results_root`): MTEB's tasks on MTEB's
+    data in OUTPUT, where `mteb submit-results` looks; anything else under OUTPUT/instruct-bench."""
+    from tasks.mteb_compat import is_mtebs_task
+
+    root = results_root(output_dir, mtebs=is_mtebs_task(task))
+    if root not in stores:
+        stores[root] = AtomicResultCache(root)
+    return stores[root]
 
 
 def _evaluate_one(
@@ -237,20 +258,33 @@ def build_tasks(options: RunOptions, variants: Any = None) -> list[Any]:
     if variants is not None and not options.tasks and not options.suite:  # the file's tasks
         options = replace(options, tasks=list(variants.variants))
     names = task_names(tasks=options.tasks, suite=options.suite)
-    style = instruction_style_for(options.model, options.instruction_style)
+    settings = {"limit": options.limit, "seed": options.seed, "prompt_source": prompt_source(options),
+                "instruction_style": instruction_style_for(options.model, options.instruction_style)}
     if options.tasks or not (options.data_dir or default_data_dir()):
-        return get_tasks(names, data_dir=options.data_dir, limit=options.limit, seed=options.seed, instruction_style=style)
+        return get_tasks(names, data_dir=options.data_dir, **settings)
     tasks: list[Any] = []
     for name in names:
         try:
-            tasks += get_tasks([name], data_dir=options.data_dir, limit=options.limit, seed=options.seed,
-                               instruction_style=style)
+            tasks += get_tasks([name], data_dir=options.data_dir, **settings)
         except MissingDataError as e:
             logger.warning("skipped %s: %s", name, e)
     if not tasks:
         raise MissingDataError(f"No task of suite {options.suite!r} has data in the data directory; "
                                "build some with `bench build-data`, or name tasks with --tasks.")
     return tasks
+
+
+def prompt_source(options: RunOptions) -> str:
+    """Which instruction a task under an MTEB name gives the model: MTEB's own (`metadata.prompt`, for
+    MTEB's implementation of the model, so the result is MTEB's computation of MTEB's task) or the
+    harness's (INSTRUCTOR's / InBedder's, for the harness's families: always an experiment)."""
+    from adapters.registry import MTEB_FAMILY, spec_family
+
+    try:
+        family = spec_family(options.model, given_model_options(options))
+    except Exception:  # noqa: BLE001 - an unresolvable spec fails where the model loads, with its own message
+        return "harness"
+    return "mteb" if family == MTEB_FAMILY else "harness"
 
 
 def build_model(options: RunOptions) -> Any:

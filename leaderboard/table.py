@@ -87,7 +87,7 @@ class ModelRow:
         n_parameters, size_source = _int(meta.get("n_parameters")), "submission's model_meta.json"
         if n_parameters is None and known.get("n_parameters"):
             n_parameters, size_source = known["n_parameters"], "MTEB's model registry, by model name"
-        template = _template(settings)
+        template = "mteb" if model.get("family") == "mteb" else _template(settings)  # MTEB's own implementation
         return {
             "family": model.get("family"),
             "baseline": self.baseline,

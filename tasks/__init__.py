@@ -55,11 +55,14 @@ def get_tasks(
     limit: int | None = None,
     seed: int = 42,
     instruction_style: str | None = None,
+    prompt_source: str | None = None,
 ) -> list[InstructionTask]:
     """Task instances ready for `mteb.evaluate`; local files are located (and checked) here.
 
     `instruction_style` goes only to tasks that offer several instruction styles (`instruction_styles`,
-    e.g. the GSTransform tasks); None means each task's default.
+    e.g. the GSTransform tasks); None means each task's default. Likewise `prompt_source` goes only to
+    tasks that declare `prompt_sources` (the MTEB-named tasks, tasks.generic): "mteb" keeps MTEB's own
+    `TaskMetadata.prompt`, "harness" puts the harness's instruction there; None means each task's default.
     """
     out = []
     for name in names:
@@ -67,6 +70,8 @@ def get_tasks(
             raise unknown_task(name)
         cls = TASKS.get(name) or _mteb_task_class(name)
         options = {"instruction_style": instruction_style} if getattr(cls, "instruction_styles", None) else {}
+        if prompt_source is not None and getattr(cls, "prompt_sources", None):
+            options["prompt_source"] = prompt_source
         out.append(cls(data_dir=data_dir, limit=limit, seed=seed, **options))
     return out
 

@@ -4,6 +4,7 @@ Local layout, the same schema as the published datasets (documented in the READM
 
     DATA_DIR/<TaskName>/<config>.{csv,jsonl,json,parquet}   tasks with several configs (IntentEmotion)
     DATA_DIR/<TaskName>/<split>.{csv,jsonl,json,parquet}    tasks with one config (InstructSTSB: test.jsonl)
+    DATA_DIR/<TaskName>/[<subset>/]  a `datasets` save_to_disk folder  tasks of MTEB's registry (tasks/generic.py)
 
 Local files are parsed with the standard library so that a malformed row is reported with its line
 number, and so that texts such as "NA" or "None" stay texts (pandas would turn them into NaN).
@@ -325,6 +326,49 @@ def local_revision(files: Sequence[Path]) -> str:
     """A revision string for local data: changes whenever any file's content changes."""
     digest = sha256_json(sorted((p.name, sha256_file(p)) for p in files))
     return f"local-{digest[:12]}"
+
+
+# ----------------------------------------------------------------- `datasets` save_to_disk copies
+# A folder `Dataset(Dict).save_to_disk` wrote: dataset_dict.json (a DatasetDict) or state.json (a Dataset).
+SAVED_MARKERS = ("dataset_dict.json", "state.json")
+# state.json holds `_fingerprint`, a hash of how the copy was made (the same rows loaded on two machines
+# may get two), not of its rows: it is left out of the revision.
+SAVED_UNHASHED = ("state.json",)
+
+
+def is_saved_dataset(folder: Path) -> bool:
+    """Whether `folder` is the output of `datasets` `save_to_disk` (of a DatasetDict or a Dataset)."""
+    return folder.is_dir() and any((folder / marker).is_file() for marker in SAVED_MARKERS)
+
+
+def saved_dataset_files(root: Path, folders: Sequence[Path]) -> dict[str, Path]:
+    """The data files (`.arrow`, `.json`) of save_to_disk folders, keyed by their path under `root`, sorted."""
+    files = {}
+    for folder in folders:
+        for path in folder.rglob("*"):
+            if path.suffix in (".arrow", ".json") and path.is_file():
+                files[path.relative_to(root).as_posix()] = path
+    return dict(sorted(files.items()))
+
+
+def saved_revision(files: Mapping[str, Path]) -> str:
+    """`local-<hash>` of save_to_disk folders: every arrow and json file (but state.json), with its place
+    in the folder, in sorted order; the same rows saved twice give the same revision."""
+    parts = [(key, sha256_file(path)) for key, path in sorted(files.items()) if path.name not in SAVED_UNHASHED]
+    return f"local-{sha256_json(parts)[:12]}"
+
+
+def read_saved_dataset(folder: Path) -> Any:
+    """`datasets.load_from_disk(folder)`; a damaged copy is one DataError naming the folder and the fix."""
+    import datasets
+
+    try:
+        return datasets.load_from_disk(str(folder))
+    except Exception as e:  # datasets/pyarrow raise many types for a damaged copy; all mean "unreadable"
+        raise DataError(
+            f"{folder}: not a readable `datasets` save_to_disk folder ({type(e).__name__}: {brief_line(e)}). "
+            f"Save it again with `load_dataset(...).save_to_disk(...)` (see 'Local data' in the README)."
+        ) from None
 
 
 def stratified_indices(labels: Sequence[Any], n: int, *, seed: int) -> list[int]:

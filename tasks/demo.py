@@ -28,6 +28,8 @@ def _demo_dataset(name: str) -> dict[str, str]:
 
 
 class DemoIntentEmotion(AbsTaskInstructionTriplet):
+    """IntentEmotion's design on demo data; MTEB type `Reranking`, as IntentEmotion (see its docstring)."""
+
     suites = ("demo",)
     packaged = True
     criteria = IntentEmotion.criteria
@@ -35,7 +37,7 @@ class DemoIntentEmotion(AbsTaskInstructionTriplet):
         name="DemoIntentEmotion",
         description="DEMO data: 24 groups of customer utterances crossing two intents with two emotions.",
         dataset=_demo_dataset("DemoIntentEmotion"),
-        type="PairClassification",
+        type="Reranking",  # triplets rank two candidates per query: see AbsTaskInstructionTriplet
         main_score="hmean_success_rate",
         domains=["Financial", "Constructed"],
         **common_metadata(**_DEMO),

@@ -284,7 +284,7 @@ class GSTIntEmo(GSTransformTask, AbsTaskInstructionTriplet):
         name="GSTIntEmo",
         description="GSTransform IntEmo: IntentEmotion triplets under intent and emotion instructions. Harmonic mean.",
         dataset={"path": "BrandonZYW/IntentEmotion", "revision": "d0101c15083166b77371cf542c4045decc0a6e92"},
-        type="PairClassification",
+        type="Reranking",  # triplets rank two candidates per query: see AbsTaskInstructionTriplet
         main_score="hmean_success_rate",
         domains=["Financial", "Spoken"],
         license="mit",
@@ -301,7 +301,7 @@ class GSTToxic(GSTransformTask, AbsTaskLabelTriplet):
         name="GSTToxic",
         description="GSTransform Toxic: triplets from toxic_conversations_50k (test) by toxic / not toxic.",
         dataset={"path": "mteb/toxic_conversations_50k", "revision": "edfaf9da55d3dd50d43143d90c1ac476895ae6de"},
-        type="PairClassification",
+        type="Reranking",  # triplets rank two candidates per query: see AbsTaskInstructionTriplet
         main_score="hmean_success_rate",
         domains=["Social", "Written"],
         license="cc-by-4.0",
@@ -316,7 +316,7 @@ class GSTAGNews(GSTransformTask, AbsTaskLabelTriplet):
         name="GSTAGNews",
         description="GSTransform AG-News: triplets from the AG News test split by topic (4 classes).",
         dataset={"path": "fancyzhx/ag_news", "revision": "eb185aade064a813bc0b7f42de02595523103ca4"},
-        type="PairClassification",
+        type="Reranking",  # triplets rank two candidates per query: see AbsTaskInstructionTriplet
         main_score="hmean_success_rate",
         domains=["News", "Written"],
         license="not specified",

@@ -9,6 +9,16 @@ from tasks.abstasks import AbsTaskInstructionTriplet
 
 
 class IntentEmotion(AbsTaskInstructionTriplet):
+    """Per criterion (emotion, intent), is the anchor closer to the positive than to the negative?
+
+    MTEB type `Reranking`: each triplet ranks two candidates for one query (the anchor under the
+    criterion's instruction), and the two criteria flip which candidate is relevant, as MTEB's own
+    `NevIR` reranking task does with its paired queries; MTEB's per-type means (`Mean (TaskType)`)
+    then average this success rate with other query-candidate ranking scores, not with pair
+    classification's average precision. MTEB model implementations also pick their prompt by this
+    type (see `AbsTaskInstructionTriplet`).
+    """
+
     suites = ("awareness", "inbedder")
     criteria = {
         "emotion": "How does the customer feel?",
@@ -22,7 +32,7 @@ class IntentEmotion(AbsTaskInstructionTriplet):
             "emotion and intent triplet success rates."
         ),
         dataset={"path": "BrandonZYW/IntentEmotion", "revision": "d0101c15083166b77371cf542c4045decc0a6e92"},
-        type="PairClassification",
+        type="Reranking",  # a query ranking two candidates, like MTEB's NevIR (see the class docstring)
         main_score="hmean_success_rate",
         domains=["Financial", "Spoken"],
         license="mit",

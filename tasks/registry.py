@@ -8,8 +8,9 @@ both class paths in the message, as MTEB's registry does.
 
 A task may carry an MTEB task's name only when it *is* that task: a subclass of MTEB's registered class
 of the same name (the generic tasks add a task instruction and a local layout, nothing else). Every
-other harness task is added to MTEB's registry (`tasks.mteb_compat`), so `mteb.get_task("IntentEmotion")`
-and `ResultCache.load_results(validate_and_filter=True)` find it.
+other harness task is added to MTEB's registry (`tasks.mteb_compat`), so `mteb.get_task("IntentEmotion")`,
+`mteb.get_tasks(task_types=["Reranking"])` and `ResultCache.load_results(validate_and_filter=True)` find it.
+Each suite is also an `mteb.Benchmark` (`tasks/benchmarks.py`: `mteb.get_benchmark("InBedder")`).
 
 Suite order: by module name, then by definition order within the module (stable whatever the import order).
 """

@@ -28,7 +28,12 @@ from tasks._common import common_metadata
 from tasks.abstasks import AbsTaskInstructionRobustness
 
 _ROBUSTNESS = dict(
-    type="Clustering",
+    # Not "Clustering": the main score is a gap between V-measures (correct minus implicit instructions,
+    # about 0 for a model that ignores them), and MTEB's per-type mean would average it with absolute
+    # V-measures. MTEB's InstructionReranking mean averages p-MRR, the change in a ranking when the
+    # instruction changes: the same kind of number (an instruction-following gap in [-1, 1]). MTEB model
+    # implementations key prompts by type too, so these tasks get a model's InstructionReranking prompt.
+    type="InstructionReranking",
     main_score="delta_ci_mean",
     sample_creation="found",
     **common_metadata(),

@@ -28,7 +28,8 @@ def rank_main(rank: int, world: int, port: int, builders: list[Callable[[], Any]
             return
         stats = []
         for i, model in enumerate(models):
-            vectors = model.encode_inputs([model.render(t, instruction, None) for t in texts], show=False)
+            given = None if model.family == "mteb" else instruction  # MTEB's implementation: generic texts
+            vectors = model.encode_inputs([model.render(t, given, None) for t in texts], show=False)
             np.save(Path(out) / f"{i}.npy", vectors)
             stats.append({e.family: vars(e.stats) for e in distributed.all_encoders(model)})
         (Path(out) / "stats.json").write_text(json.dumps(stats))

@@ -124,10 +124,17 @@ def test_a_gguf_file_loads_directly(tmp_path):
     assert enc.name == "local/SmolLM2-135M-Instruct.Q4_1" and enc.revision.startswith("local-")
     vec = enc.encode_inputs([enc.render("Hello there", "How does the user feel?", None)])
     assert vec.shape == (1, 576) and np.isfinite(vec).all()
-    meta = enc.mteb_model_meta  # a GGUF file has no registry entry: size and dimension come from its header
+    meta = enc.mteb_model_meta  # a GGUF file has no registry entry: size from its header, dimension from the vectors
     assert meta.embed_dim == 576 and 130e6 < meta.n_parameters < 140e6
-    fresh = load_model(f"inbedder:{gguf}", cache_dir=tmp_path).mteb_model_meta  # known before loading (all cached)
-    assert (fresh.embed_dim, fresh.n_parameters) == (576, sum(p.numel() for p in enc.model.parameters()))
+    again = load_model(f"inbedder:{gguf}", cache_dir=tmp_path)  # known before loading: the header's facts
+    fresh = again.mteb_model_meta
+    assert fresh.n_parameters == sum(p.numel() for p in enc.model.parameters())
+    assert (fresh.max_tokens, fresh.license, fresh.languages) == (8192, "apache-2.0", ["eng-Latn"])
+    assert fresh.embed_dim is None  # the hidden size is not the vector size of a re-encoding readout
+    again.encode_inputs([again.render("Hello there", "How does the user feel?", None)])  # all cached
+    assert not again._loaded and again.mteb_model_meta.embed_dim == 576
+    assert again.identity_check == {"gguf": {"file_type": "Q4_1", "quantization_version": 2,
+                                             "tensor_types": {"F32": 61, "Q4_1": 210, "Q8_0": 1}}}
     assert load_model(f"prompteol:{gguf}", cache_dir=tmp_path).name == enc.name
 
 

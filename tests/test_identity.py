@@ -30,13 +30,14 @@ def _path(model, root: Path, task: str = "STS12") -> Path:
 
 def test_families_on_one_checkpoint_never_share_a_result_file_or_cache(minilm_path, tmp_path):
     # The MiniLM directory stands in for any checkpoint; loading options only, no weights.
-    specs = [f"{family}:{minilm_path}" for family in ("st", "instructor", "inbedder", "prompteol", "metaeol")]
+    specs = [f"{family}:{minilm_path}" for family in ("mteb", "st", "instructor", "inbedder", "prompteol", "metaeol")]
     models = [load_model(spec, cache_dir=tmp_path) for spec in specs]
     paths = {_path(m, tmp_path) for m in models}
     fingerprints = {json.dumps(m.fingerprint, sort_keys=True) for m in models}
     assert len(paths) == len(fingerprints) == len(specs)
-    st, instructor, inbedder, prompteol, metaeol = models
-    assert st.mteb_model_meta.experiment_kwargs is None  # MTEB's own loader for this model: no experiment
+    mtebs, st, instructor, inbedder, prompteol, metaeol = models
+    assert mtebs.mteb_model_meta.experiment_kwargs is None  # MTEB's own implementation: MTEB's key
+    assert st.mteb_model_meta.experiment_kwargs == {"template": "prefix"}  # the harness's template: an experiment
     assert prompteol.experiment() == {"family": "prompteol"} and metaeol.experiment() == {"family": "metaeol"}
     # ... and the leaderboard keys them apart too
     records = [{"model": {"name": m.name, "revision": m.revision, "experiment": m.experiment()}} for m in models]
@@ -155,7 +156,10 @@ def test_results_carry_no_local_path_and_mteb_loads_them(minilm_path, tmp_path):
     written = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
     for secret in (str(tmp_path).encode(), b"/models/", str(Path.home()).encode() + b"/"):
         assert secret not in written
-    loaded = mteb.ResultCache(out).load_results(validate_and_filter=True, load_experiments="match_name")
+    # the harness's task: filed beside MTEB's results folder, in MTEB's layout (bench/results.py)
+    assert not (out / "results").exists()
+    loaded = mteb.ResultCache(out / "instruct-bench").load_results(validate_and_filter=True,
+                                                                   load_experiments="match_name")
     found = {(m.model_name, m.model_revision, m.experiment_name) for m in loaded.model_results}
     assert found == {("me/minilm-copy", "r1", "template_none")}
     record = json.loads(next(out.rglob("run_records/DemoInstructSTS.json")).read_text())
@@ -207,7 +211,8 @@ def test_two_models_under_one_name_never_share_a_vector(minilm_path, tmp_path):
         assert main(["run", "-q", "-m", f"st:{model}", "--model-name", "test/m", "--model-revision", "r1",
                      "-t", "DemoNYTClustering", "--output-dir", str(out), "--cache-dir", str(cache)]) == 0
         records[model.name] = json.loads(next(out.rglob("run_records/DemoNYTClustering.json")).read_text())
-        scores[model.name] = json.loads(next(out.rglob("results/*/*/DemoNYTClustering.json")).read_text())
+        scores[model.name] = json.loads(next(p for p in out.rglob("DemoNYTClustering.json")
+                                             if p.parent.name != "run_records").read_text())
     assert records["cls"]["encode"]["cache_hits"] == 0 and records["cls"]["encode"]["texts_encoded"] == 128
     assert records["mean"]["model"]["content"] != records["cls"]["model"]["content"]
     assert round(100 * scores["mean"]["scores"]["test"][0]["main_score"], 2) == 12.84  # the packaged model's own
@@ -250,14 +255,15 @@ def test_dtype_auto_is_named_by_what_it_resolves_to(tmp_path, monkeypatch):
 
     import adapters.base
 
-    cpu = load_model("all-MiniLM-L6-v2", dtype="auto", device="cpu", cache_dir=tmp_path)
-    plain = load_model("all-MiniLM-L6-v2", device="cpu", cache_dir=tmp_path)
+    st = {"template": "prefix"}  # the sentence-transformers family, whose default dtype is float32
+    cpu = load_model("all-MiniLM-L6-v2", dtype="auto", device="cpu", cache_dir=tmp_path, **st)
+    plain = load_model("all-MiniLM-L6-v2", device="cpu", cache_dir=tmp_path, **st)
     assert cpu.fingerprint == plain.fingerprint and cpu.fingerprint["dtype"] == "float32"
-    assert cpu.mteb_model_meta.experiment_kwargs is None and cpu.settings()["dtype"] == "float32"
+    assert cpu.mteb_model_meta.experiment_kwargs == st and cpu.settings()["dtype"] == "float32"
     cpu_cache, cpu_experiment = cpu.cache.path, cpu.mteb_model_meta.experiment_name
     monkeypatch.setattr(adapters.base, "resolve_device", lambda device: "cuda")  # a GPU that does bf16
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
-    gpu = load_model("all-MiniLM-L6-v2", dtype="auto", cache_dir=tmp_path)
+    gpu = load_model("all-MiniLM-L6-v2", dtype="auto", cache_dir=tmp_path, **st)
     assert (gpu.fingerprint["dtype"], gpu.fingerprint["device_kind"]) == ("bfloat16", "cuda")
-    assert gpu.experiment() == {"device_kind": "cuda", "dtype": "bfloat16"} and gpu.settings()["dtype"] == "bfloat16"
+    assert gpu.experiment() == {**st, "device_kind": "cuda", "dtype": "bfloat16"} and gpu.settings()["dtype"] == "bfloat16"
     assert gpu.cache.path != cpu_cache and gpu.mteb_model_meta.experiment_name != cpu_experiment

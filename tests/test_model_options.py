@@ -66,8 +66,10 @@ def test_string_options_load_typed_and_unknown_ones_list_the_valid(tmp_path):
     model = load_model("all-MiniLM-L6-v2", batch_size="8", max_seq_length="128", template="none", cache_dir=tmp_path)
     assert model.batch_size == 8 and model.max_seq_length == 128
     assert model.mteb_model_meta.experiment_kwargs == {"template": "none", "max_seq_length": 128}
-    with pytest.raises(ConfigError, match=r"no option 'pooling'\. Its options: .*max_seq_length.*template"):
+    with pytest.raises(ConfigError, match=r"'mteb' has no option 'pooling'\. Its options: .*--template.*max_seq_length, template"):
         load_model("all-MiniLM-L6-v2", pooling="1st-gen")
+    with pytest.raises(ConfigError, match=r"'sentence-transformers' has no option 'pooling'\. Its options: .*max_seq_length.*template"):
+        load_model("all-MiniLM-L6-v2", pooling="1st-gen", template="none")
     with pytest.raises(ConfigError, match=r"no option 'dimension'\. Did you mean: dimensions\?"):
         load_model("openai:fake", dimension=8)
     with pytest.raises(ConfigError, match="no option 'api_key'"):  # keys come from the environment only
@@ -77,7 +79,7 @@ def test_string_options_load_typed_and_unknown_ones_list_the_valid(tmp_path):
 def test_cli_option_errors_are_one_line(capsys, tmp_path):
     out = ["--output-dir", str(tmp_path)]
     line = _error_line(capsys, "run", "--model-args", "pooling=1st-gen", *out)
-    assert "Model family 'sentence-transformers' has no option 'pooling'" in line and "template" in line
+    assert "Model family 'mteb' has no option 'pooling'" in line and "--template" in line
     line = _error_line(capsys, "run", "--pooling", "1st-gen", *out)
     assert "has no option 'pooling'" in line
     line = _error_line(capsys, "run", "--model-args", "batch_size=big", *out)

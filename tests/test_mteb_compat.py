@@ -7,7 +7,7 @@ import importlib
 import mteb
 
 import tasks
-from tasks.mteb_compat import create_query_dataloader, mteb_query_dataloader, mteb_registry
+from tasks.mteb_compat import create_query_dataloader, mteb_query_dataloader, mteb_registry, mteb_task_list
 
 
 def test_mtebs_private_registry_is_still_the_dict_get_task_reads():
@@ -15,6 +15,18 @@ def test_mtebs_private_registry_is_still_the_dict_get_task_reads():
     assert isinstance(module._TASKS_REGISTRY, dict), "MTEB changed its task registry: update tasks/mteb_compat.py"
     assert module._TASKS_REGISTRY is mteb_registry()
     assert "STS12" in module._TASKS_REGISTRY  # MTEB's own tasks are still there
+
+
+def test_mtebs_task_list_and_benchmark_registry_are_still_what_get_tasks_and_get_benchmark_read():
+    module = importlib.import_module("mteb.get_tasks")
+    assert isinstance(module.TASK_LIST, tuple) and module.TASK_LIST is mteb_task_list()
+    assert "TASK_LIST" in mteb.get_tasks.__code__.co_names, "get_tasks no longer filters TASK_LIST"
+    assert tasks.IntentEmotion in module.TASK_LIST
+    benchmarks = importlib.import_module("mteb.benchmarks.get_benchmark")
+    assert "_build_registry" in benchmarks.get_benchmark.__code__.co_names
+    assert "_build_registry" in benchmarks.get_benchmarks.__code__.co_names
+    assert getattr(benchmarks._build_registry, "_harness_wrapper", False)
+    assert mteb.get_benchmark("InBedder").name == "InBedder"
 
 
 def test_mteb_finds_the_harness_tasks_by_name():

@@ -162,7 +162,8 @@ def test_budget_never_undercounts_tokens():
 
 def test_options_that_change_vectors_are_experiments(tmp_path):
     base = load_model("openai:fake", base_url="http://x/v1", price=1.0, max_retries=1, use_cache=False)
-    assert base.mteb_model_meta.experiment_kwargs is None
+    # the harness's client and template, not MTEB's OpenAI implementation: never MTEB's key
+    assert base.mteb_model_meta.experiment_kwargs == {"template": "prefix"}
     short = load_model("openai:fake", dimensions=8, template="none", use_cache=False)
     assert short.mteb_model_meta.experiment_kwargs == {"dimensions": 8, "template": "none"}
     assert short.fingerprint != base.fingerprint
@@ -434,8 +435,8 @@ def test_max_concurrency_is_a_runtime_option_and_validated(api, tmp_path, capsys
     assert default.max_concurrency == 4
     for limit in (1, 16, "8"):
         enc = load_model("openai:fake", max_concurrency=limit, use_cache=False)
-        assert enc.fingerprint == default.fingerprint and enc.mteb_model_meta.experiment_kwargs is None
-        assert enc.experiment() == default.experiment() == {}
+        assert enc.fingerprint == default.fingerprint
+        assert enc.experiment() == default.experiment() == {"template": "prefix"}
     for bad in (0, -2, 1.5, True, "many"):
         with pytest.raises(ConfigError, match="max.concurrency"):
             load_model("openai:fake", max_concurrency=bad, use_cache=False)

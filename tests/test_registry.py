@@ -9,20 +9,23 @@ from bench.errors import UnknownNameError
 
 
 def test_spec_forms(minilm_path, tmp_path):
-    assert resolve("all-MiniLM-L6-v2")[:2] == ("sentence-transformers", minilm_path)
+    assert resolve("all-MiniLM-L6-v2")[:2] == ("mteb", minilm_path)  # MTEB's implementation by default
     assert resolve("st:org/some-model")[:2] == ("sentence-transformers", "org/some-model")
     assert resolve("generative:org/lm")[:2] == ("inbedder", "org/lm")  # an alias
-    assert resolve(minilm_path)[0] == "sentence-transformers"
+    assert resolve(minilm_path)[0] == "mteb"
+    assert resolve("org/some-model")[0] == "mteb"
     with pytest.raises(UnknownNameError, match="Did you mean: all-MiniLM-L6-v2"):
         resolve("all-minilm")
 
 
 def test_options_that_change_vectors_become_experiments(tmp_path):
     default = load_model("all-MiniLM-L6-v2", cache_dir=tmp_path)
-    assert default.mteb_model_meta.experiment_kwargs is None
-    assert default.name == "sentence-transformers/all-MiniLM-L6-v2" and default.template == "prefix"
+    assert default.mteb_model_meta.experiment_kwargs is None  # MTEB's own computation: MTEB's key
+    assert default.name == "sentence-transformers/all-MiniLM-L6-v2" and default.family == "mteb"
+    prefixed = load_model("all-MiniLM-L6-v2", template="prefix", cache_dir=tmp_path)
+    assert prefixed.mteb_model_meta.experiment_kwargs == {"template": "prefix"}
     blind = load_model("all-MiniLM-L6-v2", template="none", dtype="float16", batch_size=8, device="cpu", cache_dir=tmp_path)
     # half precision names the device kind too: fp16 kernels differ between a CPU and a GPU
     assert blind.mteb_model_meta.experiment_kwargs == {"template": "none", "dtype": "float16", "device_kind": "cpu"}
-    assert blind.fingerprint != default.fingerprint
+    assert blind.fingerprint != prefixed.fingerprint != default.fingerprint
     assert load_model("all-MiniLM-L6-v2", batch_size=8, cache_dir=tmp_path).mteb_model_meta.experiment_kwargs is None

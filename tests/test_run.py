@@ -10,7 +10,7 @@ import mteb
 import pytest
 
 from adapters.registry import load_model
-from adapters.sentence_transformers import SentenceTransformerEncoder
+from adapters.mteb_model import MTEBModel
 from bench.runner import RunOptions, run
 from dataset_builders.label_derived import build_instruct_stsb_proxy, build_intent_emotion_proxy
 from tasks import get_tasks
@@ -67,15 +67,20 @@ def test_task_classes_run_under_stock_mteb_models(local_data, minilm_path):
 
 def test_result_files_and_run_record(tmp_path):
     run(_options(tmp_path, suite="demo"))
-    cache = mteb.ResultCache(tmp_path / "out")
+    cache = mteb.ResultCache(tmp_path / "out" / "instruct-bench")  # the harness's tasks: beside MTEB's folder
     results = cache.load_results(models=["sentence-transformers/all-MiniLM-L6-v2"], require_model_meta=False)
     assert {r.task_name for m in results.model_results for r in m.task_results} == {
         "DemoIntentEmotion", "DemoInstructSTS", "DemoNYTClustering",
     }
     record_path = next((tmp_path / "out").rglob("run_records/DemoIntentEmotion.json"))
     record = json.loads(record_path.read_text())
-    assert record["model"]["settings"]["instruction_template"] == "prefix"
-    assert len(record["model"]["settings"]["instruction_template_sha256"]) == 64
+    assert record["model"]["family"] == "mteb" and record["model"]["experiment"] == {}  # MTEB's computation
+    assert record["model"]["settings"]["implementation"] == {"loader": "SentenceTransformerEncoderWrapper",
+                                                             "loader_kwargs": {}}
+    prefixed = run(_options(tmp_path, tasks=["DemoIntentEmotion"], template="prefix"))[0].record
+    assert prefixed["model"]["settings"]["instruction_template"] == "prefix"
+    assert len(prefixed["model"]["settings"]["instruction_template_sha256"]) == 64
+    assert prefixed["model"]["experiment"] == {"template": "prefix"}
     assert record["task"]["instructions"] == {"criteria": {
         "emotion": "How does the customer feel?", "intent": "What does the customer need?"}}
     assert len(record["task"]["instructions_sha256"]) == 64
@@ -109,7 +114,7 @@ def test_settings_change_is_not_reused(tmp_path):
 
 def test_killed_mid_task_resumes_with_the_same_scores(tmp_path, monkeypatch):
     clean = run(_options(tmp_path / "clean", suite="demo", batch_size=8))
-    original = SentenceTransformerEncoder._encode_group
+    original = MTEBModel._encode_group
     calls = {"n": 0}
 
     def dies_on_third_group(self, inputs, batch_size):
@@ -118,10 +123,10 @@ def test_killed_mid_task_resumes_with_the_same_scores(tmp_path, monkeypatch):
             raise KeyboardInterrupt("simulated kill")
         return original(self, inputs, batch_size)
 
-    monkeypatch.setattr(SentenceTransformerEncoder, "_encode_group", dies_on_third_group)
+    monkeypatch.setattr(MTEBModel, "_encode_group", dies_on_third_group)
     with pytest.raises(KeyboardInterrupt):
         run(_options(tmp_path / "killed", suite="demo", batch_size=8))
-    monkeypatch.setattr(SentenceTransformerEncoder, "_encode_group", original)
+    monkeypatch.setattr(MTEBModel, "_encode_group", original)
     resumed = run(_options(tmp_path / "killed", suite="demo", batch_size=8))
     assert [o.main_score for o in resumed] == [o.main_score for o in clean]
     first = resumed[0].record["encode"]

@@ -108,7 +108,30 @@ def models_table() -> str:
     parts.append(wrapped_table(rows, ["Family prefix", "Aliases", "About", "Options=default"], wrap=[1, 2, 3]))
     parts.append("\n" + wrapped_text("Give options as family flags (--template none), --model-args "
                                      "key=value,key=value, or a --model-config YAML/JSON file."))
+    parts += ["", zoo_table()]
     return "\n".join(parts)
+
+
+def zoo_table() -> str:
+    """MTEB's instruction-aware registry models: `--model ORG/NAME` runs each as MTEB does."""
+    from collections import Counter
+
+    from adapters.mteb_zoo import instruction_models
+
+    models = instruction_models()
+    shown = [m for m in models if not m["query"].startswith("custom")]
+    custom = Counter(m["implementation"] for m in models if m["query"].startswith("custom"))
+    rows = [[m["model"], _escaped(m["query"]), _escaped(m["document"])] for m in shown]
+    head = wrapped_text(f"MTEB's registry: {len(models)} instruction-aware text models. `--model ORG/NAME` runs one "
+                        "through MTEB's own implementation; the instruction reaches the model as shown "
+                        "({instruction} is the task's, {text} the input):")
+    tail = wrapped_text(f"and {sum(custom.values())} with implementations of their own: "
+                        + ", ".join(f"{name} ({n})" for name, n in custom.most_common()) + ".")
+    return "\n".join([head, wrapped_table(rows, ["Model", "Query", "Document"], wrap=[0, 1, 2]), tail])
+
+
+def _escaped(text: str) -> str:
+    return text.replace("\n", "\\n")
 
 
 def _options_text(family: dict) -> str:

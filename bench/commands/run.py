@@ -11,6 +11,8 @@ import argparse
 import os
 from typing import Any
 
+from bench.results import HARNESS_RESULTS
+
 EPILOG = """examples:
   python -m bench run                                   demo suite, default model, offline
   python -m bench run --model all-MiniLM-L6-v2 --template none --suite demo
@@ -103,6 +105,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not outcomes and is_worker():
         return 0  # another rank of a launched run: rank 0 prints the table
     print(run_table(outcomes))
+    note = local_data_note(outcomes)
+    if note:
+        print(f"\n{note}")
     usage = total_usage([o.record.get("encode", {}).get("usage") for o in outcomes if o.status == "computed"])
     if usage:
         print(f"\nAPI usage: {format_usage(usage)}")
@@ -114,6 +119,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
         parents = sorted({os.path.dirname(f) for f in variant_folders})
         print(f"Instruction variants: {len(variant_folders)} MTEB experiment folder(s) under " + ", ".join(parents))
     return 0
+
+
+def local_data_note(outcomes: list[Any]) -> str | None:
+    """One line when an MTEB task's result was computed on local data (a `local-…` dataset revision):
+    it is filed under OUTPUT/instruct-bench, not where `mteb submit-results` looks (bench/results.py)."""
+    from tasks.mteb_compat import mteb_registry
+
+    registry = mteb_registry()
+    local = list(dict.fromkeys(o.task for o in outcomes if _on_local_data(o.record) and o.task in registry
+                               and not str(registry[o.task].__module__).startswith("tasks.")))
+    if not local:
+        return None
+    named = ", ".join(local[:4]) + (f", +{len(local) - 4} more" if len(local) > 4 else "")
+    return (f"Note: {named} ran on local data and carries a local-… dataset revision, so it is filed under "
+            f"{HARNESS_RESULTS}/: MTEB's results repository will not take it (the revision is what says a number "
+            "was computed on the published data, and these are not), and `mteb submit-results` does not look there.")
+
+
+def _on_local_data(record: dict[str, Any]) -> bool:
+    dataset = (record.get("task") or {}).get("dataset") or {}
+    return str(dataset.get("revision") or "").startswith("local-") or str(dataset.get("source") or "").startswith("local:")
 
 
 USAGE_COUNTERS = ("requests", "retries", "texts", "tokens", "tokens_estimated", "usd")

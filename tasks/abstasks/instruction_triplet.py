@@ -20,6 +20,24 @@ class AbsTaskInstructionTriplet(InstructionTask):
     An instruction-blind model is capped: when two criteria rank the same texts in opposite orders
     its two rates sum to at most 1.
 
+    MTEB task type: concrete triplet tasks declare `type="Reranking"` (`TaskMetadata.type` is a closed
+    Literal; there is no triplet type). A triplet is a query (the anchor under the instruction) with two
+    candidates to rank, and the success rate is the share of queries whose relevant candidate is ranked
+    first, i.e. the pairwise ranking accuracy that MTEB's own two-candidate reranking tasks report
+    (`ColDeRReranking`: accuracy; `NevIR`: paired accuracy over two queries that flip which passage is
+    relevant, like our criteria). MTEB averages main scores per type (`Mean (TaskType)` and the per-type
+    columns: `mteb/benchmarks/_benchmark_metrics.py::_compute_task_types`, `_create_table.py`), so under
+    Reranking a triplet success rate joins other query-candidate ranking scores in [0, 1] (MAP, nDCG,
+    accuracy), where under the earlier `PairClassification` it was averaged with the average precision
+    of thresholding pair similarities globally, a classification score. The type also picks prompts:
+    MTEB model implementations key `model_prompts`/`prompts_dict` by type (`Reranking`,
+    `Reranking-query`; every text here is encoded with `prompt_type=query`) and some route by
+    `simplified_task_type` ("retrieval" now; e.g. Jina's retrieval adapter, not text-matching), so an
+    MTEB implementation may give these texts another prompt than before. `AbsTask.abstask_prompt` is set
+    per abstract class, not per type: this class defines none, so a model with no prompt for the type
+    gets an empty one. Under "Reranking" MTEB's sparse-encoder wrapper still returns dense embeddings
+    (it keeps sparse tensors only for the non-reranking retrieval types), which `encode_pairs` needs.
+
     Attributes:
         criteria: criterion name (also the dataset config) -> instruction.
     """
