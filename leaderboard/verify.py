@@ -138,7 +138,7 @@ def _run_settings(entry: Entry) -> dict[str, Any]:
     model, task = entry.record["model"], entry.record["task"]
     instructions = task.get("instructions")
     style = instructions.get("style") if isinstance(instructions, dict) else None
-    return {"spec": model["spec"], "name": model["name"], "revision": model["revision"],
+    return {"spec": model["spec"], "name": model["name"], "revision": model["revision"], "family": model.get("family"),
             "settings": model.get("settings") or {}, "limit": task["limit"], "seed": task["seed"],
             "instruction_style": style}
 
@@ -151,17 +151,20 @@ def rerun_plan(entry: Entry, *, base_url: str | None = None) -> Rerun:
     and under its own name; an API model only against `base_url`.
     """
     from adapters.options import family_options, runtime_options
-    from adapters.registry import MODELS, family_class, resolve
+    from adapters.registry import MODELS, MTEB_FAMILY, ST_FAMILY, family_class, resolve
 
     run = _run_settings(entry)
     spec = run["spec"]
     _check_no_path(spec, "model spec")
     family, source, _ = resolve(spec)  # an unknown model or family: a BenchError, "could not re-run"
+    if family in (MTEB_FAMILY, ST_FAMILY) and run.get("family") in (MTEB_FAMILY, ST_FAMILY):
+        family = run["family"]  # one spec, two families: MTEB's implementation or the harness's templates
     cls = family_class(family)
     vector = set(family_options(cls)) - runtime_options(cls) - {"revision"}
     options = {k: v for k, v in run["settings"].items() if k in vector}
-    for key, value in options.items():
-        _check_no_path(value, f"option {key}")
+    for key, value in run["settings"].items():  # a template MTEB's implementation ignores too: refused
+        if key in vector or key == "template":
+            _check_no_path(value, f"option {key}")
     if set(ENDPOINT_OPTIONS) & set(family_options(cls)):
         if not base_url:
             raise Refused("an API result is re-run only against an endpoint the maintainer names "
