@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from adapters.base import BaseEncoder
+from adapters.mteb_zoo import loader_name
 from bench.errors import ConfigError, ModelLoadError
 from bench.fileio import sha256_json
 
@@ -75,7 +76,7 @@ class MTEBModel(BaseEncoder):
         meta = self.registry_meta
         if meta is None:
             return {"loader": "SentenceTransformerEncoderWrapper"}
-        return {"loader": _loader_name(meta.loader), "loader_kwargs_sha256": sha256_json(_jsonable(meta.loader_kwargs))}
+        return {"loader": loader_name(meta.loader), "loader_kwargs_sha256": sha256_json(_jsonable(meta.loader_kwargs))}
 
     def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> Any:
         """The generic (instruction-free) input, as `SentenceTransformer.encode(text)` sends it: what a
@@ -114,7 +115,7 @@ class MTEBModel(BaseEncoder):
                 f"Could not load {self.name} through MTEB's implementation "
                 f"({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}). Offline, the model must be "
                 f"in the local hub cache at revision {self.revision[:12]}, or give a local directory."
-            ) from None
+            ) from e
         self.impl.mteb_model_meta = self.mteb_model_meta
         st = getattr(self.impl, "model", None)
         if _is_sentence_transformer(st):
@@ -305,10 +306,6 @@ def _is_sentence_transformer(obj: Any) -> bool:
     return isinstance(obj, SentenceTransformer)
 
 
-def _loader_name(loader: Any) -> str:
-    return getattr(loader, "__qualname__", None) or getattr(loader, "__name__", None) or type(loader).__name__
-
-
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str, sort_keys=True))
 
@@ -317,4 +314,4 @@ def identity_extras_public(meta: ModelMeta | None) -> dict[str, Any]:
     """The implementation as a run record shows it: MTEB's loader and its options."""
     if meta is None:
         return {"loader": "SentenceTransformerEncoderWrapper", "loader_kwargs": {}}
-    return {"loader": _loader_name(meta.loader), "loader_kwargs": _jsonable(meta.loader_kwargs)}
+    return {"loader": loader_name(meta.loader), "loader_kwargs": _jsonable(meta.loader_kwargs)}

@@ -165,7 +165,7 @@ def test_mteb_before_and_after_import_tasks():
     """)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     env.pop("INSTRUCT_BENCH_DATA_DIR", None)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
                           check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])

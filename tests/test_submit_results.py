@@ -59,7 +59,7 @@ def _run(cmd: list[str], *, env: dict[str, str], cwd: Path = ROOT, timeout: int 
 
 
 def _git(*args: str, cwd: Path, env: dict[str, str]) -> str:
-    return _run(["git", *args], env=env, cwd=cwd, timeout=120)
+    return _run(["git", *args], env=env, cwd=cwd, timeout=1200)
 
 
 def _mimic_repository(tmp: Path, env: dict[str, str]) -> Path:
