@@ -101,6 +101,9 @@ class MTEBModel(BaseEncoder):
                 if local is not None:
                     extra |= {"cache_folder": local, "local_files_only": True}
                 kwargs = {**meta.loader_kwargs, **extra, "device": self.device}
+                if "model_kwargs" in extra:  # a --dtype replaces MTEB's dtype only, keeping its other model options
+                    kwargs["model_kwargs"] = {k: v for k, v in (meta.loader_kwargs.get("model_kwargs") or {}).items()
+                                              if k not in ("dtype", "torch_dtype")} | extra["model_kwargs"]
                 self.impl = meta.loader(meta.name, revision=self.revision, **kwargs)
             else:
                 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
