@@ -141,6 +141,8 @@ def result_store(stores: dict[Path, Any], output_dir: str, task: Any) -> Any:
     from tasks.mteb_compat import is_mtebs_task
 
     root = results_root(output_dir, mtebs=is_mtebs_task(task))
+    if not stores:  # the folder the user named first: a file in its way is named as such
+        stores[Path(output_dir)] = AtomicResultCache(output_dir)
     if root not in stores:
         stores[root] = AtomicResultCache(root)
     return stores[root]

@@ -79,10 +79,10 @@ def _gst_dir(tmp: Path, minilm: str) -> str:
     from adapters.gstransform import FORMAT_VERSION, save_transform
     from adapters.registry import load_model
 
-    base = load_model(minilm, use_cache=False)
+    base = load_model(f"st:{minilm}", use_cache=False)  # not the mteb entry's setting: its own cache file
     rng = np.random.default_rng(0)
     config = {"format": "gstransform", "format_version": FORMAT_VERSION, "instruction": INSTRUCTION,
-              "applies_to": [INSTRUCTION], "base_model": minilm, "base_options": {}, "base_fingerprint": base.fingerprint}
+              "applies_to": [INSTRUCTION], "base_model": f"st:{minilm}", "base_options": {}, "base_fingerprint": base.fingerprint}
     weights = {"encoder_weight": rng.standard_normal((8, 384)), "encoder_bias": rng.standard_normal(8)}
     save_transform(tmp / "gst", weights=weights, config=config, sample=None)
     return str(tmp / "gst")
@@ -135,12 +135,12 @@ def _bench(args: list[str], cwd: Path, *, ranks: int = 1, env: dict[str, str] | 
 
 
 def _records(out: Path) -> dict[str, dict]:
-    return {p.stem: json.loads(p.read_text()) for p in out.glob("results/*/*/run_records/*.json")}
+    return {p.stem: json.loads(p.read_text()) for p in out.glob("instruct-bench/results/*/*/run_records/*.json")}
 
 
 def _scores(out: Path) -> dict[str, dict]:
     found = {}
-    for p in out.glob("results/*/*/*.json"):
+    for p in out.glob("instruct-bench/results/*/*/*.json"):
         if p.name != "model_meta.json":
             found[p.stem] = json.loads(p.read_text())["scores"]["test"][0]
     return found

@@ -276,9 +276,10 @@ def test_run_note_names_results_on_local_data() -> None:
         return TaskOutcome(name, "m", 0.5, {}, "computed", record)
 
     assert local_data_note([outcome("A", "0fd18e25", "hub")]) is None
-    note = local_data_note([outcome("A", "0fd18e25", "hub"), outcome("B", "local-abc", "local:data")])
-    assert note.startswith("Note: the results of B were computed on local data") and "\n" not in note
-    assert "submit-results skips results whose revision differs from the published one" in note
+    note = local_data_note([outcome("STS12", "0fd18e25", "hub"), outcome("STS13", "local-abc", "local:data")])
+    assert note.startswith("Note: STS13 ran on local data") and "\n" not in note
+    assert "will not take them" in note and "instruct-bench/" in note
+    assert local_data_note([outcome("DemoInstructSTS", "local-abc", "package")]) is None  # the harness's own task
 
 
 # ---------------------------------------------------------------------------------------- prompt source

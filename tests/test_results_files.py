@@ -150,7 +150,7 @@ def test_a_bench_run_leaves_run_settings_beside_every_result(tmp_path):
 
     out = tmp_path / "out"
     run(RunOptions(suite="demo", output_dir=str(out), cache_dir=str(tmp_path / "cache"), show_progress_bar=False))
-    results = [p for p in (out / "results").rglob("*.json") if p.name != "model_meta.json"
+    results = [p for p in (out / "instruct-bench" / "results").rglob("*.json") if p.name != "model_meta.json"
                and p.parent.name != "run_records"]
     assert len(results) == 3
     for path in results:
@@ -159,4 +159,4 @@ def test_a_bench_run_leaves_run_settings_beside_every_result(tmp_path):
         row = next(r for r in rows if r["task"] == path.stem)
         assert row["splits"] == ["test"] and row["subsets"] == ["default"] and row["version"]["mteb"] == mteb.__version__
         assert set(row["encode_kwargs"]) == {"batch_size"}  # what bench run passes to mteb.evaluate
-    assert folder_problems(out / "results") == []
+    assert folder_problems(out / "instruct-bench" / "results") == []

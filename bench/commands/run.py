@@ -133,7 +133,7 @@ def local_data_note(outcomes: list[Any]) -> str | None:
         return None
     named = ", ".join(local[:4]) + (f", +{len(local) - 4} more" if len(local) > 4 else "")
     return (f"Note: {named} ran on local data and carries a local-… dataset revision, so it is filed under "
-            f"{HARNESS_RESULTS}/: MTEB's results repository will not take it (the revision is what says a number "
+            f"{HARNESS_RESULTS}/: MTEB's results repository will not take them (the revision is what says a number "
             "was computed on the published data, and these are not), and `mteb submit-results` does not look there.")
 
 
