@@ -49,24 +49,21 @@ def _get_tasks_module() -> Any:
 
 def mteb_registry() -> dict[str, type[AbsTask]]:
     """MTEB's private name -> task class mapping (see module docstring)."""
-    registry = getattr(_get_tasks_module(), "_TASKS_REGISTRY", None)
-    if not isinstance(registry, dict):
-        raise RuntimeError(
-            "mteb.get_tasks._TASKS_REGISTRY is gone or no longer a dict: this MTEB release changed how tasks "
-            "are registered; update tasks/mteb_compat.py."
-        )
-    return registry
+    return _get_tasks_attribute("_TASKS_REGISTRY", dict, "how tasks are registered")
 
 
 def mteb_task_list() -> tuple[type[AbsTask], ...]:
     """The task classes `mteb.get_tasks` filters (MTEB's, then the harness's; see module docstring)."""
-    task_list = getattr(_get_tasks_module(), "TASK_LIST", None)
-    if not isinstance(task_list, tuple):
-        raise RuntimeError(
-            "mteb.get_tasks.TASK_LIST is gone or no longer a tuple: this MTEB release changed what "
-            "mteb.get_tasks() filters; update tasks/mteb_compat.py."
-        )
-    return task_list
+    return _get_tasks_attribute("TASK_LIST", tuple, "what mteb.get_tasks() filters")
+
+
+def _get_tasks_attribute(name: str, kind: type, what: str) -> Any:
+    """An attribute of `mteb.get_tasks` the harness relies on, failing loudly when a release changed it."""
+    value = getattr(_get_tasks_module(), name, None)
+    if not isinstance(value, kind):
+        raise RuntimeError(f"mteb.get_tasks.{name} is gone or no longer a {kind.__name__}: this MTEB release "
+                           f"changed {what}; update tasks/mteb_compat.py.")
+    return value
 
 
 def _add_to_task_list(cls: type[AbsTask]) -> None:
