@@ -16,7 +16,13 @@ arrive here with MTEB's prompt and texts and are resolved as sentence-transforme
 model: `[prompt, text, task, options]`. From there the harness's dedup, embedding cache, length-sorted
 batching, out-of-memory halving, progress and torchrun sharing apply, and the real model is called
 with the same prompt and options on the inputs the cache lacks. An implementation that holds no
-SentenceTransformer (an API client, a custom encoder) runs as MTEB runs it, uncached (logged).
+SentenceTransformer (an API client, a custom encoder) is cached a row at a time, as MTEB's own
+`CachedEmbeddingWrapper` does: the key is the task's metadata (all of it but where its data lies:
+name, type and prompt are what implementations read), the subset, the prompt type, the encode options
+that change a vector, and the whole prepared row (text, query, instruction, title, ...); the rows the cache lacks are sent to the implementation in the loader's own
+batches and collate function (never prepared twice, which would append a query's instruction again).
+Such a model runs on rank 0 alone under torchrun (its rows carry a task's metadata only in that
+process). Rows that are not plain JSON (images, audio) run as MTEB runs them, uncached (logged).
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ logger = logging.getLogger(__name__)
 _CALL_OPTIONS = frozenset({"batch_size", "show_progress_bar", "convert_to_numpy", "convert_to_tensor", "device",
                            "pool", "chunk_size"})
 _TASKS = {"encode_query": "query", "encode_document": "document"}
+_ROW = "\x00mteb-row"  # first part of a row input: [_ROW, call scope, row json] (an ST input has 4 parts)
 HUB_SNAPSHOTS = "hub-snapshots"  # beside the embedding cache: published local copies laid out as a hub cache
 
 
@@ -62,6 +69,7 @@ class MTEBModel(BaseEncoder):
         self.model_path = model_path
         self.impl: Any = None
         self.st: Any = None  # the SentenceTransformer inside MTEB's implementation, when there is one
+        self._rows_call: dict[str, Any] = {}  # without one: the encode call whose missing rows are being sent
         self._desc, self._show = "Encoding", None
         super().__init__(name=name, revision=revision, source=model_path, dtype=dtype or "float32", **kwargs)
 
@@ -125,8 +133,8 @@ class MTEBModel(BaseEncoder):
             self.st = st
             self.impl.model = _ModelCall(st, self)
         else:
-            logger.warning("%s: MTEB's implementation (%s) holds no SentenceTransformer; it runs as MTEB runs it, "
-                           "without the embedding cache.", self.name, type(self.impl).__name__)
+            logger.info("%s: MTEB's implementation (%s) holds no SentenceTransformer; its rows are cached as "
+                        "MTEB's CachedEmbeddingWrapper keys them.", self.name, type(self.impl).__name__)
         if self.st is not None:
             self.update_model_facts(n_parameters=sum(p.numel() for p in self.st.parameters()),
                                     max_tokens=getattr(self.st, "max_seq_length", None))
@@ -163,18 +171,45 @@ class MTEBModel(BaseEncoder):
         (repo / "refs" / "main").write_text(self.revision, encoding="utf-8")
         return str(root)
 
+    @property
+    def distributes(self) -> bool:  # type: ignore[override]
+        """Row inputs name their task's metadata only in rank 0's process: such a model runs there."""
+        return not self._loaded or self.st is not None
+
     # ------------------------------------------------------------------ MTEB's encoder protocol
     def encode(self, inputs: DataLoader, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
                prompt_type: PromptType | None = None, **kwargs: Any) -> Any:
         self.ensure_loaded()
         self._desc, self._show = task_metadata.name, kwargs.get("show_progress_bar", self.show_progress_bar)
         kwargs["show_progress_bar"] = False  # the harness shows its own progress
-        out = self.impl.encode(inputs, task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset,
-                               prompt_type=prompt_type, **kwargs)
-        if self.st is None:
+        call = {"task_metadata": task_metadata, "hf_split": hf_split, "hf_subset": hf_subset,
+                "prompt_type": prompt_type, **kwargs}
+        rows = _json_rows(inputs) if self.st is None else None
+        if rows:
+            return self._encode_rows(rows, inputs, call)
+        out = self.impl.encode(inputs, **call)
+        if self.st is None and rows is None:
+            logger.warning("%s: rows of %s are not plain JSON; they run as MTEB runs them, without the embedding "
+                           "cache.", self.name, task_metadata.name)
             self.stats.requested += len(out)
             self.stats.encoded += len(out)
         return out
+
+    def _encode_rows(self, rows: list[str], inputs: DataLoader, call: dict[str, Any]) -> np.ndarray:
+        """An implementation without a SentenceTransformer, through the harness's dedup and cache a row
+        at a time; the scope holds everything of the call an implementation may read besides the row."""
+        prompt_type = call["prompt_type"]
+        options = {k: v for k, v in call.items()
+                   if k not in _CALL_OPTIONS and k not in ("task_metadata", "hf_split", "prompt_type")}
+        scope = sha256_json([call["task_metadata"].model_dump(mode="json", exclude={"dataset"}),
+                             prompt_type.value if prompt_type is not None else None, _jsonable(options)])
+        self._rows_call = {**call, "collate_fn": inputs.collate_fn, "slices": inputs.batch_size is None}
+        try:
+            return self.encode_inputs([[_ROW, scope, row] for row in rows],
+                                      batch_size=call.get("batch_size") or self.batch_size, desc=self._desc,
+                                      show=self._show)
+        finally:
+            self._rows_call = {}
 
     def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
         self.ensure_loaded()
@@ -206,14 +241,20 @@ class MTEBModel(BaseEncoder):
 
     @staticmethod
     def batch_group(model_input: Any) -> str:
+        if model_input[0] == _ROW:
+            return model_input[1]
         return "\x00".join((model_input[0], model_input[2], model_input[3]))
 
     def token_lengths(self, inputs: list[Any]) -> list[int]:
+        if self.st is None:
+            return super().token_lengths(inputs)
         texts = [x[0] + x[1] for x in inputs]
         ids = self.st.tokenizer(texts, truncation=True, max_length=self.st.max_seq_length)["input_ids"]
         return [len(i) for i in ids]
 
     def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+        if self.st is None:
+            return self.run_batches(inputs, self._encode_row_batch, batch_size=batch_size)
         rows_of: dict[tuple[str, str, str], list[int]] = defaultdict(list)
         for i, (prompt, _, task, kw) in enumerate(inputs):
             rows_of[(prompt, task, kw)].append(i)
@@ -232,6 +273,22 @@ class MTEBModel(BaseEncoder):
             out[rows] = vectors
         assert out is not None
         return out
+
+    def _encode_row_batch(self, batch: list[Any]) -> np.ndarray:
+        """One batch of prepared rows through MTEB's implementation, batched and collated as its loader does."""
+        from datasets import Dataset
+        from torch.utils.data import DataLoader
+
+        call = dict(self._rows_call)
+        rows, collate = Dataset.from_list([json.loads(x[2]) for x in batch]), call.pop("collate_fn")
+        if call.pop("slices"):  # the loader reads whole Arrow slices (tasks/mteb_compat.py), so does this one
+            loader = DataLoader(rows, batch_size=None, sampler=[slice(0, len(batch))], collate_fn=collate)
+        else:
+            loader = DataLoader(rows, batch_size=len(batch), collate_fn=collate, shuffle=False)
+        out = self.impl.encode(loader, **{**call, "batch_size": len(batch)})
+        if hasattr(out, "detach"):  # a torch tensor
+            out = out.detach().float().cpu().numpy()
+        return np.asarray(out, dtype=np.float32)
 
     def settings(self) -> dict[str, Any]:
         out = super().settings()
@@ -294,6 +351,37 @@ def rendered_input(st: Any, method: str, prompt_name: str | None, prompt: str | 
     if "task" in options and _has_router(st):
         task = str(options["task"])
     return [prompt or "", text, task, json.dumps(_jsonable(kept), sort_keys=True) if kept else ""]
+
+
+def _json_rows(inputs: Any) -> list[str] | None:
+    """The loader's prepared rows as JSON, in order; None when they are not a `datasets.Dataset` read in
+    order (row by row into batches, or as whole slices) or hold anything but JSON values (images,
+    audio), which then run uncached."""
+    from datasets import Dataset
+    from torch.utils.data import SequentialSampler
+
+    dataset = getattr(inputs, "dataset", None)
+    if not isinstance(dataset, Dataset):
+        return None
+    sampler = getattr(inputs, "sampler", None)
+    in_order = (isinstance(sampler, SequentialSampler) if getattr(inputs, "batch_size", None) is not None
+                else _slices_in_order(sampler, len(dataset)))
+    if not in_order:
+        return None
+    try:
+        return [json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False) for row in dataset.to_list()]
+    except (TypeError, ValueError):
+        return None
+
+
+def _slices_in_order(sampler: Any, n: int) -> bool:
+    """Whether a sampler of whole batches yields consecutive slices covering rows 0..n-1."""
+    start = 0
+    for part in sampler or ():
+        if not isinstance(part, slice) or part.indices(n)[::2] != (start, 1):
+            return False
+        start = part.indices(n)[1]
+    return start == n
 
 
 def _has_router(st: Any) -> bool:

@@ -8,8 +8,10 @@ vectors, with and without the harness around it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import mteb
 import numpy as np
@@ -223,3 +225,98 @@ def test_stsbenchmark_default_run_reproduces_mtebs_published_figure(tmp_path, ra
     prefixed = json.loads((folder / "experiments" / "template_prefix" / "STSBenchmark.json").read_text())
     assert prefixed["scores"]["test"][0]["main_score"] != result["scores"]["test"][0]["main_score"]
     assert json.loads((folder / "STSBenchmark.json").read_text()) == result  # MTEB's key untouched
+
+
+# ------------------------------------------------------------------ an implementation without a SentenceTransformer
+class RowEncoder:
+    """An MTEB implementation that holds no SentenceTransformer (as an API client): it reads each batch's
+    `text` and the task's prompt, and records what it was sent."""
+
+    sent: ClassVar[list[str]] = []
+
+    def __init__(self, model_name: str, revision: str | None = None, **kwargs):
+        self.model_name = model_name
+
+    def encode(self, inputs, *, task_metadata, hf_split, hf_subset, prompt_type=None, **kwargs):
+        out = []
+        for batch in inputs:
+            for text in batch["text"]:
+                RowEncoder.sent.append(text)
+                seed = int(hashlib.sha256(f"{task_metadata.prompt}|{text}".encode()).hexdigest()[:8], 16)
+                out.append(np.random.default_rng(seed).standard_normal(8))
+        return np.asarray(out, dtype=np.float32)
+
+    def similarity(self, a, b):
+        return a @ b.T
+
+
+def _row_model(tmp_path: Path) -> MTEBModel:
+    model = load_model("all-MiniLM-L6-v2", cache_dir=str(tmp_path / "cache"), device="cpu")
+    model.registry_meta = mteb.get_model_meta(MINILM_ID).model_copy(update={"loader": RowEncoder, "loader_kwargs": {}})
+    return model
+
+
+def _row_run(model, task_meta, prompt_type=PromptType.query) -> np.ndarray:
+    loader = create_query_dataloader(TEXTS, INSTRUCTIONS, task_metadata=task_meta, batch_size=2)
+    return np.asarray(model.encode(loader, task_metadata=task_meta, hf_split="test", hf_subset="default",
+                                   prompt_type=prompt_type))
+
+
+def test_an_implementation_without_a_sentence_transformer_is_cached_a_row_at_a_time(tmp_path):
+    intent = _calls()[0][0]
+    loader = create_query_dataloader(TEXTS, INSTRUCTIONS, task_metadata=intent, batch_size=2)
+    RowEncoder.sent = []
+    direct = RowEncoder("m").encode(loader, task_metadata=intent, hf_split="test", hf_subset="default",
+                                    prompt_type=PromptType.query)
+    mtebs_texts = list(RowEncoder.sent)
+    assert mtebs_texts[0] == "The cat sat on the mat. Represent the emotion"  # MTEB's query + " " + instruction
+
+    RowEncoder.sent = []
+    first_model = _row_model(tmp_path)
+    first = _row_run(first_model, intent)
+    np.testing.assert_array_equal(first, direct)  # the same vectors as MTEB's call
+    assert sorted(RowEncoder.sent) == sorted(set(mtebs_texts))  # each distinct row once, prepared once
+    assert first_model.stats.encoded == 3 and first_model.stats.requested == 4
+
+    RowEncoder.sent = []
+    second_model = _row_model(tmp_path)  # a new run on the same cache
+    np.testing.assert_array_equal(_row_run(second_model, intent), direct)
+    assert RowEncoder.sent == [] and second_model.stats.cache_hits == 3 and second_model.stats.encoded == 0
+
+    # What the implementation reads besides the row is in the key: another prompt (an instruction
+    # variant of the task) or another prompt type is encoded anew, never served another call's vectors.
+    variant = intent.model_copy(update={"prompt": "Represent the topic of the review"})
+    assert not np.allclose(_row_run(second_model, variant), direct)
+    assert len(RowEncoder.sent) == 3
+    RowEncoder.sent = []
+    _row_run(second_model, intent, PromptType.document)
+    assert len(RowEncoder.sent) == 3
+    RowEncoder.sent = []  # an encode option that may change vectors (MTEB's `precision`) is in the key too
+    loader = create_query_dataloader(TEXTS, INSTRUCTIONS, task_metadata=intent, batch_size=2)
+    second_model.encode(loader, task_metadata=intent, hf_split="test", hf_subset="default",
+                        prompt_type=PromptType.query, precision="int8")
+    assert len(RowEncoder.sent) == 3
+
+
+def test_rows_of_mtebs_own_loader_are_cached_and_equal_mtebs_call(tmp_path):
+    for task_meta, prompt_type, loader in _calls()[1:]:  # documents and a plain STS task, MTEB's create_dataloader
+        direct = RowEncoder("m").encode(loader, task_metadata=task_meta, hf_split="test", hf_subset="default",
+                                        prompt_type=prompt_type)
+        model = _row_model(tmp_path)
+        RowEncoder.sent = []
+        out = model.encode(loader, task_metadata=task_meta, hf_split="test", hf_subset="default",
+                           prompt_type=prompt_type)
+        np.testing.assert_array_equal(out, direct)
+        assert len(RowEncoder.sent) == 3 and model.stats.encoded == 3 and model.stats.requested == 4
+
+
+def test_rows_that_are_not_json_run_uncached_as_mteb_runs_them(tmp_path, caplog):
+    from torch.utils.data import DataLoader
+
+    intent = _calls()[0][0]
+    model = _row_model(tmp_path)
+    loader = DataLoader([{"text": t} for t in TEXTS], batch_size=2)  # not a datasets.Dataset
+    RowEncoder.sent = []
+    out = model.encode(loader, task_metadata=intent, hf_split="test", hf_subset="default", prompt_type=None)
+    assert out.shape == (4, 8) and RowEncoder.sent == TEXTS
+    assert model.stats.encoded == 4 and "without the embedding cache" in caplog.text
