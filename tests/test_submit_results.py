@@ -21,9 +21,10 @@ What MTEB 2.26.24 does (mteb/cache/result_cache.py), which this test relies on:
   run_settings.jsonl (merged with the repository's), then `CommitAction` commits on a new branch
   `mteb-results-<timestamp>`.
 
-Assertions marked OTHER-CHANGE depend on the change that makes the default `bench run` go through MTEB's
-own implementation of sentence-transformers/all-MiniLM-L6-v2 and write MTEB's registry ModelMeta unchanged;
-assertion (a) fails as long as the harness files its own tasks' results beside MTEB's (see its message).
+(b) holds because the default `bench run` goes through MTEB's own implementation of
+sentence-transformers/all-MiniLM-L6-v2 and writes MTEB's registry ModelMeta unchanged; (a) because the
+harness files its own tasks' results, and anything on local data, under OUTPUT/instruct-bench, where
+`submit-results` does not look.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ def test_a_only_results_mteb_would_accept_are_committed(submission):
 
 
 def test_b_model_meta_is_what_mteb_writes_for_its_registry_entry(submission):
-    """(b) OTHER-CHANGE: model_meta.json is MTEB's registry ModelMeta, byte for byte as MTEB writes it."""
+    """(b) model_meta.json is MTEB's registry ModelMeta, byte for byte as MTEB writes it."""
     sub = submission
     assert f"{MODEL_DIR}/model_meta.json" in sub["changed"]
     committed = (sub["clone"] / MODEL_DIR / "model_meta.json").read_bytes()
