@@ -17,9 +17,10 @@ def instruction_style_for(model_spec: str, requested: str | None) -> str:
     if requested and requested != AUTO:
         return requested
     from adapters.registry import resolve
+    from bench.errors import BenchError
 
     try:
-        family, path, name, _ = resolve(model_spec)
-    except Exception:  # an unresolvable spec fails later, where the model loads, with its own message
-        family, path, name = "", model_spec, model_spec
-    return "command" if any("instructor" in str(x).lower() for x in (family, path, name)) else "question"
+        family, path, _ = resolve(model_spec)
+    except BenchError:  # an unresolvable spec fails later, where the model loads, with its own message
+        family, path = "", model_spec
+    return "command" if any("instructor" in str(x).lower() for x in (family, path, model_spec)) else "question"

@@ -320,3 +320,30 @@ def test_rows_that_are_not_json_run_uncached_as_mteb_runs_them(tmp_path, caplog)
     out = model.encode(loader, task_metadata=intent, hf_split="test", hf_subset="default", prompt_type=None)
     assert out.shape == (4, 8) and RowEncoder.sent == TEXTS
     assert model.stats.encoded == 4 and "without the embedding cache" in caplog.text
+
+
+# ------------------------------------------------------------------ MTEB's id of the packaged model
+@pytest.mark.parametrize("spec", [MINILM_ID, f"mteb:{MINILM_ID}", f"st:{MINILM_ID}"])
+def test_mtebs_id_of_the_packaged_model_is_the_packaged_files(spec, tmp_path):
+    model = load_model(spec, cache_dir=str(tmp_path / "c"))
+    default = load_model("all-MiniLM-L6-v2", cache_dir=str(tmp_path / "c"), **(
+        {"template": "prefix"} if spec.startswith("st:") else {}))
+    assert model.model_path == MINILM  # offline, nothing downloaded
+    assert (model.name, model.revision) == (default.name, default.revision) == (
+        MINILM_ID, mteb.get_model_meta(MINILM_ID).revision)
+    assert model.fingerprint == default.fingerprint  # one model, one cache
+
+
+def test_another_revision_of_mtebs_id_stays_the_hub_model(tmp_path):
+    model = load_model(MINILM_ID, model_revision="0" * 40, cache_dir=str(tmp_path / "c"))
+    assert model.model_path == MINILM_ID and model.revision == "0" * 40
+    same = load_model(MINILM_ID, model_revision=mteb.get_model_meta(MINILM_ID).revision, cache_dir=str(tmp_path / "c"))
+    assert same.model_path == MINILM
+
+
+def test_mtebs_id_runs_offline_through_mtebs_implementation(tmp_path):
+    model = load_model(MINILM_ID, cache_dir=str(tmp_path / "c"), device="cpu")
+    intent = _calls()[0][0]
+    loader = create_query_dataloader(TEXTS, INSTRUCTIONS, task_metadata=intent, batch_size=2)
+    out = model.encode(loader, task_metadata=intent, hf_split="test", hf_subset="default", prompt_type=PromptType.query)
+    assert out.shape == (4, 384) and type(model.impl).__name__ == "SentenceTransformerEncoderWrapper"
