@@ -267,9 +267,10 @@ def load_model(spec: str, *, model_name: str | None = None, model_revision: str 
         ConfigError: an option the family does not take, or a value of the wrong type.
     """
     family, path, entry_defaults = resolve(spec)
-    path = published_copy(path, model_revision)
     given = {k: v for k, v in options.items() if v is not None}
     family = route_family(family, given)
+    if family in (MTEB_FAMILY, ST_FAMILY):  # families that load the files (an API's model name stays a name)
+        path = published_copy(path, model_revision)
     cls = family_class(family)
     if model_revision is not None:
         given["revision"] = model_revision

@@ -339,6 +339,8 @@ def test_another_revision_of_mtebs_id_stays_the_hub_model(tmp_path):
     assert model.model_path == MINILM_ID and model.revision == "0" * 40
     same = load_model(MINILM_ID, model_revision=mteb.get_model_meta(MINILM_ID).revision, cache_dir=str(tmp_path / "c"))
     assert same.model_path == MINILM
+    served = load_model(f"openai:{MINILM_ID}", base_url="http://127.0.0.1:9/v1", cache_dir=str(tmp_path / "c"))
+    assert served.model_id == MINILM_ID  # an API's model name is a name, never swapped for files
 
 
 def test_mtebs_id_runs_offline_through_mtebs_implementation(tmp_path):
