@@ -19,8 +19,9 @@ with the same prompt and options on the inputs the cache lacks. An implementatio
 SentenceTransformer (an API client, a custom encoder) is cached a row at a time, as MTEB's own
 `CachedEmbeddingWrapper` does: the key is the task's metadata (all of it but where its data lies:
 name, type and prompt are what implementations read), the subset, the prompt type, the encode options
-that change a vector, and the whole prepared row (text, query, instruction, title, ...); the rows the cache lacks are sent to the implementation in the loader's own
-batches and collate function (never prepared twice, which would append a query's instruction again).
+that change a vector, and the whole prepared row (text, query, instruction, title, ...); the rows the
+cache lacks are sent to the implementation in the loader's own batches and collate function (never
+prepared twice, which would append a query's instruction again).
 Such a model runs on rank 0 alone under torchrun (its rows carry a task's metadata only in that
 process). Rows that are not plain JSON (images, audio) run as MTEB runs them, uncached (logged).
 """
@@ -378,9 +379,12 @@ def _slices_in_order(sampler: Any, n: int) -> bool:
     """Whether a sampler of whole batches yields consecutive slices covering rows 0..n-1."""
     start = 0
     for part in sampler or ():
-        if not isinstance(part, slice) or part.indices(n)[::2] != (start, 1):
+        if not isinstance(part, slice):
             return False
-        start = part.indices(n)[1]
+        first, stop, step = part.indices(n)
+        if (first, step) != (start, 1):
+            return False
+        start = stop
     return start == n
 
 
