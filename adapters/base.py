@@ -44,9 +44,9 @@ from adapters.options import (
     public_value,
     vector_options,
 )
-from bench.errors import ConfigError, EncodingError
-from bench.redact import redact_value
-from bench.progress import EncodeProgress
+from bench.core.errors import ConfigError, EncodingError
+from bench.core.redact import redact_value
+from bench.core.progress import EncodeProgress
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -187,6 +187,21 @@ class BaseEncoder(AbsEncoder):
         show_progress_bar: bool | None = None,
         experiment_defaults: dict[str, Any] | None = None,
     ) -> None:
+        """The options every family shares (a family documents its own, or another meaning, in its constructor).
+
+        Args:
+            revision: hub commit, tag or branch to load (a commit pins the weights) and the revision results are
+                filed under; default MTEB's registry revision, else `main`, or `local-<content hash>` for a local
+                model (`bench run --model-revision`).
+            max_tokens: padded-token budget per batch (rows × longest row) on top of `batch_size`: long inputs get
+                smaller batches, so fewer out-of-memory retries; it never truncates an input or changes a vector.
+            cache_dir: the embedding cache's folder (default `$INSTRUCT_BENCH_CACHE/embeddings`, else
+                `~/.cache/instruct-bench/embeddings`; `bench run --cache-dir`).
+            use_cache: read and write the embedding cache; False embeds every input afresh (`bench run --no-cache`),
+                e.g. to time a model or to check that cached vectors reproduce.
+            show_progress_bar: True: a progress bar; False: none, progress only as INFO log lines (`bench -q` sets
+                it); None: a bar when stderr is a terminal, else log lines.
+        """
         if dtype not in DTYPES:
             raise ConfigError(f"Unknown dtype '{dtype}'; choose one of {', '.join(DTYPES)}.")
         if batch_size <= 0:

@@ -11,7 +11,7 @@ differs or that holds NaN/inf is reported, dropped and recomputed, never served.
 corrupt is moved aside. A cache the process cannot write (read-only mount, another user's folder) is
 used read-only with a warning: it serves what it holds and is never moved aside or changed. Write
 failures the user can fix (full disk, a file where the folder should be) become one `error:` line
-(`bench.errors.StorageError`); groups committed before stay.
+(`bench.core.errors.StorageError`); groups committed before stay.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.errors import StorageError
-from bench.fileio import ensure_dir, sha256_json
+from bench.core.errors import StorageError
+from bench.core.fileio import ensure_dir, sha256_json
 
 logger = logging.getLogger(__name__)
 

@@ -34,17 +34,32 @@ import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from bench import errors
-from bench.errors import EncodingError
+from bench.core import errors
+from bench.core.errors import EncodingError
 
 if TYPE_CHECKING:  # numpy and the encoders load with the model, not with `bench --help` (which asks `is_worker`)
     import numpy as np
 
-    from adapters.base import BaseEncoder
-
 logger = logging.getLogger(__name__)
+
+
+class Encoder(Protocol):
+    """What a team needs of an encoder (adapters/base.py's BaseEncoder is one): named here, not imported,
+    because the encoder base uses this module, and a module pair importing each other is a circle."""
+
+    distributes: bool
+    show_progress_bar: bool
+    _use_cache: bool
+    _progress: Any
+
+    @property
+    def fingerprint(self) -> dict[str, Any]: ...
+
+    def sub_encoders(self) -> Sequence[Encoder]: ...
+
+    def encode_share(self, inputs: list[Any], batch_size: int) -> np.ndarray: ...
 
 TIMEOUT_ENV = "INSTRUCT_BENCH_DIST_TIMEOUT"
 DEFAULT_TIMEOUT_S = 24 * 3600.0  # rank 0 may score for hours between two encodes while the others wait
@@ -127,7 +142,7 @@ def local_device() -> str | None:
     return f"cuda:{_WORLD.local_rank}" if torch.cuda.is_available() else None
 
 
-def coordinator_for(encoder: BaseEncoder) -> Team | None:
+def coordinator_for(encoder: Encoder) -> Team | None:
     """The team that shares `encoder`'s work: only on rank 0, for a family that distributes, and not
     while rank 0 is already encoding its own share of a job (a nested encoder runs locally)."""
     if _TEAM is None or _TEAM.busy or not encoder.distributes:
@@ -135,14 +150,14 @@ def coordinator_for(encoder: BaseEncoder) -> Team | None:
     return _TEAM
 
 
-def encoder_key(encoder: BaseEncoder) -> str:
+def encoder_key(encoder: Encoder) -> str:
     """How ranks name one encoder: its cache fingerprint, identical on every rank."""
-    from bench.fileio import sha256_json
+    from bench.core.fileio import sha256_json
 
     return sha256_json(encoder.fingerprint)
 
 
-def all_encoders(encoder: BaseEncoder) -> Iterator[BaseEncoder]:
+def all_encoders(encoder: Encoder) -> Iterator[Encoder]:
     """`encoder` and, recursively, the encoders it holds (GSTransform's base)."""
     yield encoder
     for sub in encoder.sub_encoders():
@@ -180,7 +195,7 @@ class Team:
         self.busy = False
         self.released = False
 
-    def encode_round(self, encoder: BaseEncoder, inputs: Sequence[Any], batch_size: int) -> tuple[np.ndarray, int]:
+    def encode_round(self, encoder: Encoder, inputs: Sequence[Any], batch_size: int) -> tuple[np.ndarray, int]:
         """Vectors of one round's inputs in order, and how many of them other ranks encoded."""
         import torch.distributed as dist
 
@@ -203,7 +218,7 @@ class Team:
             raise own_error
         return _assemble(len(inputs), shares, [("ok", own), *gathered[1:]]), sum(len(s) for s in shares[1:])
 
-    def _encode_own(self, encoder: BaseEncoder, inputs: list[Any], batch_size: int) -> np.ndarray | None:
+    def _encode_own(self, encoder: Encoder, inputs: list[Any], batch_size: int) -> np.ndarray | None:
         if not inputs:
             return None
         progress = encoder._progress
@@ -262,7 +277,7 @@ def _peer_lost(error: Exception) -> EncodingError:
 
 
 # ------------------------------------------------------------------------------------------ other ranks
-def serve(*models: BaseEncoder) -> int:
+def serve(*models: Encoder) -> int:
     """Encode the shares rank 0 sends for `models` (and the encoders they hold) until it says stop;
     return how many inputs this rank encoded."""
     import torch.distributed as dist

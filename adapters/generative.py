@@ -47,8 +47,8 @@ import numpy as np
 from adapters.base import BaseEncoder
 from adapters.cache import input_key
 from adapters.lm import ARCHITECTURES, causal_position_ids, detect_architecture, layer_index, lm_facts, load_lm, load_tokenizer
-from bench.errors import ConfigError
-from bench.fileio import sha256_text
+from bench.core.errors import ConfigError
+from bench.core.fileio import sha256_text
 
 CHAT_INSTRUCTION = (
     "Your task is to give an answer according to the instruction and input. Please keep your answer short."
@@ -119,6 +119,39 @@ class GenerativeEncoder(BaseEncoder):
         readout_formula: str = "code",
         **kwargs: Any,
     ) -> None:
+        """An InBedder-style readout of `model_path` (see module docstring).
+
+        Args:
+            pattern: the prompt around each text: `qa` (InBedder's QA prompt, input first), `alpaca` (instruction
+                first: the *-alpaca baselines), `llama2-chat` (`[INST]` request: the llama-2-chat baselines),
+                `chat-template` (that request through the tokenizer's chat template, for other chat models), or a
+                custom string with `{input}` and `{instruction}`.
+            architecture: `auto` reads the model config (encoder-decoder: seq2seq; `*MaskedLM`: masked; else
+                causal); set causal, masked or seq2seq to override; it decides padding, truncation and the poolings.
+            max_input_length: prompt tokens kept; longer prompts are cut from the left for causal and masked LMs
+                (the instruction at the end survives), from the right for seq2seq.
+            max_new_tokens: tokens generated per answer for the generation readouts (avg-gen, filtered-avg-gen,
+                last-gen, avg-all, re-encode); unused by 1st-gen and avg-ppt and by masked LMs (`mask_length`).
+            do_sample: sample the answer (with `temperature`, `top_p`, `seed`) instead of greedy decoding;
+                reproducible per row whatever the batch; `num_samples` > 1 needs it.
+            temperature: sampling temperature, with `do_sample` only (greedy decoding ignores it).
+            top_p: nucleus-sampling probability mass, with `do_sample` only (1.0 keeps every token).
+            seed: base of each row's sampling seed (mixed with the row's input and the sample number), so a
+                sampled answer is the same alone or in any batch.
+            num_samples: answers sampled per text and averaged by `re-encode` (1 without `do_sample`).
+            mask_length: mask tokens appended after the prompt of a masked LM (their states are its
+                "generation"); ignored by other architectures.
+            filter_words: words whose tokens, when generated, are dropped from the readout (and from a re-encoded
+                answer); default `Based on ` and `Sure! ` for filtered-avg-gen, else none.
+            filter_instruction: also drop generated tokens of the row's instruction; default on for
+                filtered-avg-gen, else off.
+            filter_stopwords: also drop generated tokens of NLTK's English stopwords; default on for
+                filtered-avg-gen, else off.
+            reencoder: sentence-transformers model that embeds the generated answers for `re-encode` (default
+                the registry's all-MiniLM-L6-v2).
+            readout_formula: `code` (InBedder's released code: N_g generated states) or `paper` (§4.1: N_g + 1,
+                one more forward step; causal LMs only); for avg-gen, filtered-avg-gen, last-gen and avg-all.
+        """
         if pooling not in POOLINGS:
             raise ConfigError(f"Unknown pooling '{pooling}'; choose one of {', '.join(POOLINGS)}.")
         if architecture not in ARCHITECTURES:

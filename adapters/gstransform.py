@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from adapters.base import BaseEncoder
-from bench.errors import ConfigError, ModelLoadError
-from bench.fileio import atomic_write, atomic_write_json, atomic_write_text
+from bench.core.errors import ConfigError, ModelLoadError
+from bench.core.fileio import atomic_write, atomic_write_json, atomic_write_text
 
 if TYPE_CHECKING:
     from mteb.types import PromptType
 
     from adapters.gstransform_labels import LabelledSample
-    from bench.llm_client import LLMClient
+    from bench.core.llm_client import LLMClient
 
 logger = logging.getLogger(__name__)
 
@@ -328,6 +328,13 @@ class GSTransformEncoder(BaseEncoder):
         revision: str | None = None,
         **kwargs: Any,
     ) -> None:
+        """The transforms in `transform_dir` over their base encoder (see the class docstring).
+
+        Args:
+            revision: only the revision results are filed under (default `gst-` and a hash of the transforms'
+                weights and instructions); the base encoder keeps its own.
+            max_tokens: passed to the base encoder (its per-batch token budget); the transforms need none.
+        """
         self.transform_dir = Path(transform_dir)
         self.transforms = load_transforms(self.transform_dir)
         recorded = {t.config["base_model"] for t in self.transforms}

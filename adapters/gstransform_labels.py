@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from bench.errors import DataError
-from bench.fileio import sha256_text
-from bench.llm_client import STRING, ChatRequest, LLMClient, fill_template, object_schema
+from bench.core.errors import DataError
+from bench.core.fileio import sha256_text
+from bench.core.llm_client import STRING, ChatRequest, LLMClient, fill_template, object_schema
 
 SUMMARY_PROMPT = (
     "Instruction: [INSTRUCTION]\n\nText: [TEXT]\n\nFollowing the instruction, write a concise summary of the "

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.errors import ModelLoadError
+from bench.core.errors import ModelLoadError
 
 logger = logging.getLogger(__name__)
 
@@ -198,8 +198,8 @@ def _load_memo() -> dict[str, Any]:
 
 def _save_memo(memo: dict[str, Any]) -> None:
     """Best effort: a memo that cannot be written only means hashing again next time."""
-    from bench.errors import StorageError
-    from bench.fileio import atomic_write_json
+    from bench.core.errors import StorageError
+    from bench.core.fileio import atomic_write_json
 
     with _memo_lock:
         large = {k: v for k, v in memo.items() if isinstance(v, dict) and v["stamp"][2] >= _MEMO_MIN_BYTES}

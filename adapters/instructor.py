@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from adapters.base import BaseEncoder
-from bench.errors import ConfigError, ModelLoadError
-from bench.fileio import sha256_text
+from bench.core.errors import ConfigError, ModelLoadError
+from bench.core.fileio import sha256_text
 
 
 class InstructorEncoder(BaseEncoder):
@@ -45,6 +45,14 @@ class InstructorEncoder(BaseEncoder):
         max_seq_length: int | None = None,
         **kwargs: Any,
     ) -> None:
+        """An INSTRUCTOR-style encoder of `model_path` (see module docstring).
+
+        Args:
+            instruction_format: how the task's instruction is written into INSTRUCTOR's [instruction, text] pair
+                (its tokens are attended to but not pooled).
+            max_seq_length: tokens kept of the joined instruction and text (longest-first truncation); default the
+                checkpoint's `max_seq_length`, else the tokenizer's limit.
+        """
         if "{instruction}" not in instruction_format:
             raise ConfigError(
                 f"instruction_format {instruction_format!r} has no '{{instruction}}' placeholder; "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.errors import ConfigError, ModelLoadError
+from bench.core.errors import ConfigError, ModelLoadError
 
 ARCHITECTURES = ("auto", "causal", "masked", "seq2seq")
 

@@ -38,8 +38,8 @@ import numpy as np
 
 from adapters.base import BaseEncoder
 from adapters.mteb_zoo import loader_name
-from bench.errors import ConfigError, ModelLoadError
-from bench.fileio import sha256_json
+from bench.core.errors import ConfigError, ModelLoadError
+from bench.core.fileio import sha256_json
 
 if TYPE_CHECKING:
     from mteb import TaskMetadata
@@ -62,7 +62,8 @@ class MTEBModel(BaseEncoder):
 
     family = "mteb"
     results_name_family = False  # the default setting is MTEB's computation: MTEB's key
-    notes = "the canonical result (MTEB's key); the registry's instruction formats are listed below"
+    notes = ("the canonical result (MTEB's key): each model as MTEB runs it, in its registry instruction format "
+             "(`bench list models` shows the formats)")
     cli_flags: ClassVar[dict[str, str]] = {}
 
     def __init__(self, model_path: str, *, name: str | None = None, revision: str | None = None,
@@ -155,7 +156,7 @@ class MTEBModel(BaseEncoder):
             return None
         from adapters.cache import default_cache_dir
         from adapters.identity import model_files
-        from bench.fileio import ensure_dir
+        from bench.core.fileio import ensure_dir
 
         root = default_cache_dir().parent / HUB_SNAPSHOTS
         repo = root / f"models--{meta.name.replace('/', '--')}"

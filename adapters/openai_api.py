@@ -17,7 +17,7 @@ How texts are sent:
 - 429, 5xx, connection errors and timeouts are retried by the `openai` client (`max_retries`,
   exponential backoff honouring Retry-After); every retry is counted;
 - an endpoint that never answers, or answers a byte at a time, fails within a bounded time: each
-  attempt (connect, send and every read together, `bench.http_deadline`) lasts at most `timeout`
+  attempt (connect, send and every read together, `bench.core.http_deadline`) lasts at most `timeout`
   seconds (12), so the defaults give up after 6 x 12 s plus at most 15.5 s of backoff, 87.5 s
   (`failure_bound_s`), leaving room under two minutes for start-up, with an error saying it timed out;
 - a reply is used only when it is one finite, non-zero vector per input, of one length, with the
@@ -59,10 +59,10 @@ import numpy as np
 
 from adapters.base import BaseEncoder
 from adapters.sentence_transformers import template_string
-from bench.errors import ConfigError, EncodingError, ModelLoadError
-from bench.fileio import sha256_text
-from bench.http_deadline import deadline_client
-from bench.redact import credential_param
+from bench.core.errors import ConfigError, EncodingError, ModelLoadError
+from bench.core.fileio import sha256_text
+from bench.core.http_deadline import deadline_client
+from bench.core.redact import credential_param
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -148,6 +148,19 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         batch_size: int = 512,
         **kwargs: Any,
     ) -> None:
+        """An embedding API serving `model_id` (see module docstring).
+
+        Args:
+            revision: only the revision results are filed under (default `api`): the endpoint serves whatever
+                weights it has.
+            template: how the instruction is put into the text sent: `prefix` ("{instruction} {text}"), `none`
+                (the text alone) or a custom string with `{text}` (and `{instruction}`).
+            timeout: seconds one API attempt (connect, send and every read) may take before it fails and is
+                retried; raise it for a slow local server.
+            max_tokens_per_request: tokens per request, summed over its inputs (OpenAI's limit, 300,000, by
+                default); lower it for an endpoint with a smaller limit.
+            max_tokens: unused: API requests are cut by `batch_size` and `max_tokens_per_request`.
+        """
         if template == "model":
             raise ConfigError("Template 'model' needs a model's own prompts; API models have none. Use prefix, none or a custom string.")
         for option, value in (("dimensions", dimensions), ("max_tokens_per_request", max_tokens_per_request)):
@@ -476,7 +489,7 @@ def public_url(url: str) -> str:
 
 def endpoint_query(url: str) -> str:
     """The part of `url`'s query string that selects what answers (`deployment=a`, `api-version=...`): its
-    parameters sorted, those named like a credential (`bench.redact.credential_param`: api-key, sig, token,
+    parameters sorted, those named like a credential (`bench.core.redact.credential_param`: api-key, sig, token,
     ...) left out: they authorise, they do not select, and a key must not reach the cache file even hashed.
     Empty when nothing is left."""
     pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True)

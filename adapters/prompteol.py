@@ -21,8 +21,8 @@ import numpy as np
 
 from adapters.base import BaseEncoder
 from adapters.lm import causal_position_ids, layer_index, lm_facts, load_lm, load_tokenizer
-from bench.errors import ConfigError
-from bench.fileio import sha256_json
+from bench.core.errors import ConfigError
+from bench.core.fileio import sha256_json
 
 PROMPTEOL = ['This sentence : "*sent 0*" means in one word:"']
 METAEOL = [
@@ -73,6 +73,20 @@ class PromptEOLEncoder(BaseEncoder):
         max_input_length: int | None = None,
         **kwargs: Any,
     ) -> None:
+        """Last-token states of the causal LM `model_path` under a set of prompts (see module docstring).
+
+        Args:
+            prompts: the prompt set: `prompteol` (one "in one word" prompt), `metaeol` (the eight meta-task prompts,
+                averaged) or a list of prompts, each with the sentence slot `*sent 0*`.
+            layer: the hidden state read at the last token: `last` (MetaEOL's code), `proportional` (the paper's
+                §5.5 rule, about 10% of the layers from the top) or an index (0 = embeddings, negative from the end).
+            clean_input: MetaEOL's clean-up of each text (a final period added, double quotes made single, a final
+                ? made .); False puts the text in as given.
+            instruction_template: a string with `{instruction}` put before each prompt, so the task's instruction
+                reaches the model (default none: the instruction-blind baseline).
+            max_input_length: tokens kept per prompt, cut from the left (default: no truncation, as in MetaEOL's
+                code); lower it when long texts run out of memory.
+        """
         if isinstance(prompts, str):
             if prompts not in PROMPT_SETS:
                 raise ConfigError(

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapters.options import OptionInfo, family_options, option_defaults, runtime_options
-from bench.bounded import brief
-from bench.config_files import read_yaml_or_json
-from bench.errors import ConfigError, ModelLoadError, UnknownNameError
+from adapters.options import family_options, option_defaults, runtime_options
+from bench.core.bounded import brief
+from bench.core.config_files import read_yaml_or_json
+from bench.core.errors import ConfigError, ModelLoadError, UnknownNameError
 
 FAMILIES: dict[str, type] = {}
 FAMILY_ALIASES: dict[str, str] = {}
@@ -64,9 +64,7 @@ def register_family(cls: type) -> None:
 
 def discover() -> None:
     """Import every module of the `adapters` package, so each family class registers itself."""
-    import adapters
-
-    for info in pkgutil.iter_modules(adapters.__path__):
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):  # by path: the package imports this module
         if not info.ispkg and info.name not in _NOT_FAMILIES and not info.name.startswith("_"):
             importlib.import_module(f"adapters.{info.name}")
 

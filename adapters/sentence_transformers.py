@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from adapters.base import BaseEncoder
-from bench.errors import ConfigError, ModelLoadError
-from bench.fileio import sha256_text
+from bench.core.errors import ConfigError, ModelLoadError
+from bench.core.fileio import sha256_text
 
 if TYPE_CHECKING:
     from mteb.types import PromptType

@@ -17,7 +17,7 @@ try:
 except _metadata.PackageNotFoundError:  # a source checkout that was never installed
     __version__ = "0+unknown"
 
-_LAZY = {"RunOptions": "bench.runner", "TaskOutcome": "bench.runner", "run": "bench.runner"}
+_LAZY = {"RunOptions": "bench.run.runner", "TaskOutcome": "bench.results.outcome", "run": "bench.run.runner"}
 __all__ = ["RunOptions", "TaskOutcome", "__version__", "run"]
 
 

@@ -1,5 +1,5 @@
 import sys
 
-from bench.cli import main
+from bench.cli.main import main
 
 sys.exit(main())

@@ -75,7 +75,7 @@ def main() -> None:
 
     from adapters.gstransform import GSTransformEncoder, TrainSettings, train_transform
     from adapters.registry import load_model
-    from bench.llm_client import LLMClient, LLMConfig
+    from bench.core.llm_client import LLMClient, LLMConfig
 
     work = Path(args.work or tempfile.mkdtemp(prefix="gst-bench-"))
     os.environ.setdefault("INSTRUCT_BENCH_CACHE", str(work / "cache"))

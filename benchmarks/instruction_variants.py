@@ -31,7 +31,7 @@ def variant_file(folder: Path, count: int) -> Path:
     """A variants file with the first `count` STSBenchmark wordings (built-in generic-sts, else FALLBACK)."""
     import yaml
 
-    from bench.variants import builtin_variant_files, load_variants
+    from bench.core.variants import builtin_variant_files, load_variants
 
     builtin = builtin_variant_files().get("generic-sts")
     wordings = [v.instruction for v in load_variants(builtin).for_task("STSBenchmark")] if builtin else FALLBACK
@@ -50,7 +50,7 @@ def main() -> None:
 
     from tabulate import tabulate
 
-    from bench.runner import RunOptions, run
+    from bench.run.runner import RunOptions, run
     from dataset_builders.sts_senteval import build_sts_senteval
 
     rows = []

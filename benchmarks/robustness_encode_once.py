@@ -31,7 +31,7 @@ def main() -> None:
 
     from tabulate import tabulate
 
-    from bench.runner import RunOptions, run
+    from bench.run.runner import RunOptions, run
     from dataset_builders.clustering_sets import build_few_rel
 
     rows = []

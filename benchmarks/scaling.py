@@ -154,7 +154,7 @@ robustness.cluster_v_measure = timed(robustness.cluster_v_measure, "kmeans")
 BaseEncoder.ensure_loaded = timed(BaseEncoder.ensure_loaded, "load")
 cls = robustness.AbsTaskInstructionRobustness
 cls._evaluate_subset = timed(cls._evaluate_subset, "eval")
-from bench.cli import main
+from bench.cli.main import main
 rc = main(sys.argv[1:])
 print("SPENT", json.dumps(spent))
 sys.exit(rc)

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.errors import DataError
-from bench.fileio import atomic_write_text, sha256_text
+from bench.core.errors import DataError
+from bench.core.fileio import atomic_write_text, sha256_text
 
 CLUSTER_LLM = {
     "FewRelClustering": "Cluster-Swarm/datasets/few_rel_nat/small.jsonl",

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.errors import DataError
-from bench.fileio import atomic_write
+from bench.core.errors import DataError
+from bench.core.fileio import atomic_write
 
 
 class MissingSourceError(DataError, FileNotFoundError):
@@ -54,14 +54,14 @@ def read_source(source_dir: Path, rel_path: str) -> SourceFile:
     if not path.is_file():
         raise MissingSourceError(
             f"Expected source file not found: {path}. Pass the raw data root "
-            f"(the directory that contains '{rel_path.split('/')[0]}/', e.g. "
-            f"../shared/data/raw) as --source-dir."
+            f"(the directory that contains the checkout '{rel_path.split('/')[0]}/'; the docs' Data guide, "
+            f"docs/guides/data.md, says where to get it) as --source-dir."
         )
     return SourceFile(rel_path=rel_path, data=path.read_bytes())
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write via a temporary file and rename (bench.fileio), so readers never see half a file."""
+    """Write via a temporary file and rename (bench.core.fileio), so readers never see half a file."""
     atomic_write(Path(path), lambda tmp: tmp.write_bytes(data), option="--out")
 
 

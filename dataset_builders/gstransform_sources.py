@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from dataset_builders.common import (
     SourceFile,
     csv_bytes,

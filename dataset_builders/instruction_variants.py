@@ -1,6 +1,6 @@
 """`bench build-data instruction-variants`: N LLM-written paraphrases of each task's instruction, as a variants file.
 
-The output is a file `bench run --instruction-variants FILE` reads (format: `bench/variants.py`):
+The output is a file `bench run --instruction-variants FILE` reads (format: `bench/core/variants.py`):
 
     name: generic-sts-paraphrases
     description: ...
@@ -22,10 +22,10 @@ retries: seed + k). Each paraphrase then gets the original's leading and trailin
 INSTRUCTOR convention of a trailing space after the colon survives a model that trims it.
 
 Like the other LLM builders (`dataset_builders/llm_sets.py`): every request goes through
-`bench.llm_client` (cache, retries, ledger), `--dry-run` sends nothing and writes nothing, the output
+`bench.core.llm_client` (cache, retries, ledger), `--dry-run` sends nothing and writes nothing, the output
 and its manifest are written atomically at the end and depend on nothing but the replies, the options
 and the tasks' instructions, so a rebuild from the cache is byte-identical and free. The key is never
-written; the endpoint is recorded redacted (`bench.redact.redact_url`).
+written; the endpoint is recorded redacted (`bench.core.redact.redact_url`).
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.errors import ConfigError, DataError
-from bench.fileio import sha256_json
-from bench.llm_client import STRING, ChatRequest, LLMClient, LLMConfig, object_schema
-from bench.redact import redact_url
-from bench.variants import SUFFIXES, Instruction
+from bench.core.errors import ConfigError, DataError
+from bench.core.fileio import sha256_json
+from bench.core.llm_client import STRING, ChatRequest, LLMClient, LLMConfig, object_schema
+from bench.core.redact import redact_url
+from bench.core.variants import SUFFIXES, Instruction
 from dataset_builders import llm_prompts as P
 from dataset_builders.common import atomic_write_bytes, sha256_bytes
 from dataset_builders.llm_sets import Plan, _announce, _norm, _tokens
@@ -176,7 +176,7 @@ def task_instruction(name: str) -> Instruction:
     """The task's own instruction as a variant: a string, or a mapping with the variants file's slot names
     (a reranking task's `corpus` instruction is its `document` slot). ConfigError where there is none."""
     import tasks as registry
-    from bench.errors import UnknownNameError
+    from bench.core.errors import UnknownNameError
 
     if name not in registry.TASKS:
         raise UnknownNameError("task", name, registry.TASKS)

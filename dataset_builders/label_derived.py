@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from dataset_builders.common import (
     SourceFile,
     read_source,

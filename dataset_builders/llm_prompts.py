@@ -19,8 +19,8 @@ Sources (InBedder paper, arXiv 2402.09642, shared/seeds/000):
 
 from __future__ import annotations
 
-from bench.fileio import sha256_text
-from bench.llm_client import fill_template
+from bench.core.fileio import sha256_text
+from bench.core.llm_client import fill_template
 
 INTENT_EMOTION_EMOTION = (
     'Could you modify the emotion (one optimistic and one frustrating) of following utterance without changing '
@@ -96,7 +96,7 @@ VERBATIM = {
 }
 
 
-fill = fill_template  # [NAME] placeholders, filled in one pass (see bench.llm_client.fill_template)
+fill = fill_template  # [NAME] placeholders, filled in one pass (see bench.core.llm_client.fill_template)
 
 
 def template_records(names: list[str]) -> dict[str, dict[str, object]]:

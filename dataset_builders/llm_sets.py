@@ -4,7 +4,7 @@
     instruct-stsb            InstructSTSB/test.jsonl              (sentence1,sentence2,score,instruction)
     robustness-instructions  RobustnessInstructions/instructions.json
 
-All calls go through `bench.llm_client` (cache, retries, validation, ledger). Outputs and manifest.json
+All calls go through `bench.core.llm_client` (cache, retries, validation, ledger). Outputs and manifest.json
 are written atomically at the very end, so Ctrl-C leaves the previous files (if any) and a response
 cache from which a rerun resumes. Nothing in the outputs or the manifest depends on the clock or on
 what the cache already held, so a rebuild from the same cache is byte-identical. Items whose replies
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.errors import ConfigError, DataError
-from bench.llm_client import (
+from bench.core.errors import ConfigError, DataError
+from bench.core.llm_client import (
     STRING,
     ChatRequest,
     LLMClient,
@@ -37,7 +37,7 @@ from bench.llm_client import (
     estimate_tokens,
     object_schema,
 )
-from bench.redact import redact_url
+from bench.core.redact import redact_url
 from dataset_builders import llm_prompts as P
 from dataset_builders.label_derived import (
     BANKING_TEST,

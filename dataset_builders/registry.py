@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.errors import UnknownNameError
+from bench.core.errors import UnknownNameError
 
 
 @dataclass(frozen=True)

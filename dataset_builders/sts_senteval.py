@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from dataset_builders.common import SourceFile, jsonl_bytes, read_source, summary, write_manifest, write_outputs
 
 STS_ROOT = "SynWMD/data/downstream/STS"

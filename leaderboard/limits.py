@@ -23,27 +23,16 @@ is under 100 files.
 
 from __future__ import annotations
 
-import re
 import stat
 import zipfile
 
-from bench.bounded import json_depth  # noqa: F401 - re-exported: the leaderboard reads it from here
+from bench.core.bounded import json_depth  # noqa: F401 - re-exported: the leaderboard reads it from here
 
 MAX_JSON_DEPTH = 64
 MAX_FILES = 10_000
 MAX_FILE_BYTES = 4 * 2**20
 MAX_TOTAL_BYTES = 32 * 2**20
 MAX_ARCHIVE_BYTES = 64 * 2**20
-
-def unsafe_member_name(name: str) -> bool:
-    """True for an archive member name that is absolute or climbs out of the archive (`../x`).
-
-    The build never extracts archives, but such a name is never made by `bench submit`, so it is
-    either damage or an attack, and a name with `..` could pose as another file of the submission.
-    """
-    parts = name.replace("\\", "/").split("/")
-    return name.startswith(("/", "\\")) or bool(re.match(r"[A-Za-z]:", name)) or ".." in parts
-
 
 def member_is_link(info: zipfile.ZipInfo) -> bool:
     """True for an archive member stored as a symbolic link (Unix mode in the high bits of

@@ -108,7 +108,7 @@ def _local_revision(name: str, data_dir: Path) -> str | None:
 
 def _instance(cls: type, *, data_dir: Path | None, **options: Any) -> Any:
     """A task object, built only to read its revision and instructions (no data is loaded)."""
-    from bench.errors import BenchError
+    from bench.core.errors import BenchError
 
     try:
         return cls(data_dir=data_dir, **options) if data_dir is not None else _without_env_data_dir(cls, **options)

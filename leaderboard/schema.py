@@ -7,7 +7,7 @@ packs). They pin what the leaderboard reads; fields they do not name are allowed
 that records more still validates.
 
 A `Problem` is published (the build's output, the site's rejected list, leaderboard.json), so it never
-carries more of a submission than a glance: values are quoted through `brief` (bench/bounded.py's
+carries more of a submission than a glance: values are quoted through `brief` (bench/core/bounded.py's
 bounded repr, which never formats the whole value: a few characters of a string, a few items of a list
 or dict, at most BRIEF_CHARS in all, control and invisible characters escaped), and the Problem itself
 cuts its file, field and message to FILE_CHARS / MESSAGE_CHARS, escaping them (`printable`). Schema
@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 from jsonschema import Draft202012Validator, FormatChecker
 
-from bench.bounded import brief as bounded_brief
-from bench.bounded import printable
+from bench.core.bounded import brief as bounded_brief
+from bench.core.bounded import printable
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 SchemaName = Literal["result", "run_record", "manifest"]
@@ -38,7 +38,7 @@ MESSAGE_CHARS = 500  # a whole message: the harness's own words plus a few bound
 
 
 def brief(value: Any) -> str:
-    """A value from a submission as a problem quotes it: bench.bounded's bounded repr (control and
+    """A value from a submission as a problem quotes it: bench.core.bounded's bounded repr (control and
     invisible characters escaped), at most BRIEF_CHARS."""
     return bounded_brief(value, BRIEF_CHARS)
 

@@ -29,9 +29,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from bench.errors import BenchError
-from bench.fileio import atomic_write_text, ensure_dir
-from bench.redact import redact_value
+from bench.core.errors import BenchError
+from bench.core.fileio import atomic_write_text, ensure_dir
+from bench.core.redact import redact_value
 from leaderboard.plots import bars_svg, robustness_svg, robustness_values, sensitivity_svg, size_svg
 from leaderboard.reference import metric_range
 from leaderboard.submission import read_submission
@@ -74,7 +74,7 @@ def build(
     verified = load_verifications(verifications)
     reports = validate_all(inputs, data_dirs=data_dirs)
     # A credential a run record should never have held (a URL's userinfo or query values, from an older
-    # harness or an edited file) is masked before anything is published (bench/redact.py).
+    # harness or an edited file) is masked before anything is published (bench/core/redact.py).
     data = redact_value(leaderboard_data(reports, verified))
     render(data, out)
     return BuildResult(out, reports, data)

@@ -36,7 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bench.errors import BenchError, DataError
+from bench.core.errors import BenchError, DataError
+from bench.core.fileio import unsafe_member_name
 from leaderboard.limits import (
     MAX_ARCHIVE_BYTES,
     MAX_FILE_BYTES,
@@ -45,7 +46,6 @@ from leaderboard.limits import (
     MAX_TOTAL_BYTES,
     json_depth,
     member_is_link,
-    unsafe_member_name,
 )
 from leaderboard.schema import Problem
 
@@ -250,8 +250,8 @@ def model_meta_of(result_path: str, files: dict[str, bytes]) -> dict[str, Any] |
 
 def pack(submission: Submission, out: Path, models: list[dict[str, Any]]) -> dict[str, Any]:
     """Write `submission`'s files and a manifest into the zip `out`; return the manifest."""
-    from bench.fileio import atomic_write
-    from bench.runner import package_versions
+    from bench.core.fileio import atomic_write
+    from bench.core.versions import package_versions
 
     payload = {p: b for p, b in sorted(submission.files.items()) if p != MANIFEST}
     manifest = {

@@ -9,7 +9,7 @@ results), else "self-reported" (leaderboard/verify.py).
 
 Results run under instruction variants (`bench run --instruction-variants`) are never model rows:
 they go to `sensitivity` (`sensitivity_data`), per task: each model's score under every variant, their
-spread (`bench.sensitivity.summarize`, the same statistics `bench results` prints) and how stable the
+spread (`bench.results.sensitivity.summarize`, the same statistics `bench results` prints) and how stable the
 ranking of the models is across variants (`rank_stability`; baselines are left out of it, as they are
 never ranked). Its scores are ×100 like the suite tables'; each variant carries its own verification.
 
@@ -37,8 +37,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.sensitivity import collect, is_variant, stability_by_task
-from leaderboard import suites as suite_styles
+from bench.results.sensitivity import collect, is_variant, stability_by_task
+from bench.results import suites as suite_styles
 from leaderboard.reference import metric_range, task_reference
 from leaderboard.validate import REASONS, Entry, ModelKey, Report, base_key
 from leaderboard.verify import SELF_REPORTED, VERIFIED, verification_of
@@ -295,7 +295,7 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
     Args:
         verified: entry sha256 -> verdict, from `leaderboard.verify.load_verifications`.
     """
-    from bench.runner import package_versions
+    from bench.core.versions import package_versions
 
     entries = [e for r in reports if r.valid for e in r.entries]
     rows = model_rows([e for e in entries if not is_variant(e.record)])
@@ -434,7 +434,7 @@ def details(task: str, scores: dict[str, Any], main_score_name: str) -> list[dic
 
     Scores and gaps only (a metric in [0, 1] or [-1, 1]): shares and counts would need another axis.
     """
-    from bench.summary import detail_values
+    from bench.results.summary import detail_values
 
     return [
         {"key": k, "label": label, "value": 100 * v}
@@ -486,7 +486,7 @@ def _cell(value: Any) -> Any:
 
 
 def write_exports(data: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    from bench.fileio import atomic_write_json, atomic_write_text
+    from bench.core.fileio import atomic_write_json, atomic_write_text
 
     json_path, csv_path = out / "leaderboard.json", out / "leaderboard.csv"
     atomic_write_json(json_path, data)

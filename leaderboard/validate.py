@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bench.bounded import printable
-from bench.fileio import sha256_json
-from bench.sensitivity import base_experiment
-from bench.variants import EXPERIMENT_KEY, variant_label
+from bench.core.bounded import printable
+from bench.core.fileio import sha256_json
+from bench.results.sensitivity import base_experiment
+from bench.core.variants import EXPERIMENT_KEY, variant_label
 from leaderboard import names, schema
 from leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, MAX_TOTAL_BYTES, json_depth
 from leaderboard.reference import TaskReference, metric_range, task_reference
@@ -296,7 +296,7 @@ def _check_pair(path: str, result: dict[str, Any], record_file: str, record: dic
 
 
 def _check_variant(record_file: str, record: dict[str, Any]) -> list[Problem]:
-    """A variant result names its instruction consistently: label, hash and experiment agree (bench/variants.py)."""
+    """A variant result names its instruction consistently: label, hash and experiment agree (bench/core/variants.py)."""
     variant = record.get("variant")
     experiment = record["model"].get("experiment") or {}
     if not variant:

@@ -46,10 +46,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.errors import BenchError, DataError
-from bench.fileio import sha256_json
-from leaderboard.limits import MAX_JSON_DEPTH, json_depth, unsafe_member_name
-from bench.bounded import printable
+from bench.core.errors import BenchError, DataError
+from bench.core.fileio import sha256_json
+from leaderboard.limits import MAX_JSON_DEPTH, json_depth
+from bench.core.bounded import printable
+from bench.results.store import run_settings
 from leaderboard.submission import MODEL_META
 from leaderboard.validate import Entry, Report
 
@@ -109,115 +110,15 @@ def compare(claimed: dict[str, Any], recomputed: dict[str, Any], tolerance: floa
 
 
 # ------------------------------------------------------------------------------------ re-running
-ENDPOINT_OPTIONS = ("base_url",)  # a family that takes one of these is remote: re-run only against the maintainer's
 META_FACTS = ("name", "revision", "n_parameters", "embed_dim", "max_tokens", "license", "reference", "release_date")
-
-
-class Refused(Exception):
-    """Why a run group is not re-run (its results stay self-reported with this reason)."""
-
-
-@dataclass(frozen=True)
-class Rerun:
-    """What the maintainer's re-run of one run group is: the model as it is, with allow-listed options."""
-
-    spec: str
-    revision: str | None
-    options: dict[str, Any]
 
 
 def run_groups(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
     """Entries that one `bench run` can recompute together (same model spec, settings, limit, seed, style)."""
     groups: dict[str, list[Entry]] = {}
     for e in entries:
-        groups.setdefault(sha256_json(_run_settings(e)), []).append(e)
+        groups.setdefault(sha256_json(run_settings(e.record)), []).append(e)
     return groups
-
-
-def _run_settings(entry: Entry) -> dict[str, Any]:
-    model, task = entry.record["model"], entry.record["task"]
-    instructions = task.get("instructions")
-    style = instructions.get("style") if isinstance(instructions, dict) else None
-    return {"spec": model["spec"], "name": model["name"], "revision": model["revision"], "family": model.get("family"),
-            "settings": model.get("settings") or {}, "limit": task["limit"], "seed": task["seed"],
-            "instruction_style": style}
-
-
-def rerun_plan(entry: Entry, *, base_url: str | None = None) -> Rerun:
-    """The maintainer's re-run of `entry`'s model; `Refused` says why there is none.
-
-    Only the family's vector options come from the record (runtime options such as endpoints, timeouts,
-    retries, cache, device are the maintainer's defaults); a hub model is loaded at its recorded revision
-    and under its own name; an API model only against `base_url`.
-    """
-    from adapters.options import family_options, runtime_options
-    from adapters.registry import MODELS, MTEB_FAMILY, ST_FAMILY, family_class, resolve
-
-    run = _run_settings(entry)
-    spec = run["spec"]
-    _check_no_path(spec, "model spec")
-    family, source, _ = resolve(spec)  # an unknown model or family: a BenchError, "could not re-run"
-    if family in (MTEB_FAMILY, ST_FAMILY) and run.get("family") in (MTEB_FAMILY, ST_FAMILY):
-        family = run["family"]  # one spec, two families: MTEB's implementation or the harness's templates
-    cls = family_class(family)
-    vector = set(family_options(cls)) - runtime_options(cls) - {"revision"}
-    options = {k: v for k, v in run["settings"].items() if k in vector}
-    for key, value in run["settings"].items():  # a template MTEB's implementation ignores too: refused
-        if key in vector or key == "template":
-            _check_no_path(value, f"option {key}")
-    if set(ENDPOINT_OPTIONS) & set(family_options(cls)):
-        if not base_url:
-            raise Refused("an API result is re-run only against an endpoint the maintainer names "
-                          "(`bench leaderboard verify --base-url URL`); the recorded endpoint is never contacted")
-        options["base_url"] = base_url
-    hub = spec not in MODELS and not Path(source).expanduser().exists()
-    return Rerun(spec, run["revision"] if hub else None, options)
-
-
-def _check_no_path(value: Any, what: str) -> None:
-    """A recorded value may name a hub id or a file in the working directory, never a path elsewhere."""
-    texts = [value] if isinstance(value, str) else [v for v in (value if isinstance(value, list) else []) if isinstance(v, str)]
-    for text in texts:
-        body = text.partition(":")[2] if ":" in text and not text.startswith(("/", "~")) else text
-        if body.startswith("~") or unsafe_member_name(body):  # absolute, a drive, or climbing out with ..
-            raise Refused(f"the recorded {what} names a path outside the working directory ({printable(text, 80)}); "
-                          "a verification loads only models the maintainer controls")
-
-
-def rerun_options(entries: list[Entry], *, data_dir: str | None, cache_dir: str | None, use_cache: bool,
-                  output_dir: str, base_url: str | None = None) -> Any:
-    """The RunOptions that recompute `entries` (one run group) as the maintainer's run (`rerun_plan`)."""
-    from bench.runner import RunOptions
-
-    plan, run = rerun_plan(entries[0], base_url=base_url), _run_settings(entries[0])
-    return RunOptions(
-        model=plan.spec, model_revision=plan.revision, model_options=plan.options,
-        tasks=sorted({e.task for e in entries}), data_dir=data_dir, output_dir=output_dir, cache_dir=cache_dir,
-        use_cache=use_cache, limit=run["limit"], seed=run["seed"], overwrite=True, show_progress_bar=False,
-        instruction_style=run["instruction_style"], instruction_variants=variants_of(entries),
-    )
-
-
-def variants_of(entries: list[Entry]) -> Any:
-    """The instruction variants the group's run records name, as a variants file (None when there are none).
-
-    Each variant keeps its recorded set, position and label, so the re-run files it in the same experiment.
-    """
-    from bench.variants import Variant, VariantFile
-
-    found: dict[str, dict[str, Variant]] = {}
-    sets: dict[str, tuple[str, ...]] = {}
-    for e in entries:
-        v = e.record.get("variant")
-        if v:
-            sets.setdefault(e.task, tuple(v.get("sets") or ()))
-            found.setdefault(e.task, {})[v["label"]] = Variant(e.task, v["instruction"], v.get("set"), v["index"],
-                                                               v["label"])
-    if not found:
-        return None
-    variants = {task: sorted(by_label.values(), key=lambda v: (v.set or "", v.index)) for task, by_label in found.items()}
-    return VariantFile(name="recorded", sha256=sha256_json({t: [asdict(v) for v in vs.values()] for t, vs in found.items()}),
-                       variants=variants, sets={t: s for t, s in sets.items() if s})
 
 
 def _variant_label(record: dict[str, Any]) -> str | None:
@@ -232,17 +133,17 @@ def verify_report(report: Report, *, data_dir: str | None = None, cache_dir: str
     without the maintainer's `base_url`, a failure of any kind) gives its results unverified verdicts
     that say why; the other groups still run.
     """
-    from bench.results import read_json
-    from bench.runner import run
+    from bench.results.store import read_json
+    from bench.run import reproduce  # imports the run (MTEB, the model stack): only a verify run needs it
 
     verdicts: dict[int, Verdict] = {}
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as out:
         for i, entries in enumerate(run_groups(report.entries).values()):
             try:
-                outcomes = run(rerun_options(entries, data_dir=data_dir, cache_dir=cache_dir, use_cache=use_cache,
-                                             output_dir=f"{out}/{i}", base_url=base_url))
-            except (Refused, BenchError) as e:
-                note = f"not re-run: {e}" if isinstance(e, Refused) else f"could not re-run: {e}"
+                outcomes = reproduce.rerun([e.record for e in entries], data_dir=data_dir, cache_dir=cache_dir,
+                                           use_cache=use_cache, output_dir=f"{out}/{i}", base_url=base_url)
+            except (reproduce.Refused, BenchError) as e:
+                note = f"not re-run: {e}" if isinstance(e, reproduce.Refused) else f"could not re-run: {e}"
                 verdicts.update({id(entry): _verdict(entry, None, note, tolerance) for entry in entries})
                 continue
             except Exception as e:  # noqa: BLE001 - a hostile group must not stop the others; its reason is kept
@@ -263,7 +164,7 @@ def verify_report(report: Report, *, data_dir: str | None = None, cache_dir: str
 
 
 def _verdict(entry: Entry, rerun: tuple[Any, dict[str, Any], Any] | None, note: str, tolerance: float) -> Verdict:
-    from bench.results import main_score  # imports MTEB; only a verify run needs it
+    from bench.results.store import main_score  # imports MTEB; only a verify run needs it
 
     claimed = main_score(entry.result)
     recomputed = worst = None
@@ -314,7 +215,7 @@ def _shown(value: Any) -> str:
 
 # ------------------------------------------------------------------------------------ the file
 def verification_file(submission: str, verdicts: list[Verdict], tolerance: float = TOLERANCE) -> dict[str, Any]:
-    from bench.runner import package_versions
+    from bench.core.versions import package_versions
 
     return {
         "format": FORMAT,

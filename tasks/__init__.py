@@ -14,7 +14,7 @@ import pkgutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.errors import UnknownNameError
+from bench.core.errors import UnknownNameError
 from tasks.registry import SUITE_DESCRIPTIONS, SUITES, TASKS
 
 if TYPE_CHECKING:

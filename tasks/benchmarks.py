@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-from bench.errors import UnknownNameError
+from bench.core.errors import UnknownNameError
 from tasks.mteb_compat import register_benchmarks
 from tasks.registry import SUITE_DESCRIPTIONS, SUITES, TASKS, ordered_suites
 

@@ -32,11 +32,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from bench.bounded import (
+from bench.core.bounded import (
     MAX_DEPTH, brief, brief_line, is_blank, json_depth, json_too_deep, load_json_bounded, surrogate_problem,
 )
-from bench.errors import DataError
-from bench.fileio import sha256_file, sha256_json
+from bench.core.errors import DataError
+from bench.core.fileio import sha256_file, sha256_json
 
 logger = logging.getLogger(__name__)
 

@@ -51,7 +51,7 @@ import mteb
 from datasets import Dataset
 from mteb.abstasks import AbsTask
 
-from bench.errors import ConfigError, DataError
+from bench.core.errors import ConfigError, DataError
 from tasks.abstasks.base import InstructionTask, limited
 from tasks.data import (
     DATA_DIR_ENV,

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from mteb import TaskMetadata
 
-from bench.errors import ConfigError
+from bench.core.errors import ConfigError
 from tasks._common import common_metadata
 from tasks.abstasks import AbsTaskInstructionTriplet, AbsTaskMultiAspectClustering
 from tasks.abstasks.label_sampled import AbsTaskLabelPairSTS, AbsTaskLabelTriplet, HubLabels, LabelledSource

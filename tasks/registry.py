@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bench.errors import ConfigError
+from bench.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from mteb.abstasks import AbsTask

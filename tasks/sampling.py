@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 
 DEFAULT_SAMPLE_SIZE = 50_000  # the paper's number of pairs / triplets per instruction
 _MAX_ROUNDS = 64

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from bench.errors import ConfigError
+from bench.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from mteb.abstasks import AbsTask

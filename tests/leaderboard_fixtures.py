@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bench.runner import RunOptions, run
+from bench.run.runner import RunOptions, run
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +46,7 @@ def result_files(root: Path, task: str, *, experiment: bool = False, model: str 
     raise FileNotFoundError(task)
 
 
-# What `bench run --instruction-variants` adds (bench/variants.py): one result per variant, in an experiment
+# What `bench run --instruction-variants` adds (bench/core/variants.py): one result per variant, in an experiment
 # folder whose experiment is the setting's plus `instruction: <label>`, with a `variant` block in its record.
 VARIANTS = (("correct", 0, "Represent the sentence for retrieving sentences of similar meaning: "),
             ("correct", 1, "Represent the meaning of the sentence: "),
@@ -56,7 +56,7 @@ VARIANTS = (("correct", 0, "Represent the sentence for retrieving sentences of s
 def add_variants(src: tuple[Path, Path], scores: list[float], variants: tuple = VARIANTS) -> list[tuple[Path, Path]]:
     """Copies of the result and run record `src` as instruction-variant results, the main score of the
     i-th set to `scores[i]`; returns their (result, run record) paths."""
-    from bench.variants import Variant, VariantFile, variant_label
+    from bench.core.variants import Variant, VariantFile, variant_label
 
     result, record = src
     source = VariantFile(name="test-variants", sha256="f" * 64, variants={})

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from adapters.base import plan_batches
-from bench.errors import ConfigError, EncodingError
+from bench.core.errors import ConfigError, EncodingError
 from toy_encoders import HashEncoder
 
 

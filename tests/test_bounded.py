@@ -1,4 +1,4 @@
-"""bench/bounded.py: depth, expansion and duplicate keys counted without trusting the parsers, against
+"""bench/core/bounded.py: depth, expansion and duplicate keys counted without trusting the parsers, against
 hand counts; `brief` bounded whatever it is given."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import random
 import pytest
 import yaml
 
-import bench.bounded as bounded
-from bench.bounded import (
+import bench.core.bounded as bounded
+from bench.core.bounded import (
     MAX_EXPANDED, brief, is_blank, json_depth, json_too_deep, load_json_bounded, load_yaml_bounded, lone_surrogate,
     yaml_depth, yaml_expansion,
 )
-from bench.errors import ConfigError, DataError
+from bench.core.errors import ConfigError, DataError
 
 
 # ---------------------------------------------------------------------------------------- depth
@@ -42,7 +42,7 @@ def _object_depth(value) -> int:
 
 
 def test_yaml_depth_agrees_with_the_loaded_objects_on_the_builtin_files():
-    from bench.variants import builtin_variant_files
+    from bench.core.variants import builtin_variant_files
 
     for path in builtin_variant_files().values():
         text = path.read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
+from bench.cli.main import main
 from helpers import write_csv
 
 ROOT = Path(__file__).resolve().parents[1]

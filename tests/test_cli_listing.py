@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from adapters.cache import EmbeddingCache, cache_files
-from bench.cli import main
-from bench.commands.listing import human_size, wrapped_table
+from bench.cli.main import main
+from bench.cli.commands.listing import human_size, wrapped_table
 from dataset_builders.registry import builders
 
 
@@ -23,7 +23,7 @@ def _run(capsys, *argv):
 
 
 def test_version_from_metadata_without_mteb_or_torch():
-    code = ("import sys\nfrom bench.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit as e:\n"
+    code = ("import sys\nfrom bench.cli.main import main\ntry:\n    main(['--version'])\nexcept SystemExit as e:\n"
             "    assert e.code == 0\nprint(sorted(m for m in ('mteb', 'torch', 'numpy', 'tasks', 'adapters') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1000)
     assert proc.returncode == 0, proc.stderr
@@ -83,7 +83,7 @@ def test_list_cache_counts_entries_and_sizes(capsys, tmp_path):
 
 
 def test_list_cache_reads_without_torch(tmp_path):
-    code = (f"import sys\nfrom bench.cli import main\nmain(['list', 'cache', '--cache-dir', {str(tmp_path)!r}])\n"
+    code = (f"import sys\nfrom bench.cli.main import main\nmain(['list', 'cache', '--cache-dir', {str(tmp_path)!r}])\n"
             "print('torch' in sys.modules, 'mteb' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1000)
     assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "False False", proc.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from dataset_builders.clustering_sets import CLUSTER_LLM, GOALEX_TAXONOMY, NYT_DIR, build_nyt, parse_cluster_llm
 from dataset_builders.registry import get_builder
 from tasks import FewRelClustering, NYTClustering, NYTTopicClustering, RateMyProfClustering

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from helpers import write_csv, write_jsonl
 from tasks import InstructSTSB, IntentEmotion, NYTClustering
 from tasks.data import stratified_indices
@@ -114,8 +114,8 @@ def test_limit_is_applied_per_aspect_and_keeps_every_cluster(tmp_path):
 
 
 def test_suite_run_skips_tasks_without_local_data_but_named_tasks_fail(tmp_path, caplog):
-    from bench.errors import MissingDataError
-    from bench.runner import RunOptions, build_tasks
+    from bench.core.errors import MissingDataError
+    from bench.run.runner import RunOptions, build_tasks
 
     _intent_emotion_dir(tmp_path)
     with caplog.at_level("WARNING", logger="bench"):

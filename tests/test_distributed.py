@@ -47,7 +47,7 @@ def test_deal_balances_long_and_short_inputs():
 
 def test_another_ranks_failure_keeps_its_kind():
     from adapters.distributed import _assemble
-    from bench.errors import ConfigError
+    from bench.core.errors import ConfigError
 
     ok = ("ok", np.zeros((1, 2), dtype=np.float32))
     with pytest.raises(ConfigError, match="rank 1: no transform serves"):  # an expected error: one error line

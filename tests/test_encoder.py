@@ -9,7 +9,7 @@ import pytest
 
 from adapters.cache import EmbeddingCache
 from adapters.sentence_transformers import SentenceTransformerEncoder, template_string
-from bench.errors import ConfigError, EncodingError
+from bench.core.errors import ConfigError, EncodingError
 from toy_encoders import HashEncoder
 
 INPUTS = [["q", "short"], ["q", "a much longer text here"], ["q", "short"], ["r", "short"], ["q", "mid text"]]

@@ -1,7 +1,7 @@
 """The fault suite (issue 12): every fault a hostile or unlucky user can meet, through the real CLI.
 
 Each probe of `PROBES` starts from the files of one successful `bench run` (results, run records and
-embedding cache, copied fresh for the probe), runs `bench.cli.main` on the fault, and asserts
+embedding cache, copied fresh for the probe), runs `bench.cli.main.main` on the fault, and asserts
 * exit code 2 and exactly one `error:` line on stderr, naming the problem and the fix (its `expect`),
 * no traceback,
 * that every result file, run record and cached vector written earlier is unchanged.
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bench.cli import main
+from bench.cli.main import main
 from fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -963,14 +963,14 @@ def test_api_timeout_is_bounded_by_default(servers):
     ("http://127.0.0.1:8765/v1", "http://127.0.0.1:8765/v1"),
 ])
 def test_redact_url(url, expected):
-    from bench.redact import redact, redact_url
+    from bench.core.redact import redact, redact_url
 
     assert redact_url(url) == expected
     assert redact(f"--base-url={url} and more") == f"--base-url={expected} and more"
 
 
 def test_llm_manifest_records_the_endpoint_without_credentials():
-    from bench.llm_client import LLMConfig
+    from bench.core.llm_client import LLMConfig
 
     record = LLMConfig(model="m", base_url=f"http://u:{MARKER}@h/v1?api-key={MARKER}").record()
     assert MARKER not in json.dumps(record) and record["endpoint"] == "http://***@h/v1?api-key=***"
@@ -1020,7 +1020,7 @@ def test_a_record_that_cannot_be_written_never_vouches_for_the_new_result(baseli
 def test_llm_client_gives_up_on_a_hung_endpoint_in_bounded_time(servers, tmp_path, monkeypatch):
     """The LLM builders' client: 25 s per attempt by default (4 attempts + 3.5 s backoff = 103.5 s);
     a hung endpoint is a recorded failure that says it timed out, never an endless wait."""
-    from bench.llm_client import ChatRequest, LLMClient, LLMConfig
+    from bench.core.llm_client import ChatRequest, LLMClient, LLMConfig
 
     default = LLMConfig.from_options(llm_model="fake", base_url=servers.hung.base_url, llm_cache_dir=tmp_path)
     assert (default.max_retries + 1) * default.timeout_s + 0.5 + 1 + 2 == 103.5 <= 120
@@ -1037,7 +1037,7 @@ def test_llm_client_gives_up_on_a_trickling_endpoint_in_bounded_time(servers, tm
     """An endpoint that sends its reply a byte every 0.2 s passes every read's timeout; the deadline of the
     whole attempt still ends it: a recorded failure that says it timed out, within the bound of 2 attempts
     of 1 s plus 0.5 s of backoff (2 s of slack for a loaded machine)."""
-    from bench.llm_client import ChatRequest, LLMClient, LLMConfig
+    from bench.core.llm_client import ChatRequest, LLMClient, LLMConfig
 
     monkeypatch.setenv("INSTRUCT_BENCH_LLM_TIMEOUT", "1")
     client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=servers.trickle.base_url, max_retries=1,
@@ -1053,7 +1053,7 @@ def test_llm_client_gives_up_on_a_trickling_endpoint_in_bounded_time(servers, tm
 def test_llm_cache_holds_no_credential_of_the_url(tmp_path, monkeypatch):
     """The LLM cache remembers a response_format the endpoint rejected, under the endpoint: as a hash, so a
     key in the URL's userinfo never reaches the cache file."""
-    from bench.llm_client import ChatRequest, LLMClient, LLMConfig
+    from bench.core.llm_client import ChatRequest, LLMClient, LLMConfig
 
     class SchemaRejected(FakeOpenAI):
         def _reply(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -1121,7 +1121,7 @@ def test_log_lines_are_redacted(caplog):
     """The CLI's log filter: a URL with credentials in any log record comes out redacted."""
     import logging
 
-    from bench.redact import install_log_redaction
+    from bench.core.redact import install_log_redaction
 
     install_log_redaction()
     logging.getLogger("bench").warning("retrying %s", f"http://u:{MARKER}@h/v1?token={MARKER}")
@@ -1135,6 +1135,6 @@ def test_log_lines_are_redacted(caplog):
 ])
 def test_credential_params_are_told_by_the_words_of_their_name(name, credential):
     """Which query parameters the API cache key leaves out (every value is masked in output either way)."""
-    from bench.redact import credential_param
+    from bench.core.redact import credential_param
 
     assert credential_param(name) is credential

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from adapters.generative import PATTERNS, GenerativeEncoder
-from bench.errors import ConfigError
+from bench.core.errors import ConfigError
 
 TEXTS = ["I am so happy my card finally arrived!", "Why was I charged twice?", "Hello"]
 INSTRUCTION = "How does the customer feel?"

@@ -9,7 +9,7 @@ import mteb
 import pytest
 from datasets import Dataset, DatasetDict
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from dataset_builders.sts_senteval import build_sts_senteval
 from helpers import scores_of, write_jsonl
 from tasks import SUITES, TASKS, get_tasks
@@ -78,9 +78,9 @@ def test_offline_hub_load_is_a_clear_error() -> None:
 
 @pytest.mark.slow
 def test_harness_run_gives_exactly_mtebs_score_with_minilm(raw_dir: Path, tmp_path: Path) -> None:
-    """`bench.runner.run` on SentEval-built STS12 and SICK-R == MTEB's AbsTaskSTS on the same rows, same model."""
+    """`bench.run.runner.run` on SentEval-built STS12 and SICK-R == MTEB's AbsTaskSTS on the same rows, same model."""
     from adapters.registry import load_model
-    from bench.runner import RunOptions, run
+    from bench.run.runner import RunOptions, run
 
     build_sts_senteval(source_dir=raw_dir, out_dir=tmp_path / "data", size=60)
     outcomes = run(RunOptions(tasks=["STS12", "SICK-R"], data_dir=str(tmp_path / "data"),

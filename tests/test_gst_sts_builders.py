@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from dataset_builders.common import MissingSourceError
 from dataset_builders.gstransform_sources import AMZCF_TEST, build_gstransform
 from dataset_builders.registry import LABEL_BUILDERS

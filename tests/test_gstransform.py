@@ -20,8 +20,8 @@ from adapters.gstransform import (
     save_transform,
     train_transform,
 )
-from bench.errors import ConfigError, ModelLoadError
-from bench.llm_client import LLMClient, LLMConfig
+from bench.core.errors import ConfigError, ModelLoadError
+from bench.core.llm_client import LLMClient, LLMConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from gstransform_agnews import INSTRUCTION, load_ag_news, split, triplet_accuracy, v_measure  # noqa: E402
@@ -157,7 +157,7 @@ def test_registry_spec_loads_the_family(trained):
 def test_cli_train_and_dry_run(agnews, fake_openai, tmp_path, capsys, monkeypatch):
     from gstransform_oracle import oracle_handler
 
-    from bench.cli import main
+    from bench.cli.main import main
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     train, _ = agnews

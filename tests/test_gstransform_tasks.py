@@ -9,8 +9,8 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics.pairwise import paired_cosine_distances
 
-from bench.errors import ConfigError, DataError
-from bench.instruction_style import instruction_style_for
+from bench.core.errors import ConfigError, DataError
+from bench.run.instruction_style import instruction_style_for
 from helpers import scores_of, write_csv
 from tasks import SUITES, get_tasks
 from tasks.gstransform import GSTRANSFORM_TASKS, INSTRUCTIONS, GSTAGNews, GSTAmzCF, GSTMultiHate, GSTPaperCode

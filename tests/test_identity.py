@@ -18,8 +18,8 @@ from adapters.base import BaseEncoder
 from adapters.identity import PUBLISHED, published_match, safetensors_parameters
 from adapters.options import experiment_label, family_options
 from adapters.registry import FAMILIES, load_model
-from bench.errors import ConfigError
-from bench.results import AtomicResultCache, result_path
+from bench.core.errors import ConfigError
+from bench.results.store import AtomicResultCache, result_path
 from leaderboard.validate import model_key
 from toy_encoders import HashEncoder
 
@@ -104,7 +104,7 @@ def test_a_new_family_is_one_class_and_its_flags_reach_the_cli(tmp_path, capsys)
         cli_flags = {"dim": "vector size of the echo family"}
 
     assert family_name("echo-test") == "echo-test" and "dim" in cli_flags()
-    from bench.cli import main
+    from bench.cli.main import main
 
     with pytest.raises(SystemExit):
         main(["run", "--help"])
@@ -145,7 +145,7 @@ def test_a_modified_local_copy_is_not_the_published_model(minilm_path, tmp_path)
 
 
 def test_results_carry_no_local_path_and_mteb_loads_them(minilm_path, tmp_path):
-    from bench.cli import main
+    from bench.cli.main import main
 
     out, cache = tmp_path / "out", tmp_path / "cache"
     model_dir = tmp_path / "models" / "copy-of-minilm"
@@ -156,7 +156,7 @@ def test_results_carry_no_local_path_and_mteb_loads_them(minilm_path, tmp_path):
     written = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
     for secret in (str(tmp_path).encode(), b"/models/", str(Path.home()).encode() + b"/"):
         assert secret not in written
-    # the harness's task: filed beside MTEB's results folder, in MTEB's layout (bench/results.py)
+    # the harness's task: filed beside MTEB's results folder, in MTEB's layout (bench/results/store.py)
     assert not (out / "results").exists()
     loaded = mteb.ResultCache(out / "instruct-bench").load_results(validate_and_filter=True,
                                                                    load_experiments="match_name")
@@ -200,7 +200,7 @@ def _cls_pooled(minilm_path: str, folder: Path) -> Path:
 def test_two_models_under_one_name_never_share_a_vector(minilm_path, tmp_path):
     """Two local models filed under one `--model-name test/m --model-revision r1` (mean vs CLS pooling):
     the second gets no cache hit and its own score, because the cache keys on content, not on the name."""
-    from bench.cli import main
+    from bench.cli.main import main
 
     mean = tmp_path / "mean"
     shutil.copytree(minilm_path, mean)

@@ -41,7 +41,7 @@ def imported(*args: str, env: dict[str, str] | None = None) -> list[str]:
 
 
 def test_import_bench_errors_imports_no_mteb():
-    assert imported("--statement", "import bench.errors") == []
+    assert imported("--statement", "import bench.core.errors") == []
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"]], ids=["help", "version"])
@@ -76,7 +76,7 @@ def test_a_rerun_that_reuses_every_task_imports_no_model_stack(tmp_path):
 
 
 def test_the_stored_task_catalog_matches_the_task_classes():
-    from bench import task_catalog
+    from bench.results import task_catalog
 
     assert task_catalog._stored() == task_catalog.build(), (
-        "bench/task_catalog.json is out of date: run `python -m bench.task_catalog`")
+        "bench/results/task_catalog.json is out of date: run `python -m bench.results.task_catalog`")

@@ -10,8 +10,8 @@ import re
 import pytest
 
 import tasks
-from bench.errors import BenchError, ConfigError, DataError, UnknownNameError
-from bench.variants import builtin_variant_files, load_variants
+from bench.core.errors import BenchError, ConfigError, DataError, UnknownNameError
+from bench.core.variants import builtin_variant_files, load_variants
 from dataset_builders import llm_prompts as P
 from dataset_builders.instruction_variants import build_instruction_variants
 from dataset_builders.registry import get_builder
@@ -173,7 +173,7 @@ def test_size_must_be_positive(fake_openai, tmp_path):
 
 
 def test_cli_builds_without_source_dir_and_prints_one_line(fake_openai, tmp_path, capsys):
-    from bench.cli import main
+    from bench.cli.main import main
 
     fake_openai.chat_handler = paraphraser
     out = tmp_path / "variants.json"
@@ -187,7 +187,7 @@ def test_cli_builds_without_source_dir_and_prints_one_line(fake_openai, tmp_path
 
 
 def test_cli_errors_are_one_line(fake_openai, tmp_path, capsys, raw_dir):
-    from bench.cli import main
+    from bench.cli.main import main
 
     argv = ["--out", str(tmp_path / "o"), "--llm-model", "fake", "--base-url", fake_openai.base_url]
     assert main(["build-data", "instruction-variants", "-t", "InstructSTSB", *argv]) == 2
@@ -219,11 +219,11 @@ def test_credentials_in_the_endpoint_are_never_printed(fake_openai, tmp_path, ca
 
 
 def test_a_manifest_beside_a_builtin_file_is_not_a_variants_file(fake_openai, tmp_path, monkeypatch):
-    import bench.variants
+    import bench.core.variants
 
     fake_openai.chat_handler = paraphraser
     build(fake_openai, tmp_path / "mine.yaml", tmp_path / "cache", tasks=["STS12"])
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["mine.manifest.json", "mine.yaml"]
-    monkeypatch.setattr(bench.variants, "BUILTIN_DIR", tmp_path)
+    monkeypatch.setattr(bench.core.variants, "BUILTIN_DIR", tmp_path)
     assert list(builtin_variant_files()) == ["mine"]
     assert load_variants("mine").name == "mine"

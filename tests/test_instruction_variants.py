@@ -13,12 +13,12 @@ from datasets import Dataset
 from scipy.stats import kendalltau
 
 import tasks
-from bench.errors import ConfigError, UnknownNameError
-from bench.results import find_results
-from bench.runner import RunOptions, run
-from bench.sensitivity import collect, stability_by_task, summarize
-from bench.summary import run_table
-from bench.variants import load_variants
+from bench.core.errors import ConfigError, UnknownNameError
+from bench.results.store import find_results
+from bench.run.runner import RunOptions, run
+from bench.results.sensitivity import collect, stability_by_task, summarize
+from bench.results.summary import run_table
+from bench.core.variants import load_variants
 from dataset_builders.sts_senteval import build_sts_senteval
 from tasks import TASKS, FewRelClustering
 from tasks.variants import variant_task
@@ -79,7 +79,7 @@ def test_unknown_task_missing_file_and_bad_yaml(tmp_path):
 
 
 def test_cli_error_line_for_a_missing_file(tmp_path, capsys):
-    from bench.cli import main
+    from bench.cli.main import main
 
     assert main(["run", "--tasks", "DemoInstructSTS", "--instruction-variants", str(tmp_path / "x.yaml"),
                  "--output-dir", str(tmp_path / "o")]) != 0
@@ -168,7 +168,7 @@ def test_instruction_aware_run_encodes_each_sentence_once_per_variant(sts_dir, t
 
 
 def _score(outcome):
-    from bench.sensitivity import VariantScore
+    from bench.results.sensitivity import VariantScore
 
     return VariantScore(outcome.variant["label"], outcome.variant.get("set"), outcome.main_score)
 
@@ -180,7 +180,7 @@ def _robustness_file(tmp_path: Path) -> Path:
 
 
 def _run_toy(monkeypatch, model, **options):
-    monkeypatch.setattr("bench.runner.build_model", lambda _options: model)
+    monkeypatch.setattr("bench.run.runner.build_model", lambda _options: model)
     return run(RunOptions(show_progress_bar=False, **options))
 
 
@@ -337,7 +337,7 @@ def test_any_mteb_task_runs_with_variants_through_bench_run(tmp_path, monkeypatc
         tasks_pkg.task_names(tasks=["SciFactt"])
 
 
-@pytest.mark.parametrize("name", sorted(__import__("bench.variants").variants.builtin_variant_files()))
+@pytest.mark.parametrize("name", sorted(__import__("bench.core.variants").core.variants.builtin_variant_files()))
 def test_every_builtin_file_loads_and_each_task_takes_each_variant(name):
     vf = load_variants(name, known_tasks=TASKS)
     assert vf.description and vf.source
@@ -355,7 +355,7 @@ def test_every_builtin_file_loads_and_each_task_takes_each_variant(name):
 def test_variant_results_are_submitted_verified_and_shown(tmp_path):
     """The demo under the built-in `demo` variants: `bench submit`, `bench leaderboard verify` re-runs each
     variant as recorded and verifies it, and the site shows the distribution."""
-    from bench.cli import main
+    from bench.cli.main import main
 
     out, cache = tmp_path / "results", tmp_path / "cache"
     outcomes = run(RunOptions(instruction_variants="demo", output_dir=str(out), cache_dir=str(cache),

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from adapters.instructor import InstructorEncoder
-from bench.errors import ConfigError
+from bench.core.errors import ConfigError
 
 PAIRS = [["Represent the emotion: ", "I love this card!"], ["Represent the intent of the customer message: ", "Refund please"],
          ["", "No instruction at all"]]

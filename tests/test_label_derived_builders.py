@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from dataset_builders.label_derived import (
     BANKING_TEST,
     GO_EMOTION,

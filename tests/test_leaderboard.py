@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
+from bench.cli.main import main
 from leaderboard import REASONS, build, validate_all
 from leaderboard.plots import robustness_svg, robustness_values
 from leaderboard.reference import metric_range, task_reference
@@ -143,7 +143,7 @@ def _instructions(root):
 
     def change(d):
         d["task"]["instructions"]["criteria"]["emotion"] = "What is the topic?"
-        from bench.fileio import sha256_json
+        from bench.core.fileio import sha256_json
 
         d["task"]["instructions_sha256"] = sha256_json(d["task"]["instructions"])
 
@@ -492,7 +492,7 @@ def test_best_ignores_the_baseline():
 
 
 def test_averages_never_mix_gaps_with_scores():
-    from leaderboard.suites import averages, suite_averages
+    from bench.results.suites import averages, suite_averages
 
     mains = {"NYTClustering": "hmean_v_measure", "FewRelClustering": "delta_ci_mean", "IntentEmotion": "hmean_success_rate",
              "FeedbacksClustering": "delta_ci_mean"}
@@ -517,7 +517,7 @@ def test_union_suites_get_separate_averages(demo_results, tmp_path, monkeypatch)
         tasks = SUITES[name]
         kinds = {task_reference(t).main_score.startswith("delta_") for t in tasks}
         assert kinds == {True, False}, name
-    from leaderboard.suites import suite_averages
+    from bench.results.suites import suite_averages
 
     avgs = suite_averages("all", {t: task_reference(t).main_score for t in SUITES["all"]})
     assert {a.label for a in avgs} == {"Avg", "Mean Δci"}
@@ -527,7 +527,7 @@ def test_union_suites_get_separate_averages(demo_results, tmp_path, monkeypatch)
 
 
 def test_suite_paragraph_links_papers_and_datasets(demo_results, tmp_path):
-    from leaderboard.suites import SUITE_STYLES
+    from bench.results.suites import SUITE_STYLES
     from leaderboard.table import dataset_page
 
     build([demo_results], tmp_path / "site")

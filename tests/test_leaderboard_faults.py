@@ -332,7 +332,7 @@ def test_lookalike_rule(name, board, imitates):
 
 def test_problem_messages_quote_a_bounded_view(demo_results, tmp_path):
     """A value of 1 MB where a number belongs, a 1 MB field name and a terminal escape: every problem is short."""
-    from bench.bounded import STRING_CHARS
+    from bench.core.bounded import STRING_CHARS
     from leaderboard.schema import FILE_CHARS, MESSAGE_CHARS, Problem
 
     root = _copy(demo_results, tmp_path)
@@ -379,7 +379,7 @@ FORGED = 0.99  # DemoInstructSTS's real cosine_spearman is -0.098163 (-9.82 on t
 
 
 def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    from bench.cli import main
+    from bench.cli.main import main
 
     code = main(argv)
     out, err = capsys.readouterr()
@@ -397,7 +397,7 @@ def _one_error_line(code: int, out: str, err: str) -> str:
 @pytest.fixture(scope="module")
 def honest(demo_results, tmp_path_factory) -> tuple[Path, Path, Path]:
     """(packed zip, its verification file, embedding cache) of the demo results, verified once."""
-    from bench.cli import main
+    from bench.cli.main import main
 
     base = tmp_path_factory.mktemp("honest")
     cache = demo_results.parent / "lb-cache"  # the vectors the fixture's run computed (same model, same inputs)

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from bench.llm_client import LLMClient
+from bench.core.llm_client import LLMClient
 from dataset_builders import llm_prompts as P
 from dataset_builders.label_derived import BANKING_TEST, STSB_TEST, parse_banking, parse_stsb, read_source
 from dataset_builders.llm_sets import build_instruct_stsb, build_intent_emotion, build_robustness_instructions
@@ -225,7 +225,7 @@ def test_resume_after_interrupt(fake_openai, raw_dir, tmp_path, monkeypatch):
 
 
 def test_cli_dry_run(fake_openai, raw_dir, tmp_path, capsys):
-    from bench.cli import main
+    from bench.cli.main import main
 
     code = main(["build-data", "instruct-stsb", "--source-dir", str(raw_dir), "--out", str(tmp_path / "o"),
                  "--size", "3", "--llm-model", "fake", "--base-url", fake_openai.base_url, "--dry-run"])

@@ -1,4 +1,4 @@
-"""bench.llm_client against the local OpenAI-compatible server (tests/fake_openai.py): real HTTP."""
+"""bench.core.llm_client against the local OpenAI-compatible server (tests/fake_openai.py): real HTTP."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bench.errors import ConfigError
-from bench.llm_client import STRING, ChatRequest, LLMClient, LLMConfig, object_schema, parse_json_reply
+from bench.core.errors import ConfigError
+from bench.core.llm_client import STRING, ChatRequest, LLMClient, LLMConfig, object_schema, parse_json_reply
 
 CHAT = "/v1/chat/completions"
 SCHEMA = object_schema(answer=STRING)

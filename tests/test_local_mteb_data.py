@@ -20,8 +20,8 @@ from datasets import Dataset, DatasetDict
 from helpers import scores_of
 from toy_encoders import HashEncoder
 
-from bench.cli import main
-from bench.errors import ConfigError, DataError, MissingDataError
+from bench.cli.main import main
+from bench.core.errors import ConfigError, DataError, MissingDataError
 from tasks import TASKS, get_tasks
 from tasks.generic import INSTRUCTOR_SOURCE, MTEB_PROMPT_SOURCE
 from tasks.variants import variant_task
@@ -221,7 +221,7 @@ def test_retrieval_and_reranking_take_no_local_copy(tmp_path: Path) -> None:
 def test_no_folder_named_task_falls_back_to_mtebs_loading_and_suites_skip(raw_dir: Path, tmp_path: Path) -> None:
     """A task of MTEB's registry named with --tasks and no folder loads as MTEB does (hub or datasets cache);
     a suite run skips its STS tasks without a folder (MissingDataError), as before."""
-    from bench.runner import RunOptions, build_tasks
+    from bench.run.runner import RunOptions, build_tasks
 
     (task,) = get_tasks([BANKING], data_dir=tmp_path)
     assert task.data_source == "hub" and task.saved_folders is None
@@ -268,8 +268,8 @@ def test_damaged_copy_is_one_data_error(tmp_path: Path) -> None:
 
 
 def test_run_note_names_results_on_local_data() -> None:
-    from bench.commands.run import local_data_note
-    from bench.runner import TaskOutcome
+    from bench.cli.commands.run import local_data_note
+    from bench.results.outcome import TaskOutcome
 
     def outcome(name: str, revision: str, source: str) -> TaskOutcome:
         record = {"task": {"dataset": {"revision": revision, "source": source}}}

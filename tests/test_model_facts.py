@@ -19,7 +19,7 @@ from adapters.identity import (
     mteb_license,
     resolve_identity,
 )
-from bench.errors import ModelLoadError
+from bench.core.errors import ModelLoadError
 
 
 def _smollm2_gguf() -> Path:

@@ -14,9 +14,9 @@ from adapters.registry import (
     parse_model_args,
     read_model_config,
 )
-from bench.cli import _parser, main
-from bench.commands.run import model_spec_and_options
-from bench.errors import ConfigError
+from bench.cli.main import build_parser, main
+from bench.cli.commands.run import model_spec_and_options
+from bench.core.errors import ConfigError
 from toy_encoders import HashEncoder
 
 
@@ -96,7 +96,7 @@ def test_cli_option_errors_are_one_line(capsys, tmp_path):
 
 
 def _spec(*argv):
-    return model_spec_and_options(_parser(full_run=True).parse_args(["run", *argv]))
+    return model_spec_and_options(build_parser(full_run=True).parse_args(["run", *argv]))
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])

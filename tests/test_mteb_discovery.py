@@ -19,7 +19,7 @@ import pytest
 from mteb.benchmarks.benchmark import BenchmarkAggregation
 
 import tasks
-from bench.errors import ConfigError
+from bench.core.errors import ConfigError
 from tasks import mteb_compat
 from tasks.abstasks import AbsTaskInstructionTriplet
 from tasks.abstasks.label_sampled import AbsTaskLabelTriplet

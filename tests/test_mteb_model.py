@@ -201,7 +201,7 @@ def test_st_spec_with_template_mteb_is_mtebs_implementation(tmp_path):
 
 
 def run_cli(*args: str) -> None:
-    from bench.cli import main
+    from bench.cli.main import main
 
     assert main(["-q", *args]) == 0
 

@@ -23,9 +23,9 @@ from adapters.openai_api import (
     public_url,
 )
 from adapters.registry import load_model
-from bench.cli import main
-from bench.errors import ConfigError, EncodingError
-from bench.runner import RunOptions, dry_run, run
+from bench.cli.main import main
+from bench.core.errors import ConfigError, EncodingError
+from bench.run.runner import RunOptions, dry_run, run
 from fake_openai import FakeOpenAI, fake_vector
 
 EMB = "/v1/embeddings"

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from bench.progress import EncodeProgress, format_duration
+from bench.core.progress import EncodeProgress, format_duration
 from toy_encoders import HashEncoder
 
 
@@ -34,11 +34,11 @@ class FakeClock:
 
 
 def _lines(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "bench.progress"]
+    return [r.getMessage() for r in caplog.records if r.name == "bench.core.progress"]
 
 
 def test_log_lines_every_interval_with_count_rate_and_eta(caplog):
-    caplog.set_level(logging.INFO, logger="bench.progress")
+    caplog.set_level(logging.INFO, logger="bench.core.progress")
     clock = FakeClock()
     with EncodeProgress(1000, "FewRelClustering", show=False, clock=clock, heartbeat=False) as p:
         assert _lines(caplog) == ["FewRelClustering: encoding 1,000 texts"]
@@ -62,7 +62,7 @@ def test_log_lines_every_interval_with_count_rate_and_eta(caplog):
 
 def test_heartbeat_logs_while_one_batch_runs(caplog):
     """No batch finishes, yet the log gets a line each interval: the thread ticks on its own."""
-    caplog.set_level(logging.INFO, logger="bench.progress")
+    caplog.set_level(logging.INFO, logger="bench.core.progress")
     seen = threading.Event()
 
     class Signal(logging.Handler):
@@ -71,12 +71,12 @@ def test_heartbeat_logs_while_one_batch_runs(caplog):
                 seen.set()
 
     handler = Signal()
-    logging.getLogger("bench.progress").addHandler(handler)
+    logging.getLogger("bench.core.progress").addHandler(handler)
     try:
         with EncodeProgress(10, "Slow", show=False, interval=0.01):
             assert seen.wait(timeout=1000), "no heartbeat line"
     finally:
-        logging.getLogger("bench.progress").removeHandler(handler)
+        logging.getLogger("bench.core.progress").removeHandler(handler)
     assert any(line.startswith("Slow: 0/10 texts (0%), 0.0 texts/s") and line.endswith("ETA unknown")
                for line in _lines(caplog))
 
@@ -115,7 +115,7 @@ def test_terminal_bar_stays_and_moves_per_batch(monkeypatch, tmp_path):
         return bar
 
     monkeypatch.setattr(tqdm.auto, "tqdm", fake_tqdm)
-    monkeypatch.setattr("bench.progress.BAR_MININTERVAL", 0)
+    monkeypatch.setattr("bench.core.progress.BAR_MININTERVAL", 0)
     BatchedHash(batch_size=4, cache_dir=tmp_path).encode_inputs(_inputs(40), show=True)
     kwargs, bar = made[0]
     assert kwargs["leave"] is True and kwargs["miniters"] == 1 and kwargs["mininterval"] == 0
@@ -126,7 +126,7 @@ def test_terminal_bar_stays_and_moves_per_batch(monkeypatch, tmp_path):
 
 
 def test_encoder_logs_progress_outside_a_terminal(caplog, tmp_path):
-    caplog.set_level(logging.INFO, logger="bench.progress")
+    caplog.set_level(logging.INFO, logger="bench.core.progress")
     model = BatchedHash(batch_size=4, cache_dir=tmp_path)  # show None, and pytest's stderr is not a terminal
     model.encode_inputs(_inputs(10), desc="MyTask")
     lines = _lines(caplog)
@@ -147,7 +147,7 @@ def test_vectors_unchanged_by_progress(tmp_path):
 
 
 def test_a_failed_encode_says_where_it_stopped(caplog, tmp_path):
-    caplog.set_level(logging.INFO, logger="bench.progress")
+    caplog.set_level(logging.INFO, logger="bench.core.progress")
     model = BatchedHash(batch_size=2, cache_dir=tmp_path, nan_for="poison")
     with pytest.raises(Exception, match="NaN"):
         model.encode_inputs([*_inputs(16), ["", "poison text"]], desc="Bad")

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from adapters.prompteol import METAEOL, PROMPTEOL, PromptEOLEncoder, clean_sentence, proportional_layer
-from bench.errors import ConfigError
+from bench.core.errors import ConfigError
 
 
 def test_prompts_are_metaeols(raw_dir):

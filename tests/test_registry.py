@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.registry import load_model, resolve
-from bench.errors import UnknownNameError
+from bench.core.errors import UnknownNameError
 
 
 def test_spec_forms(minilm_path, tmp_path):

@@ -1,5 +1,5 @@
 """The files beside a result are MTEB's own, byte for byte: the TaskResult, model_meta.json and
-run_settings.jsonl (merged as MTEB merges it), written atomically (bench/results.py)."""
+run_settings.jsonl (merged as MTEB merges it), written atomically (bench/results/store.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import mteb
 import pytest
 
-from bench.errors import StorageError
-from bench.results import SCRATCH_PREFIX, AtomicResultCache, find_results
+from bench.core.errors import StorageError
+from bench.results.store import SCRATCH_PREFIX, AtomicResultCache, find_results
 from results_repo_check import folder_problems, result_file_problems
 from tasks import get_tasks
 from toy_encoders import HashEncoder
@@ -146,7 +146,7 @@ def test_the_check_mirrors_the_repositorys_rules(tmp_path):
 
 @pytest.mark.slow
 def test_a_bench_run_leaves_run_settings_beside_every_result(tmp_path):
-    from bench.runner import RunOptions, run
+    from bench.run.runner import RunOptions, run
 
     out = tmp_path / "out"
     run(RunOptions(suite="demo", output_dir=str(out), cache_dir=str(tmp_path / "cache"), show_progress_bar=False))

@@ -14,9 +14,10 @@ import pytest
 from helpers import scores_of, write_csv, write_jsonl
 from toy_encoders import HashEncoder
 
-from bench.errors import DataError
-from bench.runner import RunOptions, TaskOutcome, run
-from bench.summary import run_table
+from bench.core.errors import DataError
+from bench.results.outcome import TaskOutcome
+from bench.run.runner import RunOptions, run
+from bench.results.summary import run_table
 from dataset_builders.clustering_sets import CLUSTER_LLM, build_few_rel
 from tasks import SUITES, TASKS, FewRelClustering, NYTTopicClustering
 from tasks.abstasks import AbsTaskInstructionRobustness

@@ -11,7 +11,7 @@ import pytest
 
 from adapters.registry import load_model
 from adapters.mteb_model import MTEBModel
-from bench.runner import RunOptions, run
+from bench.run.runner import RunOptions, run
 from dataset_builders.label_derived import build_instruct_stsb_proxy, build_intent_emotion_proxy
 from tasks import get_tasks
 from tasks.abstasks.base import PACKAGED_DATA_DIR

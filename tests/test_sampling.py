@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from tasks.sampling import sample_pairs, sample_triplets
 
 TEXTS = [f"text {i}" for i in range(60)]

@@ -1,5 +1,5 @@
 """Instruction sensitivity: the statistics against hand-computed values, and `bench results` on a results
-folder written by hand in the layout `bench run --instruction-variants` writes (bench/sensitivity.py)."""
+folder written by hand in the layout `bench run --instruction-variants` writes (bench/results/sensitivity.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from scipy.stats import kendalltau
 
-from bench.cli import main
-from bench.results import find_results
-from bench.sensitivity import VariantScore, base_experiment, collect, rank_stability, stability_by_task, summarize
-from bench.summary import format_score, results_table
-from bench.variants import Variant, VariantFile, variant_label
+from bench.cli.main import main
+from bench.results.store import find_results
+from bench.results.sensitivity import VariantScore, base_experiment, collect, rank_stability, stability_by_task, summarize
+from bench.results.summary import format_score, results_table
+from bench.core.variants import Variant, VariantFile, variant_label
 
 TASK = "DemoInstructSTS"
 MAIN = "cosine_spearman"

@@ -87,7 +87,7 @@ def load_dataset(path, revision=None, **kwargs):
 
 import mteb
 abstask.load_dataset = load_dataset
-from bench.cli import main
+from bench.cli.main import main
 sys.exit(main(["run", "-q", "-t", "STS12", "--output-dir", sys.argv[2]]))
 """
 
@@ -162,7 +162,7 @@ def test_a_only_results_mteb_would_accept_are_committed(submission):
     MTEB's `ResultCache._get_unsubmitted_results` takes every `<Task>.json` of a model folder and
     `_has_unsubmitted_scores` is True for any file the repository lacks, with no check that the task is
     MTEB's (mteb/cache/result_cache.py): so the harness files its own tasks' results, and results on local
-    data, under OUTPUT/instruct-bench/, where MTEB does not look (bench/results.py).
+    data, under OUTPUT/instruct-bench/, where MTEB does not look (bench/results/store.py).
     """
     sub = submission
     committed = _committed_results(sub)
@@ -212,7 +212,7 @@ def test_b_model_meta_is_what_mteb_writes_for_its_registry_entry(submission):
 
 
 def test_c_run_settings_lie_beside_every_committed_result(submission):
-    """(c) run_settings.jsonl is committed beside every result (bench/results.py writes it as MTEB does)."""
+    """(c) run_settings.jsonl is committed beside every result (bench/results/store.py writes it as MTEB does)."""
     sub = submission
     tracked = set(_git("ls-tree", "-r", "--name-only", "HEAD", cwd=sub["clone"], env=sub["env"]).splitlines())
     for path in _committed_results(sub):

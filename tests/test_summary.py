@@ -10,9 +10,9 @@ from pathlib import Path
 import mteb
 import pytest
 
-from bench.cli import main
-from bench.runner import TaskOutcome
-from bench.summary import format_score, results_table, run_table, suite_averages
+from bench.cli.main import main
+from bench.results.outcome import TaskOutcome
+from bench.results.summary import format_score, results_table, run_table, suite_averages
 from tasks import SUITES, DemoInstructSTS, DemoNYTClustering
 from tasks.data import stand_in_of
 from toy_encoders import HashEncoder
@@ -129,7 +129,7 @@ def test_stand_in_comes_from_the_builders_manifest(tmp_path):
 def test_damaged_manifest_and_model_meta_are_passed_over_never_parsed_deep(tmp_path):
     """Neither file is the user's to fix in `bench results` or a run: deep or numeric garbage is ignored (a
     warning for the manifest), never a RecursionError or ValueError."""
-    from bench.summary import model_of
+    from bench.results.summary import model_of
 
     deep, long_int = "[" * 100_000 + "]" * 100_000, '{"proxy": ' + "9" * 5000 + "}"
     for i, text in enumerate((deep, long_int)):
@@ -145,7 +145,7 @@ def test_damaged_manifest_and_model_meta_are_passed_over_never_parsed_deep(tmp_p
 
 def test_read_json_treats_a_hostile_result_as_missing(tmp_path, caplog):
     """The runner's reader: a deep or long-integer result file is "to be recomputed", with a warning."""
-    from bench.results import read_json
+    from bench.results.store import read_json
 
     for name, text in (("deep", "[" * 100_000 + "]" * 100_000), ("long", '{"a": ' + "9" * 5000 + "}"),
                        ("surrogate", '{"task_name": "\\ud800"}'), ("broken", "{")):

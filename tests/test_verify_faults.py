@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli import main
+from bench.cli.main import main
 from fake_openai import FakeOpenAI, fake_vector
 from leaderboard import build
 from leaderboard_fixtures import demo_results, edit_json, result_files  # noqa: F401 (fixture)

@@ -15,8 +15,8 @@ import numpy as np
 from datasets import Dataset, DatasetDict
 from mteb.abstasks import AbsTask
 
-from bench.errors import ConfigError, DataError, EncodingError, MissingDataError
-from bench.fileio import sha256_json
+from bench.core.errors import ConfigError, DataError, EncodingError, MissingDataError
+from bench.core.fileio import sha256_json
 from tasks.data import (
     Schema,
     default_data_dir,

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from tasks.data import Schema
 from tasks.metrics import cluster_v_measure, robustness_gaps
@@ -84,7 +84,7 @@ class AbsTaskInstructionRobustness(InstructionTask):
         return {"robustness": {name: list(self.instructions[name]) for name in INSTRUCTION_SETS}}
 
     def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
-        from bench.errors import ConfigError
+        from bench.core.errors import ConfigError
 
         if not isinstance(instruction, str):
             raise ConfigError(f"{self.metadata.name} clusters under one instruction per variant; give strings.")

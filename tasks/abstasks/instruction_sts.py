@@ -8,7 +8,7 @@ from mteb.abstasks import AbsTaskSTS
 from mteb.similarity_functions import compute_pairwise_similarity
 from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from tasks.data import Schema
 

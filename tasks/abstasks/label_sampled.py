@@ -23,7 +23,7 @@ from mteb.abstasks import AbsTaskSTS
 from mteb.similarity_functions import compute_pairwise_similarity
 from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
 
-from bench.errors import DataError
+from bench.core.errors import DataError
 from tasks.abstasks.base import InstructionTask, encode_pairs
 from tasks.data import Schema, load_hub_rows, validate_rows
 from tasks.metrics import harmonic_mean, triplet_successes

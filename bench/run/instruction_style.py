@@ -17,7 +17,7 @@ def instruction_style_for(model_spec: str, requested: str | None) -> str:
     if requested and requested != AUTO:
         return requested
     from adapters.registry import resolve
-    from bench.errors import BenchError
+    from bench.core.errors import BenchError
 
     try:
         family, path, _ = resolve(model_spec)

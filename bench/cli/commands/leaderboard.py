@@ -81,7 +81,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 def _print_flags(models: list[dict]) -> None:
     """Rows whose scores equal another row's (leaderboard/table.py `same_scores`): shown, never rejected."""
-    from bench.bounded import printable
+    from bench.core.bounded import printable
 
     flagged = [(m["label"], flag) for m in models for flag in m["flags"]]
     if flagged:
@@ -91,8 +91,8 @@ def _print_flags(models: list[dict]) -> None:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from bench.errors import BenchError
-    from bench.fileio import atomic_write_json
+    from bench.core.errors import BenchError
+    from bench.core.fileio import atomic_write_json
     from leaderboard.submission import read_submission
     from leaderboard.validate import validate
     from leaderboard.verify import verification_file, verify_report
@@ -105,7 +105,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(report.summary())
         raise BenchError(f"{args.submission} is rejected by validation ({len(report.problems)} problem(s), listed above); "
                          "only an accepted submission can be verified.")
-    from bench.bounded import printable
+    from bench.core.bounded import printable
 
     verdicts = verify_report(report, data_dir=args.data_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache,
                              base_url=args.base_url)

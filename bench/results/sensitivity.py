@@ -1,6 +1,6 @@
 """Instruction sensitivity: how far a score moves when only the instruction's wording changes.
 
-Per task and model (`summarize`): over the variants of a variants file (`bench/variants.py`), the
+Per task and model (`summarize`): over the variants of a variants file (`bench/core/variants.py`), the
 number of variants, mean, standard deviation (sample, ddof=1: the variants are a sample of the ways
 one could word the instruction; None for a single variant), min and max of the main score, the mean
 of each named set, and the difference of means between every two sets in file order
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.variants import EXPERIMENT_KEY
+from bench.core.variants import EXPERIMENT_KEY
 
 ModelKey = tuple[str, str, str]  # (model name, revision, experiment without the instruction key)
 
@@ -123,7 +123,7 @@ def base_experiment(experiment: Mapping[str, Any] | None) -> str:
 
 def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]]) -> list[TaskSensitivity]:
     """Variant results grouped per (task, model), in task then model order; defaults attached."""
-    from bench.results import main_score
+    from bench.results.store import main_score
 
     groups: dict[tuple[str, ModelKey], TaskSensitivity] = {}
     defaults: dict[tuple[str, ModelKey], tuple[float, str | None]] = {}

@@ -150,7 +150,7 @@ def builders_table() -> str:
 
 def variants_table() -> str:
     """The built-in instruction-variants files (`bench run --instruction-variants NAME`)."""
-    from bench.variants import builtin_variant_files, load_variants
+    from bench.core.variants import builtin_variant_files, load_variants
 
     rows = []
     for name, path in builtin_variant_files().items():

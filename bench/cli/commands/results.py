@@ -1,12 +1,12 @@
 """`bench results DIR`: the summary table of a results directory, then (when it holds instruction-variant
-results) the instruction-sensitivity and rank-stability tables (bench/summary.py)."""
+results) the instruction-sensitivity and rank-stability tables (bench/results/summary.py)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-from bench.errors import BenchError
+from bench.core.errors import BenchError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_results(args: argparse.Namespace) -> int:
-    from bench.summary import results_table
+    from bench.results.summary import results_table
 
     if not os.path.isdir(args.directory):
         raise BenchError(f"No such results directory: {args.directory}")

@@ -12,7 +12,7 @@ counts and time) and is what `bench run` checks before reusing a finished task.
 The three MTEB files are written by MTEB's own `ResultCache.save_to_cache`, byte for byte as it writes
 them (run_settings.jsonl merged with the one already there, as MTEB merges it; the results repository's
 CI refuses a result without it), but into a scratch cache inside OUTPUT; each file then replaces its
-destination atomically (bench.fileio.atomic_write), the result last. A crash leaves the old files or the new ones,
+destination atomically (bench.core.fileio.atomic_write), the result last. A crash leaves the old files or the new ones,
 never half a file; a leftover scratch folder (`OUTPUT/.saving-*`) is never read as a result.
 """
 
@@ -27,9 +27,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.bounded import brief, load_json_bounded
-from bench.errors import DataError, storage_error
-from bench.fileio import atomic_write, ensure_dir
+from bench.core.bounded import brief, load_json_bounded
+from bench.core.errors import DataError, storage_error
+from bench.core.fileio import atomic_write, ensure_dir
 
 if TYPE_CHECKING:
     from mteb import ResultCache, TaskResult
@@ -202,6 +202,16 @@ def record_problem(record: Any) -> str | None:
                         and isinstance(sets, list) and all(isinstance(s, str) for s in sets)):
         return "'variant' does not hold label, set and sets as `bench run --instruction-variants` writes them"
     return None
+
+
+def run_settings(record: dict[str, Any]) -> dict[str, Any]:
+    """What one `bench run` fixed for a run record's result: results with equal settings were, or can be, computed together."""
+    model, task = record["model"], record["task"]
+    instructions = task.get("instructions")
+    style = instructions.get("style") if isinstance(instructions, dict) else None
+    return {"spec": model["spec"], "name": model["name"], "revision": model["revision"], "family": model.get("family"),
+            "settings": model.get("settings") or {}, "limit": task["limit"], "seed": task["seed"],
+            "instruction_style": style}
 
 
 def main_score(result: dict[str, Any], split: str = "test") -> float:

@@ -4,7 +4,7 @@
 its `detail_scores` and the suites; importing `tasks` for that costs MTEB's import (~2 s). This module
 serves those facts from `task_catalog.json`, generated from the task classes:
 
-    python -m bench.task_catalog     # rewrite bench/task_catalog.json after adding or changing a task
+    python -m bench.results.task_catalog     # rewrite bench/results/task_catalog.json after adding or changing a task
 
 `tests/test_imports.py` fails when the file and the classes disagree. When `tasks` is already
 imported (`bench run`), the live registry is used instead, so the file is only a start-up shortcut.

@@ -35,12 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.bounded import brief, is_blank
-from bench.config_files import read_yaml_or_json
-from bench.errors import ConfigError
-from bench.fileio import sha256_json
+from bench.core.bounded import brief, is_blank
+from bench.core.config_files import read_yaml_or_json
+from bench.core.errors import ConfigError
+from bench.core.fileio import sha256_json
 
-BUILTIN_DIR = Path(__file__).resolve().parents[1] / "tasks" / "instruction_variants"
+BUILTIN_DIR = Path(__file__).resolve().parents[2] / "tasks" / "instruction_variants"
 SUFFIXES = (".yaml", ".yml", ".json")
 FILE_KEYS = ("name", "description", "source", "tasks")
 MAX_NAME = 200  # characters of a task or set name
@@ -138,7 +138,7 @@ def load_variants(spec: str | Path, *, known_tasks: Any = None) -> VariantFile:
         if len(task) > MAX_NAME:  # every message below names the task: a 1 MB key would be a 1 MB error line
             raise ConfigError(f"{where}: {brief(task)} ({len(task):,} characters) is not a task name.")
         if known_tasks is not None and task not in known_tasks:
-            from bench.errors import UnknownNameError
+            from bench.core.errors import UnknownNameError
 
             raise UnknownNameError("task", task, known_tasks)
         variants[task], sets[task] = _task_variants(task, entry, where)

@@ -3,7 +3,7 @@
 One number format everywhere in the CLI (tables and progress lines): scores ×100 with two decimals, as
 the papers and the leaderboard print them (`format_score`).
 
-Averages follow the leaderboard's suites (`leaderboard/suites.py`: which tasks each paper averages, and
+Averages follow the leaderboard's suites (`bench/results/suites.py`: which tasks each paper averages, and
 what the column is called). An average is marked partial ("2 of 3 tasks, partial") when the run lacks
 some of its tasks, since it is then not comparable with the paper's; a suite whose tasks mix score kinds
 (Δci, a difference of V-measures, next to absolute scores: `inbedder`, `all`) gets no average at all.
@@ -12,7 +12,7 @@ marked with a dagger and explained under the table.
 
 Results run under instruction variants (`bench run --instruction-variants`) are not model rows: one
 model with 30 variants would add 30 rows. `bench results` summarizes them after the main table instead
-(`sensitivity_tables`, statistics from `bench.sensitivity`): spread of the main score per task and
+(`sensitivity_tables`, statistics from `bench.results.sensitivity`): spread of the main score per task and
 model, and per task how stable the models' ranking is across the variants.
 """
 
@@ -22,16 +22,15 @@ import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tabulate import tabulate
 
-from bench.errors import DataError
-from bench.results import find_results, load_result_json, main_score
-from bench.sensitivity import collect, is_variant, stability_by_task
+from bench.core.errors import DataError
+from bench.results.store import find_results, load_result_json, main_score
+from bench.results.sensitivity import collect, is_variant, stability_by_task
 
-if TYPE_CHECKING:
-    from bench.runner import TaskOutcome
+from bench.results.outcome import TaskOutcome
 
 _HIDDEN = {"main_score", "evaluation_time", "kg_co2_emissions"}
 STAND_IN_MARK = "†"
@@ -82,13 +81,13 @@ class SuiteAverage:
 def suite_averages(scores: dict[str, float]) -> list[SuiteAverage]:
     """Every suite average that two or more of the scored tasks take part in (task -> main score, 0-1).
 
-    Suites come from `tasks.SUITES` (through `bench.task_catalog`) and their averages from `leaderboard.suites`; an average defined over
+    Suites come from `tasks.SUITES` (through `bench.results.task_catalog`) and their averages from `bench.results.suites`; an average defined over
     the same tasks as one already listed is not repeated (generic's STS average is generic-sts's), and
     suites that mix gaps (Δci) with absolute scores (inbedder, all) are left out: the site splits those
     into two averages, which on a CLI run would only repeat partial copies of the other suites' rows.
     """
-    from bench.task_catalog import main_scores, suites
-    from leaderboard.suites import is_gap, suite_averages as average_columns
+    from bench.results.task_catalog import main_scores, suites
+    from bench.results.suites import is_gap, suite_averages as average_columns
 
     out: list[SuiteAverage] = []
     seen: set[tuple[str, ...]] = set()
@@ -133,7 +132,7 @@ def detail_values(task_name: str, scores: dict[str, Any], main_score_name: str) 
 
 
 def _declared_details(task_name: str) -> dict[str, str] | None:
-    from bench.task_catalog import detail_scores
+    from bench.results.task_catalog import detail_scores
 
     return detail_scores(task_name)
 
@@ -165,7 +164,7 @@ def run_table(outcomes: list[TaskOutcome]) -> str:
 def variant_run_table(outcomes: list[TaskOutcome], defaults: list[TaskOutcome] = ()) -> str:
     """Per task, over its variants: the columns of `bench results`' sensitivity table (`stat_cells`),
     plus what encoding the variants took beyond the default run."""
-    from bench.sensitivity import VariantScore, summarize
+    from bench.results.sensitivity import VariantScore, summarize
 
     default_score = {(o.task, o.main_score_name): o.main_score for o in defaults}
     by_task: dict[str, list[TaskOutcome]] = defaultdict(list)
@@ -190,7 +189,7 @@ STAT_HEADERS = ["Variants", "Own", "Mean", "Std", "Min", "Max"]
 
 
 def stat_cells(stats: dict[str, Any], differences: list[str], default: float | None = None) -> list[str]:
-    """One row's STAT_HEADERS cells, then one per set difference, from a `bench.sensitivity.summarize` result."""
+    """One row's STAT_HEADERS cells, then one per set difference, from a `bench.results.sensitivity.summarize` result."""
     diffs = stats.get("set_differences", {})
     return [str(stats["n"]), "-" if default is None else format_score(default), format_score(stats["mean"]),
             "-" if stats["std"] is None else format_score(stats["std"]), format_score(stats["min"]),

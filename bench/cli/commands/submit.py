@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.errors import BenchError, DataError
+from bench.core.errors import BenchError, DataError
 
 EPILOG = """examples:
   python -m bench submit results/                                   writes ./submission.zip

@@ -4,7 +4,7 @@ Every file the harness writes goes through `atomic_write`, which is therefore th
 1. files get ordinary permissions: `tempfile.mkstemp` creates 0600, so the file is re-moded to what
    `open()` would have given (0666 minus the umask; 0644 by default), readable by a web server;
 2. an OSError the user can fix (full disk, read-only folder, no permission, a file where a folder
-   should be) becomes a `bench.errors.StorageError` naming the path and the fix; the old file, if any,
+   should be) becomes a `bench.core.errors.StorageError` naming the path and the fix; the old file, if any,
    is untouched, because the rename never happened.
 """
 
@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.errors import storage_error
+from bench.core.errors import storage_error
 
 _UMASK_LOCK = threading.Lock()
 
@@ -105,3 +106,13 @@ def sha256_file(path: Path, *, chunk: int = 1 << 20) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def unsafe_member_name(name: str) -> bool:
+    """True for an archive member name that is absolute or climbs out of the archive (`../x`).
+
+    The build never extracts archives, but such a name is never made by `bench submit`, so it is
+    either damage or an attack, and a name with `..` could pose as another file of the submission.
+    """
+    parts = name.replace("\\", "/").split("/")
+    return name.startswith(("/", "\\")) or bool(re.match(r"[A-Za-z]:", name)) or ".." in parts

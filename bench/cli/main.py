@@ -1,8 +1,8 @@
-"""Command line: `python -m bench COMMAND`. Each command lives in `bench/commands/`; this module only
+"""Command line: `python -m bench COMMAND`. Each command lives in `bench/cli/commands/`; this module only
 parses, configures logging and turns errors into one line.
 
 All user errors surface here as one line (`error: ...`) with exit code 2; a Ctrl-C says how to resume.
-Every error line and log line passes through `bench.redact`, so no URL credential is ever printed.
+Every error line and log line passes through `bench.core.redact`, so no URL credential is ever printed.
 Anything else is a bug: it keeps its traceback (credentials redacted there too) and exits 1.
 """
 
@@ -16,15 +16,16 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from bench.errors import BenchError
-from bench.redact import install_log_redaction, redact
+from bench.core.errors import BenchError
+from bench.core.redact import install_log_redaction, redact
 
 
-def _parser(*, full_run: bool = False) -> argparse.ArgumentParser:
+def build_parser(*, full_run: bool = False) -> argparse.ArgumentParser:
     """The CLI's parser; `run`'s model-option flags need every model family imported, so only a `run`
-    command gets them (`full_run`, a second parse), and `bench --help` or `bench list` stay light."""
-    from bench.commands import COMMANDS
-    from bench.commands.run import EPILOG
+    command gets them (`full_run`, a second parse), and `bench --help` or `bench list` stay light.
+    The docs' CLI reference is generated from it (docs/hooks/reference.py), so the two cannot drift."""
+    from bench.cli.commands import COMMANDS
+    from bench.cli.commands.run import EPILOG
 
     parser = argparse.ArgumentParser(
         prog="bench",
@@ -37,7 +38,7 @@ def _parser(*, full_run: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version_text())
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
-        module = importlib.import_module(f"bench.commands.{name}")
+        module = importlib.import_module(f"bench.cli.commands.{name}")
         module.register(sub, full=full_run) if name == "run" else module.register(sub)
     for command in sub.choices.values():  # -q/-v also after the subcommand, as MTEB's and lm-eval's CLIs take them
         command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log debug details")
@@ -110,10 +111,10 @@ def _other_rank() -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if getattr(args, "needs_full_parser", False):
-        args = _parser(full_run=True).parse_args(argv)
+        args = build_parser(full_run=True).parse_args(argv)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if _other_rank():

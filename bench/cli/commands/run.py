@@ -11,7 +11,7 @@ import argparse
 import os
 from typing import Any
 
-from bench.results import HARNESS_RESULTS
+from bench.results.store import HARNESS_RESULTS
 
 EPILOG = """examples:
   python -m bench run                                   demo suite, default model, offline
@@ -87,8 +87,8 @@ def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from adapters.distributed import is_worker
-    from bench.runner import RunOptions, dry_run, run
-    from bench.summary import run_table
+    from bench.run.runner import RunOptions, dry_run, run
+    from bench.results.summary import run_table
 
     spec, model_options = model_spec_and_options(args)
     options = RunOptions(
@@ -123,7 +123,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def local_data_note(outcomes: list[Any]) -> str | None:
     """One line when an MTEB task's result was computed on local data (a `local-…` dataset revision):
-    it is filed under OUTPUT/instruct-bench, not where `mteb submit-results` looks (bench/results.py)."""
+    it is filed under OUTPUT/instruct-bench, not where `mteb submit-results` looks (bench/results/store.py)."""
     from tasks.mteb_compat import mteb_registry
 
     registry = mteb_registry()

@@ -8,7 +8,7 @@
     ├── ConfigError            contradictory or invalid options
     └── StorageError           a file or folder the harness cannot write (full disk, read-only, not a folder)
 
-`storage_error` maps an OSError from the file-writing layer (bench/fileio.py, the embedding cache) to a
+`storage_error` maps an OSError from the file-writing layer (bench/core/fileio.py, the embedding cache) to a
 StorageError naming the path and the fix; any other OSError is unexpected and keeps its traceback.
 
 Anything else is a bug in the harness and keeps its traceback.

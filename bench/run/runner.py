@@ -27,16 +27,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
 from adapters.options import public_value
-from bench.errors import ConfigError, MissingDataError
-from bench.fileio import atomic_write_json
-from bench.instruction_style import instruction_style_for
-from bench.redact import redact_value
-from bench.results import (
+from bench.core.errors import ConfigError, MissingDataError
+from bench.core.fileio import atomic_write_json
+from bench.run.instruction_style import instruction_style_for
+from bench.core.redact import redact_value
+from bench.results.store import (
     RESULTS,
     AtomicResultCache,
     read_json,
@@ -45,15 +44,13 @@ from bench.results import (
     results_root,
     run_record_path,
 )
-from bench.summary import format_score
+from bench.results.outcome import TaskOutcome
+from bench.results.summary import format_score
+from bench.core.versions import package_versions
 
 logger = logging.getLogger("bench")
 
 RECORD_VERSION = 1
-VERSIONED_PACKAGES = (
-    "instruct-bench", "mteb", "torch", "transformers", "sentence-transformers", "datasets",
-    "numpy", "scipy", "scikit-learn",
-)
 
 
 @dataclass
@@ -84,26 +81,8 @@ class RunOptions:
     # Instruction style for tasks that offer several (GSTransform): auto|question|command|gstransform.
     instruction_style: str | None = None
     # A variants file (or built-in name): each of its tasks is also run under each of its instructions,
-    # each variant an MTEB experiment beside the default run (bench/variants.py, tasks/variants.py).
-    instruction_variants: str | Any = None  # a path or built-in name, or a bench.variants.VariantFile
-
-
-@dataclass
-class TaskOutcome:
-    """One row of the summary: the task's scores and how they were obtained."""
-
-    task: str
-    main_score_name: str
-    main_score: float
-    scores: dict[str, Any]
-    status: str  # "computed" or "reused"
-    record: dict[str, Any] = field(default_factory=dict)
-    result_path: str | None = None  # the TaskResult file (printed, never recorded: it is a local path)
-
-    @property
-    def variant(self) -> dict[str, Any] | None:
-        """The run record's `variant` block when this outcome is an instruction variant's, else None."""
-        return self.record.get("variant")
+    # each variant an MTEB experiment beside the default run (bench/core/variants.py, tasks/variants.py).
+    instruction_variants: str | Any = None  # a path or built-in name, or a bench.core.variants.VariantFile
 
 
 def run(options: RunOptions) -> list[TaskOutcome]:
@@ -136,7 +115,7 @@ def _evaluate(options: RunOptions) -> list[TaskOutcome]:
 
 
 def result_store(stores: dict[Path, Any], output_dir: str, task: Any) -> Any:
-    """The result cache a task's result goes to (bench/results.py `results_root`): MTEB's tasks on MTEB's
+    """The result cache a task's result goes to (bench/results/store.py `results_root`): MTEB's tasks on MTEB's
     data in OUTPUT, where `mteb submit-results` looks; anything else under OUTPUT/instruct-bench."""
     from tasks.mteb_compat import is_mtebs_task
 
@@ -194,10 +173,10 @@ def _evaluate_one(
 
 # ---------------------------------------------------------------------------------------- instruction variants
 def load_run_variants(options: RunOptions) -> Any:
-    """The run's variants file (bench/variants.py), or None; task names in it are checked here."""
+    """The run's variants file (bench/core/variants.py), or None; task names in it are checked here."""
     if not options.instruction_variants:
         return None
-    from bench.variants import VariantFile, load_variants
+    from bench.core.variants import VariantFile, load_variants
     from tasks import TASKS
     from tasks.mteb_compat import mteb_registry
 
@@ -237,7 +216,7 @@ def variant_experiment(model: Any, variant: Any) -> Iterator[None]:
         yield
         return
     from adapters.options import fit_experiment
-    from bench.variants import EXPERIMENT_KEY
+    from bench.core.variants import EXPERIMENT_KEY
 
     meta = model.mteb_model_meta
     experiment = fit_experiment({**(meta.experiment_kwargs or {}), EXPERIMENT_KEY: variant.label})
@@ -492,16 +471,6 @@ def public_spec(spec: str) -> str:
     if sep and len(prefix) > 1:
         return f"{prefix}:{public_value(rest)}"
     return str(public_value(spec))
-
-
-def package_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for name in VERSIONED_PACKAGES:
-        try:
-            out[name] = importlib_metadata.version(name)
-        except importlib_metadata.PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 __all__ = ["DryRunEstimate", "RunOptions", "TaskOutcome", "build_model", "build_tasks", "dry_run", "model_usage", "run"]

@@ -18,7 +18,7 @@ accepts. So, before the work each bounds:
 * duplicate keys are refused naming their line (for JSON with the pure-Python scanner, which knows
   where each object starts); lone surrogates naming the line (YAML) or the path of keys (JSON).
 
-Every problem is one error of the caller's `bench.errors` class naming the file and the fix; `brief`
+Every problem is one error of the caller's `bench.core.errors` class naming the file and the fix; `brief`
 is the bounded `repr` every error message of hostile input uses. This module imports nothing from
 `tasks`, `adapters` or `leaderboard` (which imports `json_depth` from here).
 """
@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
-from bench.errors import BenchError, ConfigError
+from bench.core.errors import BenchError, ConfigError
 
 MAX_DEPTH = 64  # a config or result needs fewer than 10 levels
 # The largest built-in variants file is 19 KB. PyYAML's pure-Python parser takes ~10 µs a token, so

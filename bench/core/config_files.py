@@ -4,7 +4,7 @@ One place for what can go wrong before the content is even looked at: the file i
 larger than a config file can be, not UTF-8, or not valid YAML/JSON (by its suffix: `.json` is JSON,
 anything else YAML, a superset); and what a valid file can still do to the parser or to what reads it
 next: nest deep enough to overflow the recursive parsers, expand through YAML aliases into billions of
-values, write a key twice (the last would silently win), hold a lone surrogate (`bench/bounded.py`).
+values, write a key twice (the last would silently win), hold a lone surrogate (`bench/core/bounded.py`).
 Each is one ConfigError naming the option, the file and the fix.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.bounded import MAX_CONFIG_BYTES, load_json_bounded, load_yaml_bounded
-from bench.errors import ConfigError
+from bench.core.bounded import MAX_CONFIG_BYTES, load_json_bounded, load_yaml_bounded
+from bench.core.errors import ConfigError
 
 
 def read_yaml_or_json(path: Path, option: str) -> tuple[Any, bytes]:

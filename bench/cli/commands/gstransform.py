@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from bench.errors import ConfigError, DataError
+from bench.core.errors import ConfigError, DataError
 
 EPILOG = """examples:
   python -m bench gstransform train --texts news.csv --column text \\
@@ -66,7 +66,7 @@ def read_texts(path: Path, column: str) -> list[str]:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from adapters.gstransform import TrainSettings, train_transform
-    from bench.llm_client import LLMClient, LLMConfig
+    from bench.core.llm_client import LLMClient, LLMConfig
 
     if args.sample_size < 10 or args.clusters < 2:
         raise ConfigError("--sample-size must be at least 10 and --clusters at least 2.")

@@ -18,7 +18,7 @@ exponential backoff, honouring Retry-After):
   an interrupted build resumes without paying twice, and a rebuild from the same cache sends nothing and
   produces the same bytes. Transport failures are not cached, so a resume retries them.
 * Bounded concurrency (a thread pool), a tqdm bar with rate and ETA, and a `TokenLedger`.
-* Bounded time: each attempt (connect, send and every read together, `bench.http_deadline`) lasts at
+* Bounded time: each attempt (connect, send and every read together, `bench.core.http_deadline`) lasts at
   most `timeout_s` (25 s, `$INSTRUCT_BENCH_LLM_TIMEOUT`), so an endpoint that never answers, or answers a
   byte at a time, is a recorded failure that says it timed out.
 """
@@ -38,10 +38,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from bench.errors import ConfigError
-from bench.fileio import sha256_json
-from bench.http_deadline import deadline_client
-from bench.redact import redact_url
+from bench.core.errors import ConfigError
+from bench.core.fileio import sha256_json
+from bench.core.http_deadline import deadline_client
+from bench.core.redact import redact_url
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 On a terminal, a tqdm bar that stays on screen when the task is done (`leave=True`), redraws on every
 batch (`miniters=1`, at most twice a second) and, from a heartbeat thread, at least once a second even
 while one batch runs (elapsed time and rate keep moving). Anywhere else (stderr redirected to a file, CI, a batch
-job) a bar prints nothing useful, so progress becomes log lines on the `bench.progress` logger: one when
+job) a bar prints nothing useful, so progress becomes log lines on the `bench.core.progress` logger: one when
 encoding starts, one at least every `LOG_INTERVAL` seconds with texts done, rate and ETA, and one at
 the end. A heartbeat thread keeps the lines coming when a single batch takes longer than the interval
 (a 7B model generating), so a log that stays silent means the process is gone, not slow.

@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.errors import ConfigError, DataError
+from bench.core.errors import ConfigError, DataError
 
 MANIFEST = "manifest.json"
 BUILDER_OPTIONS = ("tasks", "suite")  # flags only some builders take (their Builder.options)
 
 EPILOG = """examples:
   python -m bench build-data list
-  python -m bench build-data few-rel-clustering --source-dir ../shared/data/raw --out data/
+  python -m bench build-data few-rel-clustering --source-dir raw/ --out data/
   python -m bench build-data intent-emotion --llm-model gpt-4-0613 --source-dir raw/ --out data/ --dry-run
   python -m bench build-data instruction-variants --suite generic-sts --size 5 --llm-model gpt-4o --out variants/
 
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build-data", help="build a local copy of a test set from raw public files",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", help="builder name, or `list` to show them all")
-    p.add_argument("--source-dir", help="folder holding the raw files (e.g. ../shared/data/raw)")
+    p.add_argument("--source-dir", help="folder of the public repositories' checkouts the builder reads (the docs' Data guide lists them)")
     p.add_argument("--out", help="data directory to write into (one sub-folder per task); instruction-variants: "
                                  "a folder or a .yaml/.json file")
     p.add_argument("--seed", type=int, default=42, help="sampling seed (default %(default)s)")
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from bench.commands.listing import builders_table
+    from bench.cli.commands.listing import builders_table
     from dataset_builders.registry import LLM_OPTIONS, get_builder
 
     if args.name == "list":

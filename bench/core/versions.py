@@ -1,0 +1,25 @@
+"""The versions of the packages that decide a score, recorded in every run record and verification.
+
+It lives in the core because the run, the leaderboard's build and its verification all record them,
+and none of those may import another to learn them.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata as importlib_metadata
+
+VERSIONED_PACKAGES = (
+    "instruct-bench", "mteb", "torch", "transformers", "sentence-transformers", "datasets",
+    "numpy", "scipy", "scikit-learn",
+)
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed version of each of VERSIONED_PACKAGES; None for one that is not installed."""
+    out: dict[str, str | None] = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            out[name] = importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            out[name] = None
+    return out

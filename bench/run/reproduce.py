@@ -1,0 +1,119 @@
+"""The run layer's one entry point for `bench leaderboard verify`: re-run a submitted run group as the
+maintainer would run it.
+
+The leaderboard reads results through the results layer and runs nothing itself; what a verification
+may load is decided here, beside the run, because only the run knows the model families: the model
+by what it is (a registered name or hub id at its recorded revision), of the recorded settings only
+the family's vector options (adapters/options.py), never a path outside the working directory, and
+an API model only against the endpoint the maintainer names. The threat model is in
+leaderboard/verify.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from adapters.options import family_options, runtime_options
+from adapters.registry import MODELS, MTEB_FAMILY, ST_FAMILY, family_class, resolve
+from bench.core.bounded import printable
+from bench.core.fileio import sha256_json, unsafe_member_name
+from bench.core.variants import Variant, VariantFile
+from bench.results.outcome import TaskOutcome
+from bench.results.store import run_settings
+from bench.run.runner import RunOptions, run
+
+ENDPOINT_OPTIONS = ("base_url",)  # a family that takes one of these is remote: re-run only against the maintainer's
+
+
+class Refused(Exception):
+    """Why a run group is not re-run (its results stay self-reported with this reason)."""
+
+
+def rerun(records: list[dict[str, Any]], *, data_dir: str | None, cache_dir: str | None, use_cache: bool,
+          output_dir: str, base_url: str | None = None) -> list[TaskOutcome]:
+    """Recompute one run group (records that one `bench run` made together) as the maintainer's run.
+
+    `Refused` says why the group may not be re-run; any other failure is the run's own.
+    """
+    return run(rerun_options(records, data_dir=data_dir, cache_dir=cache_dir, use_cache=use_cache,
+                             output_dir=output_dir, base_url=base_url))
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """What the maintainer's re-run of one run group is: the model as it is, with allow-listed options."""
+
+    spec: str
+    revision: str | None
+    options: dict[str, Any]
+
+
+def rerun_plan(record: dict[str, Any], *, base_url: str | None = None) -> Rerun:
+    """The maintainer's re-run of the model of a run `record`; `Refused` says why there is none.
+
+    Only the family's vector options come from the record (runtime options such as endpoints, timeouts,
+    retries, cache, device are the maintainer's defaults); a hub model is loaded at its recorded revision
+    and under its own name; an API model only against `base_url`.
+    """
+    run = run_settings(record)
+    spec = run["spec"]
+    _check_no_path(spec, "model spec")
+    family, source, _ = resolve(spec)  # an unknown model or family: a BenchError, "could not re-run"
+    if family in (MTEB_FAMILY, ST_FAMILY) and run.get("family") in (MTEB_FAMILY, ST_FAMILY):
+        family = run["family"]  # one spec, two families: MTEB's implementation or the harness's templates
+    cls = family_class(family)
+    vector = set(family_options(cls)) - runtime_options(cls) - {"revision"}
+    options = {k: v for k, v in run["settings"].items() if k in vector}
+    for key, value in run["settings"].items():  # a template MTEB's implementation ignores too: refused
+        if key in vector or key == "template":
+            _check_no_path(value, f"option {key}")
+    if set(ENDPOINT_OPTIONS) & set(family_options(cls)):
+        if not base_url:
+            raise Refused("an API result is re-run only against an endpoint the maintainer names "
+                          "(`bench leaderboard verify --base-url URL`); the recorded endpoint is never contacted")
+        options["base_url"] = base_url
+    hub = spec not in MODELS and not Path(source).expanduser().exists()
+    return Rerun(spec, run["revision"] if hub else None, options)
+
+
+def _check_no_path(value: Any, what: str) -> None:
+    """A recorded value may name a hub id or a file in the working directory, never a path elsewhere."""
+    texts = [value] if isinstance(value, str) else [v for v in (value if isinstance(value, list) else []) if isinstance(v, str)]
+    for text in texts:
+        body = text.partition(":")[2] if ":" in text and not text.startswith(("/", "~")) else text
+        if body.startswith("~") or unsafe_member_name(body):  # absolute, a drive, or climbing out with ..
+            raise Refused(f"the recorded {what} names a path outside the working directory ({printable(text, 80)}); "
+                          "a verification loads only models the maintainer controls")
+
+
+def rerun_options(records: list[dict[str, Any]], *, data_dir: str | None, cache_dir: str | None, use_cache: bool,
+                  output_dir: str, base_url: str | None = None) -> RunOptions:
+    """The RunOptions that recompute `records` (one run group) as the maintainer's run (`rerun_plan`)."""
+    plan, run = rerun_plan(records[0], base_url=base_url), run_settings(records[0])
+    return RunOptions(
+        model=plan.spec, model_revision=plan.revision, model_options=plan.options,
+        tasks=sorted({r["task"]["name"] for r in records}), data_dir=data_dir, output_dir=output_dir, cache_dir=cache_dir,
+        use_cache=use_cache, limit=run["limit"], seed=run["seed"], overwrite=True, show_progress_bar=False,
+        instruction_style=run["instruction_style"], instruction_variants=variants_of(records),
+    )
+
+
+def variants_of(records: list[dict[str, Any]]) -> VariantFile | None:
+    """The instruction variants the group's run records name, as a variants file (None when there are none).
+
+    Each variant keeps its recorded set, position and label, so the re-run files it in the same experiment.
+    """
+    found: dict[str, dict[str, Variant]] = {}
+    sets: dict[str, tuple[str, ...]] = {}
+    for record in records:
+        v, task = record.get("variant"), record["task"]["name"]
+        if v:
+            sets.setdefault(task, tuple(v.get("sets") or ()))
+            found.setdefault(task, {})[v["label"]] = Variant(task, v["instruction"], v.get("set"), v["index"], v["label"])
+    if not found:
+        return None
+    variants = {task: sorted(by_label.values(), key=lambda v: (v.set or "", v.index)) for task, by_label in found.items()}
+    return VariantFile(name="recorded", sha256=sha256_json({t: [asdict(v) for v in vs.values()] for t, vs in found.items()}),
+                       variants=variants, sets={t: s for t, s in sets.items() if s})
