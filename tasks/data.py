@@ -1,6 +1,6 @@
 """Loading task data from the Hugging Face hub (pinned revision) or from a local directory.
 
-Local layout, the same schema as the published datasets (documented in the README):
+Local layout, the same schema as the published datasets (documented in docs/guides/local-data.md):
 
     DATA_DIR/<TaskName>/<config>.{csv,jsonl,json,parquet}   tasks with several configs (IntentEmotion)
     DATA_DIR/<TaskName>/<split>.{csv,jsonl,json,parquet}    tasks with one config (InstructSTSB: test.jsonl)
@@ -71,7 +71,7 @@ def find_local_file(task_dir: Path, stem: str) -> Path:
         expected = " or ".join(p.name for p in candidates)
         raise DataError(
             f"Missing data file for {task_dir.name}: expected {task_dir / stem}.* ({expected}). "
-            f"See 'Local data' in the README for the layout."
+            f"See docs/guides/local-data.md for the layout."
         )
     return found[0]
 
@@ -244,7 +244,7 @@ def load_hub_rows(path: str, *, revision: str, config: str | None, split: str) -
         raise DataError(
             f"Could not load {what} at revision {revision[:12]} from the Hugging Face hub "
             f"({type(e).__name__}: {str(e).splitlines()[0][:200]}). Offline? Pass --data-dir DIR "
-            f"(or set {DATA_DIR_ENV}) with the files laid out as in the README."
+            f"(or set {DATA_DIR_ENV}) with the files laid out as docs/guides/local-data.md shows."
         ) from None
     return ds.to_list()
 
@@ -367,7 +367,7 @@ def read_saved_dataset(folder: Path) -> Any:
     except Exception as e:  # datasets/pyarrow raise many types for a damaged copy; all mean "unreadable"
         raise DataError(
             f"{folder}: not a readable `datasets` save_to_disk folder ({type(e).__name__}: {brief_line(e)}). "
-            f"Save it again with `load_dataset(...).save_to_disk(...)` (see 'Local data' in the README)."
+            f"Save it again with `load_dataset(...).save_to_disk(...)` (see docs/guides/local-data.md)."
         ) from None
 
 

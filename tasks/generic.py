@@ -160,10 +160,10 @@ class GenericMTEBTask(InstructionTask):
         if meta.is_multilingual and subset is None:
             return (f"{folder} holds no save_to_disk folder of a subset of {meta.name}: expected {folder}/<subset>/ "
                     f"(subsets: {_listing(meta.hf_subsets)}), each {_load_call(meta.dataset, '<subset>')}"
-                    f".save_to_disk(...) (see 'Local data' in the README).")
+                    f".save_to_disk(...) (see docs/guides/local-data.md).")
         return (f"{folder} is not a `datasets` save_to_disk folder (no {' or '.join(SAVED_MARKERS)}); make it on a "
-                f"connected machine with {_load_call(meta.dataset, subset)}.save_to_disk(...) (see 'Local data' in "
-                f"the README), or remove it to load {meta.name} from the hub or a filled datasets cache.")
+                f"connected machine with {_load_call(meta.dataset, subset)}.save_to_disk(...) (see "
+                f"docs/guides/local-data.md), or remove it to load {meta.name} from the hub or a filled datasets cache.")
 
     def _apply_local_revision(self) -> None:
         if not self.saved_folders:
@@ -245,7 +245,7 @@ class GenericMTEBTask(InstructionTask):
                 fix = f"This task takes no local copy ({why}); it needs the hub or a filled datasets cache."
             else:
                 fix = (f"Pass --data-dir DIR (or set {DATA_DIR_ENV}) with {name}/ a `datasets` save_to_disk copy "
-                       f"(see 'Local data' in the README), or fill the datasets cache.")
+                       f"(see docs/guides/local-data.md), or fill the datasets cache.")
             raise DataError(
                 f"Could not load {meta['path']} at revision {meta['revision'][:12]} for {name} "
                 f"({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}). Offline? " + fix

@@ -9,7 +9,7 @@ Instructions (appendix C, Table 7) come in three styles, one per model family th
 A task takes the style as a constructor option (`bench run --instruction-style`), so it never needs
 to know which model it is given; the runner picks `command` for INSTRUCTOR-family models by default.
 
-Deviations, all recorded here and in the README:
+Deviations, all recorded here and in docs/guides/gstransform.md:
 * Big Patent: appendix C's instruction cells are empty in our copy of the paper; the strings below
   are reconstructed in each style's pattern and flagged `verified: False` in every result.
 * IntEmo: the paper samples triplets from labels; the published IntentEmotion set (Peng et al. 2024,

@@ -74,7 +74,7 @@ def test_stand_in_scores_are_marked_with_a_footnote():
 
 @pytest.fixture(scope="module")
 def mteb_results(tmp_path_factory) -> Path:
-    """What the README's snippet writes: `mteb.evaluate(model, tasks, cache=mteb.ResultCache(DIR))`, plus
+    """What docs/guides/mteb.md's snippet writes: `mteb.evaluate(model, tasks, cache=mteb.ResultCache(DIR))`, plus
     the same result filed by a run record under another model (as `bench run` files it) on stand-in data."""
     root = tmp_path_factory.mktemp("mteb-results")
     model = HashEncoder(cache_dir=root / "cache")

@@ -111,7 +111,7 @@ class InstructionTask(AbsTask):
             raise MissingDataError(
                 f"No folder for task {self.metadata.name} in the data directory {self.data_dir}{shared}: "
                 f"expected {task_dir}/ with {', '.join(f'{p}.jsonl|.csv' for p in self.parts)} holding the "
-                f"columns {','.join(self.schema.names)} (see 'Local data' in the README; "
+                f"columns {','.join(self.schema.names)} (see docs/guides/local-data.md; "
                 f"`bench build-data list` shows the builders)."
             )
         return {part: find_local_file(task_dir, part) for part in self.parts}
