@@ -11,7 +11,7 @@ the model's published facts, changes the hash, so an edited result falls back to
 verification file is the maintainer's, kept apart from submissions.
 
 A submission is hostile input, so the re-run takes from it only what the maintainer would choose to
-run anyway (`rerun_plan`):
+run anyway (`rerun_plan` in bench/run/reproduce.py, the run layer's entry point for this):
 * the model by what it *is*: a registered name or hub id (at its recorded hub revision), never under
   the submission's claimed name. The re-run files the model under the name, revision and content
   (sha256 of its files, adapters/identity.py) that loading it gives, so a renamed model

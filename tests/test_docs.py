@@ -312,7 +312,7 @@ for line in sys.stdin:
             runpy.run_path(script, run_name="__main__")
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        except BaseException:
+        except Exception:  # the block failed: its traceback is the report, as `python script.py` would print it
             traceback.print_exc()
             code = 1
     answer.write(json.dumps({"code": code, "output": out.getvalue()[-20000:]}) + "\n")
@@ -389,3 +389,19 @@ def test_only_plain_bench_blocks_run_in_process() -> None:
     for other in ("bench run --out $HOME/x", "bench results | head", "bench run > log", "cd x && bench run",
                   "bench list \\\n  suites", "echo bench", "benchmarks/x.py"):
         assert bench_command_lines(block(other)) is None, other
+
+
+def test_a_failing_block_fails(python_worker, example_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two runners report failure: a python block that raises or exits non-zero, a bench line that errs."""
+    scripts = {"ok": "print('fine')", "raises": "raise ValueError('planted')", "exits": "import sys; sys.exit(3)"}
+    codes = {}
+    for name, code in scripts.items():
+        path = example_dir.parent / f"probe_{name}.py"
+        path.write_text(code + "\n", encoding="utf-8")
+        codes[name] = run_python_block(python_worker, path)
+    assert codes["ok"] == (0, "fine\n")
+    assert codes["raises"][0] == 1 and "ValueError: planted" in codes["raises"][1]
+    assert codes["exits"][0] == 3
+    code, output = run_in_process([["list", "suites"], ["run", "--tasks", "NoSuchTask"]], example_dir,
+                                  _example_env(example_dir), monkeypatch)
+    assert code == 2 and "error:" in output

@@ -24,7 +24,7 @@ from bench.results.outcome import TaskOutcome
 from bench.results.store import run_settings
 from bench.run.runner import RunOptions, run
 
-ENDPOINT_OPTIONS = ("base_url",)  # a family that takes one of these is remote: re-run only against the maintainer's
+ENDPOINT_OPTIONS = ("base_url",)  # a family that takes one of these is remote: re-run only against the maintainer's endpoint
 
 
 class Refused(Exception):
@@ -57,16 +57,16 @@ def rerun_plan(record: dict[str, Any], *, base_url: str | None = None) -> Rerun:
     retries, cache, device are the maintainer's defaults); a hub model is loaded at its recorded revision
     and under its own name; an API model only against `base_url`.
     """
-    run = run_settings(record)
-    spec = run["spec"]
+    recorded = run_settings(record)
+    spec = recorded["spec"]
     _check_no_path(spec, "model spec")
     family, source, _ = resolve(spec)  # an unknown model or family: a BenchError, "could not re-run"
-    if family in (MTEB_FAMILY, ST_FAMILY) and run.get("family") in (MTEB_FAMILY, ST_FAMILY):
-        family = run["family"]  # one spec, two families: MTEB's implementation or the harness's templates
+    if family in (MTEB_FAMILY, ST_FAMILY) and recorded.get("family") in (MTEB_FAMILY, ST_FAMILY):
+        family = recorded["family"]  # one spec, two families: MTEB's implementation or the harness's templates
     cls = family_class(family)
     vector = set(family_options(cls)) - runtime_options(cls) - {"revision"}
-    options = {k: v for k, v in run["settings"].items() if k in vector}
-    for key, value in run["settings"].items():  # a template MTEB's implementation ignores too: refused
+    options = {k: v for k, v in recorded["settings"].items() if k in vector}
+    for key, value in recorded["settings"].items():  # a template MTEB's implementation ignores too: refused
         if key in vector or key == "template":
             _check_no_path(value, f"option {key}")
     if set(ENDPOINT_OPTIONS) & set(family_options(cls)):
@@ -75,7 +75,7 @@ def rerun_plan(record: dict[str, Any], *, base_url: str | None = None) -> Rerun:
                           "(`bench leaderboard verify --base-url URL`); the recorded endpoint is never contacted")
         options["base_url"] = base_url
     hub = spec not in MODELS and not Path(source).expanduser().exists()
-    return Rerun(spec, run["revision"] if hub else None, options)
+    return Rerun(spec, recorded["revision"] if hub else None, options)
 
 
 def _check_no_path(value: Any, what: str) -> None:
@@ -91,12 +91,12 @@ def _check_no_path(value: Any, what: str) -> None:
 def rerun_options(records: list[dict[str, Any]], *, data_dir: str | None, cache_dir: str | None, use_cache: bool,
                   output_dir: str, base_url: str | None = None) -> RunOptions:
     """The RunOptions that recompute `records` (one run group) as the maintainer's run (`rerun_plan`)."""
-    plan, run = rerun_plan(records[0], base_url=base_url), run_settings(records[0])
+    plan, recorded = rerun_plan(records[0], base_url=base_url), run_settings(records[0])
     return RunOptions(
         model=plan.spec, model_revision=plan.revision, model_options=plan.options,
         tasks=sorted({r["task"]["name"] for r in records}), data_dir=data_dir, output_dir=output_dir, cache_dir=cache_dir,
-        use_cache=use_cache, limit=run["limit"], seed=run["seed"], overwrite=True, show_progress_bar=False,
-        instruction_style=run["instruction_style"], instruction_variants=variants_of(records),
+        use_cache=use_cache, limit=recorded["limit"], seed=recorded["seed"], overwrite=True, show_progress_bar=False,
+        instruction_style=recorded["instruction_style"], instruction_variants=variants_of(records),
     )
 
 
