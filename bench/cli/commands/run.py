@@ -55,7 +55,8 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
                                 help=f"{text} [{owners}]")
     run.add_argument("--data-dir", help="local data directory (default $INSTRUCT_BENCH_DATA_DIR, else the hub)")
     run.add_argument("--output-dir", default="results", help="where result files go (default %(default)s)")
-    run.add_argument("--cache-dir", help="embedding cache (default $INSTRUCT_BENCH_CACHE or ~/.cache/instruct-bench)")
+    run.add_argument("--cache-dir", help="embedding cache folder (default $INSTRUCT_BENCH_CACHE/embeddings, "
+                                         "else ~/.cache/instruct-bench/embeddings)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     run.add_argument("--limit", type=int, help="at most N examples per criterion/aspect, stratified by label")
     run.add_argument("--overwrite", action="store_true", help="recompute tasks that already have results")
