@@ -5,13 +5,13 @@ MTEB's batches, asks the family to build the exact model input for each (`render
 1. drops repeated inputs (a text under the same instruction is embedded once),
 2. takes what it can from the on-disk cache,
 3. embeds the rest longest-first in groups (similar lengths share a batch, so little padding),
-   writing each group to the cache as soon as it is done, so a killed run loses at most one group,
+   handing each group to the cache's writer thread as soon as it is done (an error flushes it first),
 4. refuses NaN/inf output with an error naming the inputs.
 
 Inside a group, `run_batches` cuts batches by count (`batch_size`) and, optionally, by a token budget
 (`max_tokens`: batch rows x longest row), so long inputs get small batches and short ones large. On a
-CUDA/MPS out-of-memory error it halves the limits and retries the failed batch only; finished batches
-are kept and the smaller limits stay for the rest of the run. Under `torchrun`/`accelerate launch`,
+CUDA/MPS out-of-memory error it splits the failed batch in halves (again if a half fails), for that
+batch only; later batches have the full size again. Under `torchrun`/`accelerate launch`,
 the inputs the cache lacks are shared among the ranks, each on its own device, and rank 0 alone keeps
 the cache (`adapters/distributed.py`).
 
@@ -23,6 +23,7 @@ the MTEB experiment (`adapters/options.py`): one declaration, nothing to keep in
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import asdict, dataclass
@@ -35,6 +36,7 @@ from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ScoringFunction
 
 from adapters import distributed
+from adapters.batching import plan_batches
 from adapters.cache import EmbeddingCache, default_cache_dir, input_key
 from adapters.options import (
     experiment_label,
@@ -115,6 +117,7 @@ class EncodeStats:
     encoded: int = 0  # by every rank of a launched run
     encoded_by_other_ranks: int = 0
     encode_seconds: float = 0.0
+    oom_splits: int = 0  # batches split in halves after an out-of-memory error
 
     def minus(self, before: EncodeStats) -> EncodeStats:
         return EncodeStats(**{k: v - getattr(before, k) for k, v in asdict(self).items()})
@@ -152,7 +155,8 @@ class BaseEncoder(AbsEncoder):
     cli_flags: ClassVar[dict[str, str]] = {
         "batch_size": "texts per forward pass, or per API request (family default)",
         "device": "cpu, cuda, cuda:1, mps or auto (default auto)",
-        "dtype": "weights' dtype: float32 (default), float16, bfloat16 or auto (bf16/fp16 on GPU)",
+        "dtype": "weights' dtype: auto (default: bfloat16 on a CUDA GPU, float16 where it lacks bf16, float32 on "
+                 "CPU), float32, float16 or bfloat16; the mteb family keeps its loader's unless given",
     }
     results_name_family: ClassVar[bool] = True
     experiment_always: ClassVar[tuple[str, ...]] = ()
@@ -179,7 +183,7 @@ class BaseEncoder(AbsEncoder):
         revision: str | None,
         source: str | None = None,
         device: str | None = None,
-        dtype: str = "float32",
+        dtype: str = "auto",
         batch_size: int = 32,
         max_tokens: int | None = None,
         cache_dir: str | Path | None = None,
@@ -225,7 +229,6 @@ class BaseEncoder(AbsEncoder):
         self.dtype_option = dtype
         self.batch_size = batch_size
         self.max_tokens = max_tokens
-        self._oom_limits: tuple[int, int | None] | None = None  # (batch rows, tokens) after an OOM
         self.show_progress_bar = show_progress_bar
         self.stats = EncodeStats()
         self._progress: Any = None  # the encode call's progress, while one runs
@@ -234,6 +237,10 @@ class BaseEncoder(AbsEncoder):
         self._cache: EmbeddingCache | None = None
         self._loaded = False
         self._experiment_defaults = dict(experiment_defaults or {})
+        if {**option_defaults(type(self)), **self._experiment_defaults}.get("dtype") == "auto":
+            # `auto` names no setting: a run is named by the dtype it resolves to, and float32 (a CPU's auto, and
+            # what every GPU run was before `auto` became the default) is the unnamed setting
+            self._experiment_defaults["dtype"] = "float32"
         self.registry_meta = self._registry_meta()
         if self.registry_meta is not None:  # MTEB's fields are MTEB's (model_meta.json); ours go in the run record
             self.mteb_model_meta = self.registry_meta.model_copy(
@@ -386,21 +393,25 @@ class BaseEncoder(AbsEncoder):
         batch_size: int | None = None,
         lengths: Sequence[int] | None = None,
     ) -> np.ndarray:
-        """Concatenated `fn(batch)` over batches planned by `plan_batches`, halving on out-of-memory.
+        """Concatenated `fn(batch)` over batches planned by `plan_batches`, splitting a batch on out-of-memory.
 
-        A failed batch is retried with half the rows and half the token budget; batches already done
-        are kept, and the smaller limits stay for later calls (the next group would fail the same way).
+        A batch that runs out of memory is split in halves, and a half that does too is split again: that
+        batch only. Batches already done are kept and the next batch has the full size again, so a rank of a
+        launched run cuts the batches a one-process run cuts. Each split is counted (`stats.oom_splits`).
         """
         if not inputs:
             return np.zeros((0, 0), dtype=np.float32)
         if lengths is None:  # lengths matter only under a token budget
             lengths = self.token_lengths(inputs) if self.max_tokens else [0] * len(inputs)
         lengths = list(lengths)
-        rows, tokens = self._oom_limits or (batch_size or self.batch_size, self.max_tokens)
+        pending: list[tuple[int, int]] = []  # (start, stop) still to run, the next one last
+        stop = len(inputs)
+        for size in reversed(plan_batches(lengths, batch_size or self.batch_size, self.max_tokens)):
+            pending.append((stop - size, stop))
+            stop -= size
         done: list[np.ndarray] = []
-        start = 0
-        while start < len(inputs):
-            stop = start + plan_batches(lengths[start:], rows, tokens)[0]
+        while pending:
+            start, stop = pending.pop()
             try:
                 done.append(np.asarray(fn(list(inputs[start:stop])), dtype=np.float32))
                 if (progress := getattr(self, "_progress", None)) is not None:
@@ -415,14 +426,11 @@ class BaseEncoder(AbsEncoder):
                         f"smaller max input length, --dtype bfloat16, or a device with more memory."
                     ) from e
                 free_accelerator_memory()
-                rows = max(1, (stop - start) // 2)
-                tokens = max(1, tokens // 2) if tokens else None
-                self._oom_limits = (rows, tokens)
-                logger.warning(
-                    "%s: out of memory on a batch of %d; retrying with %d rows.", self.name, stop - start, rows
-                )
-                continue
-            start = stop
+                middle = start + (stop - start) // 2  # the longer rows (sorted first) in the smaller half
+                pending += [(middle, stop), (start, middle)]
+                self.stats.oom_splits += 1
+                logger.warning("%s: out of memory on a batch of %d; running it as %d + %d rows (this batch only).",
+                               self.name, stop - start, middle - start, stop - middle)
         return np.concatenate(done, axis=0)
 
     # ------------------------------------------------------------------ shared machinery
@@ -520,32 +528,41 @@ class BaseEncoder(AbsEncoder):
     def _encode_missing(
         self, keys: list[str], inputs: list[Any], out: dict[str, np.ndarray], batch_size: int, desc: str, show: bool | None
     ) -> None:
-        """Encode `inputs` (sorted longest first) a group at a time, caching each group when it is done.
-
-        In a launched run, a group is one round: a group's worth of inputs per rank, shared out and
-        gathered by `adapters.distributed` (rank 0 only; the other ranks serve).
-        """
+        """Encode `inputs` (sorted longest first) a group at a time, each group checked and handed to the
+        cache's writer thread as soon as it is done (committed beside the encoding); an error flushes the
+        writer before it is raised, so nothing encoded is lost. In a launched run the batches go to every
+        rank (`adapters.distributed`, rank 0 only)."""
         team = distributed.coordinator_for(self)
-        span = batch_size * self.group_batches() * (team.world.size if team else 1)
         if team is None:
             self.ensure_loaded()
+        cache = self.cache
+
+        def keep(start: int, stop: int, emb: np.ndarray) -> None:
+            self._check(emb, inputs[start:stop])
+            if cache is not None:
+                cache.put_many_later(keys[start:stop], emb)
+            out.update(zip(keys[start:stop], emb))
+            self.stats.encoded += stop - start
+            self._progress.update(stop - start)
+
         with EncodeProgress(len(inputs), desc, show) as self._progress:  # bar on a terminal, else log lines
-            for start in range(0, len(inputs), span):
-                part_keys, part = keys[start : start + span], inputs[start : start + span]
-                self._progress.start_group(len(part))
-                tick = time.perf_counter()
-                if team is None:
-                    emb, elsewhere = self.encode_share(part, batch_size), 0
+            tick = time.perf_counter()
+            try:
+                if team is not None:
+                    self.stats.encoded_by_other_ranks += team.encode(self, inputs, batch_size, keep)
                 else:
-                    emb, elsewhere = team.encode_round(self, part, batch_size)
+                    span = batch_size * self.group_batches()
+                    for start in range(0, len(inputs), span):
+                        part = inputs[start : start + span]
+                        self._progress.start_group(len(part))
+                        keep(start, start + len(part), self.encode_share(part, batch_size))
+            except BaseException:
+                if cache is not None:  # everything encoded before the failure goes in before it is reported
+                    with contextlib.suppress(Exception):
+                        cache.flush()
+                raise
+            finally:
                 self.stats.encode_seconds += time.perf_counter() - tick
-                self._check(emb, part)
-                if self.cache is not None:
-                    self.cache.put_many(part_keys, emb)
-                out.update(zip(part_keys, emb))
-                self.stats.encoded += len(part)
-                self.stats.encoded_by_other_ranks += elsewhere
-                self._progress.update(len(part))
         self._progress = None  # a finished bar or log thread is not part of the model
 
     def encode_share(self, inputs: list[Any], batch_size: int) -> np.ndarray:
@@ -564,24 +581,6 @@ class BaseEncoder(AbsEncoder):
                 f"{self.name} produced NaN or inf embeddings for {bad.size} of {len(inputs)} inputs "
                 f"(first: {example!r}). With float16/bfloat16 try --dtype float32."
             )
-
-
-def plan_batches(lengths: Sequence[int], batch_size: int, max_tokens: int | None = None) -> list[int]:
-    """Sizes of consecutive batches: at most `batch_size` rows and, with a budget, at most
-    `max_tokens` padded tokens (rows x longest row; a row longer than the budget goes alone)."""
-    sizes: list[int] = []
-    start = 0
-    while start < len(lengths):
-        stop, longest = start, 0
-        while stop < len(lengths) and stop - start < batch_size:
-            longest_if_added = max(longest, lengths[stop])
-            if max_tokens is not None and stop > start and (stop - start + 1) * longest_if_added > max_tokens:
-                break
-            longest = longest_if_added
-            stop += 1
-        sizes.append(stop - start)
-        start = stop
-    return sizes
 
 
 def is_out_of_memory(error: BaseException) -> bool:

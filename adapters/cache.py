@@ -12,16 +12,25 @@ corrupt is moved aside. A cache the process cannot write (read-only mount, anoth
 used read-only with a warning: it serves what it holds and is never moved aside or changed. Write
 failures the user can fix (full disk, a file where the folder should be) become one `error:` line
 (`bench.core.errors.StorageError`); groups committed before stay.
+
+`put_many_later` commits on a writer thread, beside the encoding (a launched run's rank 0 receives
+vectors from every rank and must not stall them on SQLite). Vectors handed over are served from
+memory until committed; one lock keeps the connection to one thread at a time; `flush` waits for the
+writer, and the encoder's failure paths and the process's exit flush, so nothing handed over is lost.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import logging
 import os
+import queue
 import re
 import sqlite3
+import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +89,10 @@ class EmbeddingCache:
         self.path = Path(root).expanduser() / f"{slug}-{sha256_json(fingerprint)[:16]}.sqlite"
         self.read_only = False
         self._dim: int | None = None
+        self._writer: _Writer | None = None
+        self._lock = threading.RLock()  # the connection, one thread at a time (the writer's and the caller's)
         self._conn = self._open()
+        _OPEN.add(self)
 
     def _open(self) -> sqlite3.Connection | None:
         """A connection; read-only (with a warning) when the cache cannot be written, None when there is
@@ -136,7 +148,7 @@ class EmbeddingCache:
         )
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=60)
+        conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)  # one thread at a time (_lock)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         conn.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB, checksum BLOB)")
@@ -150,7 +162,8 @@ class EmbeddingCache:
     def dim(self) -> int | None:
         """The model's vector dimension, recorded with the first vectors stored (None before)."""
         if self._dim is None and self._conn is not None:
-            row = self._conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
+            with self._lock:
+                row = self._conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
             self._dim = int(row[0]) if row else None
         return self._dim
 
@@ -160,12 +173,17 @@ class EmbeddingCache:
         damaged: list[str] = []
         if self._conn is None:
             return found
+        if self._writer is not None:  # handed over, not yet committed
+            found = self._writer.pending(keys)
+            keys = [k for k in keys if k not in found]
         dim = self.dim
         for start in range(0, len(keys), _SQL_VARS):
             chunk = list(keys[start : start + _SQL_VARS])
             marks = ",".join("?" * len(chunk))
             query = f"SELECT key, dim, vec, checksum FROM emb WHERE key IN ({marks})"
-            for key, row_dim, blob, checksum in self._conn.execute(query, chunk):
+            with self._lock:
+                rows = self._conn.execute(query, chunk).fetchall()
+            for key, row_dim, blob, checksum in rows:
                 if not _intact(row_dim, blob, checksum, dim):
                     damaged.append(key)
                     continue
@@ -176,17 +194,38 @@ class EmbeddingCache:
             self.delete(damaged)
         return found
 
-    def put_many(self, keys: Iterable[str], vectors: np.ndarray) -> None:
-        """Store a group of vectors in one transaction (nothing, for a read-only cache)."""
+    def put_many_later(self, keys: Iterable[str], vectors: np.ndarray) -> None:
+        """`put_many` on the writer thread; an error it met (a full disk) is raised here or by `flush`."""
         if self.read_only or self._conn is None:
             return
-        vectors = np.asarray(vectors, dtype=np.float32)
+        if self._writer is None:
+            self._writer = _Writer(self)
+        self._writer.put(list(keys), np.asarray(vectors, dtype=np.float32))  # the caller hands it over
+
+    def flush(self) -> None:
+        """Wait until every `put_many_later` is committed; raise the writer's error, if any."""
+        if self._writer is not None:
+            self._writer.flush()
+
+    def put_many(self, keys: Iterable[str], vectors: np.ndarray) -> None:
+        """Store a group of vectors in one transaction (nothing, for a read-only cache)."""
+        self.flush()
+        self._put_many(keys, vectors)
+
+    def _put_many(self, keys: Iterable[str], vectors: np.ndarray) -> None:
+        if self.read_only or self._conn is None:
+            return
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        width = vectors.shape[1] * 4 if vectors.ndim == 2 else 0
+        data = vectors.tobytes()  # one copy for the group, then a slice per row
         rows = []
-        for key, vec in zip(keys, vectors, strict=True):
-            blob = np.ascontiguousarray(vec).tobytes()
-            rows.append((key, int(vec.shape[0]), blob, _checksum(blob)))
+        for i, key in enumerate(keys):
+            blob = data[i * width : (i + 1) * width]
+            rows.append((key, vectors.shape[1], blob, _checksum(blob)))
+        if len(rows) != len(vectors):
+            raise ValueError(f"{len(rows)} keys for {len(vectors)} vectors")
         try:
-            with self._conn:
+            with self._lock, self._conn:
                 if self.dim is None and vectors.ndim == 2:
                     self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('dim', ?)", (str(vectors.shape[1]),))
                     self._dim = int(vectors.shape[1])
@@ -197,19 +236,85 @@ class EmbeddingCache:
             raise
 
     def delete(self, keys: Sequence[str]) -> None:
+        self.flush()
         if self.read_only or self._conn is None:
             return
-        with self._conn:
+        with self._lock, self._conn:
             self._conn.executemany("DELETE FROM emb WHERE key = ?", [(k,) for k in keys])
 
     def count(self) -> int:
+        self.flush()
         if self._conn is None:
             return 0
-        return int(self._conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
 
     def close(self) -> None:
+        self.flush()
         if self._conn is not None:
             self._conn.close()
+
+
+_OPEN: weakref.WeakSet[EmbeddingCache] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_all() -> None:
+    """At exit, commit what every cache was handed (a finished run returns before its last groups are in)."""
+    for cache in list(_OPEN):
+        try:
+            cache.flush()
+        except Exception as e:  # noqa: BLE001 - too late to stop anything: say what was not kept
+            logger.warning("Embedding cache %s: the last vectors were not stored (%s).", cache.path, e)
+
+
+class _Writer:
+    """One cache's writer thread: commits queued groups in order; keeps the first error for `flush`."""
+
+    def __init__(self, cache: EmbeddingCache) -> None:
+        self.cache = cache
+        self.queue: queue.Queue = queue.Queue()
+        self.error: BaseException | None = None
+        self._pending: dict[str, tuple[int, np.ndarray]] = {}  # key -> (group, vector), until committed
+        self._groups = 0
+        self._lock = threading.Lock()
+        threading.Thread(target=self._run, name="bench-cache-writer", daemon=True).start()
+
+    def put(self, keys: list[str], vectors: np.ndarray) -> None:
+        self._raise()
+        with self._lock:
+            self._groups += 1
+            group = self._groups
+            self._pending.update((k, (group, v)) for k, v in zip(keys, vectors, strict=True))
+        self.queue.put((group, keys, vectors))
+
+    def pending(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        with self._lock:
+            return {k: self._pending[k][1] for k in keys if k in self._pending}
+
+    def flush(self) -> None:
+        self.queue.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+    def _run(self) -> None:
+        while True:
+            group, keys, vectors = self.queue.get()
+            try:
+                if self.error is None:  # after a failure, later groups are dropped: the error stops the run
+                    self.cache._put_many(keys, vectors)
+            except BaseException as e:  # noqa: BLE001 - handed to the encoding thread by `flush`
+                self.error = e
+            finally:
+                with self._lock:
+                    for key in keys:  # a later group may have handed the same key over again
+                        if self._pending.get(key, (0,))[0] == group:
+                            del self._pending[key]
+                self.queue.task_done()
 
 
 def _intact(row_dim: int, blob: bytes | None, checksum: bytes | None, dim: int | None) -> bool:

@@ -11,6 +11,9 @@ and the embedding is read from the model's hidden states at one layer (`layer`, 
     re-encode  generate, then embed the answer text with a sentence-transformers model
                (`reencoder`), averaged over `num_samples` sampled answers
 
+Only the layer read out is kept (`LayerTap`), not every layer's hidden states at every generation step
+(33 states of batch 32 x 512 tokens x 4096 in bf16: 4.4 GB); the vectors are the same.
+
 A generated state is dropped when the token it predicts is special (EOS/pad) or, with filtering on, one
 of the filter tokens (the row's instruction, `filter_words`, NLTK's English stopwords); pooling
 `filtered-avg-gen` is avg-gen with the InBedder `-filter` configs' settings. As in InBedder's code, when
@@ -39,6 +42,8 @@ distribution). A row's answer is therefore the same alone or in any batch.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -314,6 +319,10 @@ class GenerativeEncoder(BaseEncoder):
         )
         return enc.to(self.device)
 
+    def _tap(self, stack: Any) -> LayerTap:
+        """The hidden state at `layer` of `stack` (the base model, or a seq2seq model's encoder or decoder)."""
+        return LayerTap(stack, lambda n_states: layer_index(self.layer, n_states))
+
     def _single_pass(self, inputs: list[Any]) -> np.ndarray:
         """1st-gen / avg-ppt from one forward pass (causal: prompt states; seq2seq: decoder start state)."""
         import torch
@@ -321,25 +330,28 @@ class GenerativeEncoder(BaseEncoder):
         enc = self._tokenize([_prompt(x) for x in inputs])
         if self.architecture == "seq2seq":
             if self.pooling == "avg-ppt":
-                states = self.model.get_encoder()(**enc, output_hidden_states=True).hidden_states
-                hidden = states[layer_index(self.layer, len(states))]
-                return _masked_mean(hidden, enc["attention_mask"]).float().cpu().numpy()
+                encoder = self.model.get_encoder()
+                with self._tap(encoder).capture() as states:
+                    encoder(**enc)
+                return _masked_mean(states[0], enc["attention_mask"]).float().cpu().numpy()
             start = torch.full((len(inputs), 1), self.model.config.decoder_start_token_id, device=self.device)
-            out = self.model(**enc, decoder_input_ids=start, output_hidden_states=True)
-            states = out.decoder_hidden_states
-            return states[layer_index(self.layer, len(states))][:, 0].float().cpu().numpy()
-        out = self.model.base_model(  # no LM head: its B x T x vocab logits go unused
-            **enc, position_ids=causal_position_ids(enc["attention_mask"]), output_hidden_states=True
-        )
-        hidden = out.hidden_states[layer_index(self.layer, len(out.hidden_states))]
+            with self._tap(self.model.get_decoder()).capture() as states:
+                self.model(**enc, decoder_input_ids=start)
+            return states[0][:, 0].float().cpu().numpy()
+        with self._tap(self.model.base_model).capture() as states:
+            self.model.base_model(  # no LM head: its B x T x vocab logits go unused
+                **enc, position_ids=causal_position_ids(enc["attention_mask"])
+            )
+        hidden = states[0]
         if self.pooling == "1st-gen":  # left padding: the last position is the last prompt token
             return hidden[:, -1].float().cpu().numpy()
         mask = enc["attention_mask"].clone()
         mask[:, -1] = 0  # avg-ppt leaves out the last prompt token (InBedder: prompt[:-1].mean)
         return _masked_mean(hidden, mask).float().cpu().numpy()
 
-    def _generate(self, inputs: list[Any], sample: int = 0) -> tuple[Any, Any]:
-        """(tokenized prompts, generate output with hidden states) for one sample number."""
+    def _generate(self, inputs: list[Any], sample: int = 0, tap: LayerTap | None = None) -> tuple[Any, Any, list[Any]]:
+        """(tokenized prompts, generate output, `tap`'s state of each forward step: the prompt's, then one per
+        token fed back) for one sample number; without `tap`, no states."""
         from transformers import LogitsProcessorList
 
         enc = self._tokenize([_prompt(x) for x in inputs])
@@ -347,20 +359,20 @@ class GenerativeEncoder(BaseEncoder):
         if self.generation["do_sample"]:
             seeds = [self._row_seed(x, sample) for x in inputs]
             processors.append(_SeededSampler(seeds, self.generation["temperature"], self.generation["top_p"]))
-        out = self.model.generate(
-            **enc,
-            max_new_tokens=self.generation["max_new_tokens"],
-            do_sample=False,  # sampling happens in _SeededSampler, per row
-            num_beams=1,
-            logits_processor=processors,
-            pad_token_id=self.tokenizer.pad_token_id,
-            return_dict_in_generate=True,
-            output_hidden_states=True,
-            temperature=None,
-            top_p=None,
-            top_k=None,
-        )
-        return enc, out
+        with tap.capture() if tap is not None else nullcontext([]) as steps:
+            out = self.model.generate(
+                **enc,
+                max_new_tokens=self.generation["max_new_tokens"],
+                do_sample=False,  # sampling happens in _SeededSampler, per row
+                num_beams=1,
+                logits_processor=processors,
+                pad_token_id=self.tokenizer.pad_token_id,
+                return_dict_in_generate=True,
+                temperature=None,
+                top_p=None,
+                top_k=None,
+            )
+        return enc, out, steps
 
     def _row_seed(self, model_input: Any, sample: int) -> int:
         digest = hashlib.sha256(f"{self.generation['seed']}:{sample}:{input_key(model_input)}".encode()).digest()
@@ -369,23 +381,20 @@ class GenerativeEncoder(BaseEncoder):
     def _generation_readout(self, inputs: list[Any]) -> np.ndarray:
         import torch
 
-        enc, out = self._generate(inputs)
+        tap = self._tap(self.model.get_decoder() if self.architecture == "seq2seq" else self.model.base_model)
+        enc, out, steps = self._generate(inputs, tap=tap)
         prompt_len = enc["input_ids"].shape[1]
         if self.architecture == "seq2seq":
-            steps = out.decoder_hidden_states  # step 0: the start token; its state predicts sequences[:, 1]
-            li = layer_index(self.layer, len(steps[0]))
-            gen = torch.cat([s[li] for s in steps], dim=1)
+            gen = torch.cat(steps, dim=1)  # step 0: the start token; its state predicts sequences[:, 1]
             next_ids = out.sequences[:, 1 : 1 + gen.shape[1]]
             prompt_states = None
-        else:
-            steps = out.hidden_states  # step 0: the prompt; step t: generated token t fed back
-            li = layer_index(self.layer, len(steps[0]))
-            prompt_states = steps[0][li]
-            gen = torch.cat([s[li] for s in steps[1:]], dim=1) if len(steps) > 1 else prompt_states[:, :0]
+        else:  # step 0: the prompt; step t: generated token t fed back
+            prompt_states = steps[0]
+            gen = torch.cat(steps[1:], dim=1) if len(steps) > 1 else prompt_states[:, :0]
             next_ids = out.sequences[:, prompt_len + 1 : prompt_len + 1 + gen.shape[1]]
         keep = ~self._dropped(next_ids, inputs)
         if self.readout_formula == "paper":
-            gen, keep = self._with_last_generated_state(enc, out, li, gen, keep, inputs)
+            gen, keep = self._with_last_generated_state(enc, out, tap, gen, keep, inputs)
         rows = []
         for b in range(len(inputs)):
             kept = gen[b][keep[b]]
@@ -404,7 +413,9 @@ class GenerativeEncoder(BaseEncoder):
             rows.append(chosen[self.pooling].float())
         return torch.stack(rows).cpu().numpy()
 
-    def _with_last_generated_state(self, enc: Any, out: Any, li: int, gen: Any, keep: Any, inputs: list[Any]) -> tuple[Any, Any]:
+    def _with_last_generated_state(
+        self, enc: Any, out: Any, tap: LayerTap, gen: Any, keep: Any, inputs: list[Any]
+    ) -> tuple[Any, Any]:
         """The paper's N_g + 1 states: one more forward step feeds the last generated token over the
         generation's key/value cache; its state is kept unless that token is special or filtered."""
         import torch
@@ -413,11 +424,12 @@ class GenerativeEncoder(BaseEncoder):
             raise ConfigError("readout_formula=paper is implemented for causal LMs; use the default 'code' here.")
         last = out.sequences[:, -1:]
         mask = torch.cat([enc["attention_mask"], torch.ones_like(out.sequences[:, enc["input_ids"].shape[1]:])], dim=1)
-        step = self.model(
-            input_ids=last, attention_mask=mask, position_ids=causal_position_ids(mask)[:, -1:],
-            past_key_values=out.past_key_values, use_cache=True, output_hidden_states=True,
-        )
-        state = step.hidden_states[li][:, -1:]
+        with tap.capture() as states:
+            self.model(
+                input_ids=last, attention_mask=mask, position_ids=causal_position_ids(mask)[:, -1:],
+                past_key_values=out.past_key_values, use_cache=True,
+            )
+        state = states[0][:, -1:]
         last_ok = ~self._dropped(last, inputs)
         return torch.cat([gen, state.to(gen.dtype)], dim=1), torch.cat([keep, last_ok], dim=1)
 
@@ -443,7 +455,7 @@ class GenerativeEncoder(BaseEncoder):
         ).reshape(next_ids.shape)
 
     def _answers(self, inputs: list[Any], sample: int) -> list[str]:
-        enc, out = self._generate(inputs, sample)
+        enc, out, _ = self._generate(inputs, sample)
         start = 1 if self.architecture == "seq2seq" else enc["input_ids"].shape[1]
         answers = []
         for b, row in enumerate(out.sequences[:, start:].tolist()):
@@ -476,8 +488,9 @@ class GenerativeEncoder(BaseEncoder):
         tok = self.tokenizer
         prompts = [_prompt(x) + tok.mask_token * self.mask_length for x in inputs]
         enc = self._tokenize(prompts)
-        out = self.model(**enc, output_hidden_states=True)
-        hidden = out.hidden_states[layer_index(self.layer, len(out.hidden_states))]
+        with self._tap(self.model.base_model).capture() as states:
+            out = self.model(**enc)
+        hidden = states[0]
         ids = enc["input_ids"]
         is_mask = ids == tok.mask_token_id
         if self.pooling == "re-encode":
@@ -502,6 +515,74 @@ def _prompt(model_input: Any) -> str:
 def _masked_mean(hidden: Any, mask: Any) -> Any:
     weights = mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
+
+
+class LayerTap:
+    """One hidden state of a transformer stack per forward call: what `output_hidden_states=True` gives at
+    one index, without the model keeping every layer's (at every generation step: GBs at batch 32 x 512).
+
+    In Hugging Face's hidden states, [0] is the embedding output (the first layer's input), [i] the output
+    of layer i - 1, and the last one the stack's `last_hidden_state` (its final norm applied). So the last
+    index is read from the stack's output, index 0 from the first layer's input and any other from the
+    output of layer i - 1. A stack whose layer list is not found is asked for all its hidden states, one
+    forward call at a time, and one of them is kept.
+
+    `index_for(n_states)` picks the index (n_states = layers + 1, as `len(hidden_states)`); `capture()`
+    collects the state of each forward call of the stack made inside it (a generation: one per step).
+    """
+
+    def __init__(self, stack: Any, index_for: Callable[[int], int]) -> None:
+        self.stack = stack
+        self.index_for = index_for
+        self.layers = find_layers(stack)
+        self.index = None if self.layers is None else index_for(len(self.layers) + 1)
+
+    @contextmanager
+    def capture(self) -> Iterator[list[Any]]:
+        states: list[Any] = []
+        if self.layers is None:  # every hidden state, one call at a time: keep the one asked for
+            handles = [
+                self.stack.register_forward_pre_hook(
+                    lambda module, args, kwargs: (args, {**kwargs, "output_hidden_states": True}), with_kwargs=True),
+                self.stack.register_forward_hook(
+                    lambda module, args, out: states.append(out.hidden_states[self.index_for(len(out.hidden_states))])),
+            ]
+        elif self.index == len(self.layers):  # the last: the stack's output, final norm applied
+            handles = [self.stack.register_forward_hook(lambda module, args, out: states.append(_state(out)))]
+        elif self.index == 0:  # the embedding output: what the first layer is given
+            handles = [self.layers[0].register_forward_pre_hook(
+                lambda module, args, kwargs: states.append(args[0] if args else kwargs["hidden_states"]),
+                with_kwargs=True)]
+        else:
+            handles = [self.layers[self.index - 1].register_forward_hook(
+                lambda module, args, out: states.append(_state(out)))]
+        try:
+            yield states
+        finally:
+            for handle in handles:
+                handle.remove()
+
+
+def find_layers(stack: Any) -> Any | None:
+    """The stack's list of transformer layers (`layers`, `h`, `block`, `encoder.layer`, ...): its first
+    ModuleList, if that holds one kind of module and as many as the config names layers; else None."""
+    import torch
+
+    config = getattr(stack, "config", None)
+    counts = {getattr(config, key, None) for key in ("num_hidden_layers", "num_layers", "n_layer", "num_decoder_layers",
+                                                     "encoder_layers", "decoder_layers")}
+    for _, module in stack.named_modules():
+        if isinstance(module, torch.nn.ModuleList):
+            kinds = {type(m) for m in module}
+            return module if len(module) in counts and len(kinds) == 1 else None
+    return None
+
+
+def _state(output: Any) -> Any:
+    """The hidden states in a layer's or stack's output (a tensor, a tuple led by it, or a ModelOutput)."""
+    if hasattr(output, "last_hidden_state"):
+        return output.last_hidden_state
+    return output[0] if isinstance(output, tuple | list) else output
 
 
 class _SeededSampler:

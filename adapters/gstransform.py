@@ -355,7 +355,8 @@ class GSTransformEncoder(BaseEncoder):
             if t.config["base_fingerprint"] != self.base.fingerprint:
                 raise ConfigError(
                     f"Transform {t.path.name} was trained on vectors {t.config['base_fingerprint']}, but the base "
-                    f"encoder gives {self.base.fingerprint}; retrain it or pass the matching base_model."
+                    f"encoder gives {self.base.fingerprint}; retrain it or pass the matching base_model"
+                    f"{_dtype_hint(t.config['base_fingerprint'], self.base.fingerprint)}."
                 )
         label = name or self.transform_dir.resolve().name
         super().__init__(name=label if label.startswith("gstransform/") else f"gstransform/{label}",
@@ -408,3 +409,11 @@ class GSTransformEncoder(BaseEncoder):
             out[rows] = z
         assert out is not None
         return out
+
+
+def _dtype_hint(trained: dict[str, Any], now: dict[str, Any]) -> str:
+    """The one fix when only the dtype differs (a transform trained on CPU, used on a GPU, where `auto` is bf16)."""
+    differ = {k for k in trained.keys() | now.keys() if trained.get(k) != now.get(k)}
+    if differ == {"dtype"} and trained.get("dtype"):
+        return f" (only the dtype differs: add --dtype {trained['dtype']})"
+    return ""

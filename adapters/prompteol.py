@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from adapters.base import BaseEncoder
+from adapters.generative import LayerTap
 from adapters.lm import causal_position_ids, layer_index, lm_facts, load_lm, load_tokenizer
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
@@ -162,12 +163,12 @@ class PromptEOLEncoder(BaseEncoder):
             prompts, padding=True, truncation=self.max_input_length is not None, max_length=self.max_input_length,
             return_tensors="pt", return_token_type_ids=False,
         ).to(self.device)
-        with torch.inference_mode():
-            out = self.model.base_model(  # hidden states only; the LM head is not needed
-                **enc, position_ids=causal_position_ids(enc["attention_mask"]), output_hidden_states=True
+        tap = LayerTap(self.model.base_model, self.resolved_layer)  # that layer's states only, not every layer's
+        with torch.inference_mode(), tap.capture() as states:
+            self.model.base_model(  # hidden states only; the LM head is not needed
+                **enc, position_ids=causal_position_ids(enc["attention_mask"])
             )
-        states = out.hidden_states
-        return states[self.resolved_layer(len(states))][:, -1].float().cpu().numpy()
+        return states[0][:, -1].float().cpu().numpy()
 
 
 class MetaEOLEncoder(PromptEOLEncoder):

@@ -23,6 +23,14 @@ Every measurement is a fresh `python -m bench run ...` subprocess with the defau
     has 4,480 texts: a larger corpus appends FewEvent's texts (labels prefixed, so clusters stay
     apart), and the output says so.
 
+(e) accelerator utilisation, with the stand-in accelerator (adapters/standin.py: a forward pass that
+    sleeps like a GPU's, --tokens-per-s padded tokens a second per rank, and 4,096-d vectors), on
+    FewRelClustering (4,480 texts x 30 instructions) and STSBenchmark (1,379 pairs), for 1, 2 and 4
+    ranks (torchrun, gloo, one CPU thread each): per rank, the seconds its forward passes slept divided
+    by the task's wall time (the run record's evaluation seconds). The stand-in measures its own busy
+    time, so `--baseline-repo PATH` (a checkout of an earlier design; the stand-in file is copied in if
+    it lacks it) is measured the same way, beside it. Scores are checked equal across rank counts.
+
 `--repo PATH` runs the children in another checkout (e.g. one of main, for before/after figures);
 the corpora are built with this checkout's builders.
 """
@@ -65,8 +73,8 @@ def bench_args(data: Path, out: Path, *extra: str) -> list[str]:
     return ["run", "-t", "FewRelClustering", "--data-dir", str(data), "--output-dir", str(out), "-q", *extra]
 
 
-def run_record(out: Path) -> dict:
-    (path,) = out.rglob("run_records/FewRelClustering.json")
+def run_record(out: Path, task: str = "FewRelClustering") -> dict:
+    (path,) = out.rglob(f"run_records/{task}.json")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -220,17 +228,68 @@ def memory(args, tmp: Path) -> list[list]:
     return rows
 
 
+def utilisation(args, tmp: Path) -> list[list]:
+    """Per rank: stand-in forward seconds / task wall seconds (see (e) in the module docstring)."""
+    from dataset_builders.sts_senteval import build_sts_senteval
+
+    data = tmp / "data-e"
+    what = build_corpus(args.raw, data, args.util_size)
+    build_sts_senteval(source_dir=args.raw, out_dir=data)
+    designs = [("pipeline", args.repo, args.ranks)]
+    if args.baseline_repo is not None:
+        designs.append(("baseline", args.baseline_repo, args.baseline_ranks))
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
+    rows, main_scores = [], {}
+    for design, repo, rank_counts in designs:
+        standin = repo / "adapters" / "standin.py"
+        if not standin.exists():
+            shutil.copy(ROOT / "adapters" / "standin.py", standin)
+        for task in ("FewRelClustering", "STSBenchmark"):
+            for k in rank_counts:
+                tag = f"e-{design}-{task}-{k}"
+                out, log = tmp / tag, tmp / f"{tag}-log"
+                log.mkdir()
+                cmd = ["run", "--model", "standin:7b", "--model-args", f"tokens_per_s={args.tokens_per_s},dim=4096",
+                       "-t", task, "--data-dir", str(data), "--output-dir", str(out), "--cache-dir",
+                       str(tmp / f"{tag}-cache"), "-q"]
+                launcher = [sys.executable] if k == 1 else [torchrun, "--nproc_per_node", str(k)]
+                sh([*launcher, "-m", "bench", *cmd], cwd=repo, env={"INSTRUCT_BENCH_STANDIN_LOG": str(log)})
+                shutil.rmtree(tmp / f"{tag}-cache")  # 4,096-d vectors: ~2 GB a FewRel run
+                record = run_record(out, task)
+                wall = record["evaluation_seconds"]
+                busy = [json.loads((log / f"rank{r}.json").read_text())["forward_s"] / wall for r in range(k)]
+                (result,) = [p for p in out.rglob(f"{task}.json") if p.parent.name != "run_records"]
+                score = json.loads(result.read_text())["scores"]["test"][0]["main_score"]
+                main_scores.setdefault(task, set()).add(round(score, 9))
+                rows.append([design, what if task == "FewRelClustering" else "STSBenchmark", k, f"{wall:.1f}",
+                             f"{100 * min(busy):.1f}%", f"{100 * sum(busy) / k:.1f}%",
+                             " ".join(f"{100 * b:.0f}" for b in busy), f"{score:.6f}"])
+                print("  ", rows[-1], flush=True)
+    for task, found in main_scores.items():
+        if len(found) != 1:
+            raise SystemExit(f"{task}: main scores differ across rank counts or designs: {sorted(found)}")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (a few minutes on 2 CPU cores)")
     parser.add_argument("--raw", type=Path, default=ROOT.parent / "shared" / "data" / "raw")
     parser.add_argument("--repo", type=Path, default=ROOT, help="checkout the children run in (default: this one)")
-    parser.add_argument("--only", nargs="+", choices=["a", "b", "c", "d"], default=["a", "b", "c", "d"])
+    parser.add_argument("--only", nargs="+", choices=["a", "b", "c", "d", "e"], default=["a", "b", "c", "d", "e"])
+    parser.add_argument("--baseline-repo", type=Path, help="(e): also measure this checkout (an earlier design)")
+    parser.add_argument("--baseline-ranks", type=int, nargs="+", default=[4], help="(e): rank counts for the baseline")
+    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4], help="(e): rank counts")
+    parser.add_argument("--tokens-per-s", type=float, default=20000.0,
+                        help="(e): the stand-in's speed per rank (a 7B model in bf16 on an H100: ~10-20k)")
     args = parser.parse_args()
+    if args.baseline_repo is not None:
+        args.baseline_repo = args.baseline_repo.resolve()
     args.repo = args.repo.resolve()
     args.parallel_size = 128 if args.quick else 512
     args.blind_size = 512 if args.quick else 2048
     args.rss_sizes = (500, 2000) if args.quick else (2000, 8000)
+    args.util_size = 1120 if args.quick else 4480
 
     from tabulate import tabulate
 
@@ -255,7 +314,13 @@ def main() -> None:
             print("(d) peak RSS of a blind robustness run (--template none --no-cache)")
             print(tabulate(memory(args, tmp), headers=[
                 "corpus", "texts", "requested", "encoded", "peak RSS MiB", "30 x N x 384 x 4 B (MiB)"],
-                tablefmt="github"), flush=True)
+                tablefmt="github"), "\n", flush=True)
+        if "e" in args.only:
+            print(f"(e) accelerator utilisation: stand-in at {args.tokens_per_s:,.0f} tokens/s per rank, 4,096-d; "
+                  "busy = forward seconds / task wall seconds")
+            print(tabulate(utilisation(args, tmp), headers=[
+                "design", "task", "ranks", "wall s", "busy (least busy rank)", "busy (mean)", "busy % per rank",
+                "main score"], tablefmt="github"), flush=True)
 
 
 if __name__ == "__main__":

@@ -18,42 +18,63 @@ import numpy as np
 import pytest
 
 import dist_ranks
-from adapters.distributed import deal, world_from_env
+from adapters.distributed import world_from_env
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCHRUN = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
 
 
 # ------------------------------------------------------------------------------------------ the split
-@pytest.mark.parametrize(("n", "batch", "ranks"), [(10, 2, 2), (7, 2, 3), (1, 4, 2), (64, 4, 2), (33, 5, 4), (0, 3, 2)])
-def test_deal_gives_disjoint_whole_batches_covering_every_input(n, batch, ranks):
-    shares = deal(n, batch, ranks)
-    flat = sorted(i for share in shares for i in share)
-    assert flat == list(range(n))  # disjoint and complete
-    one_process = [list(range(s, min(n, s + batch))) for s in range(0, n, batch)]
-    dealt = [share[k : k + batch] for share in shares for k in range(0, len(share), batch)]
-    assert sorted(dealt) == sorted(one_process)  # every batch is the one a single process forms
+class _Planned:
+    """What `plan_jobs` reads of an encoder."""
+
+    def __init__(self, max_tokens=None, groups=8):
+        self.max_tokens, self.groups = max_tokens, groups
+
+    def group_batches(self):
+        return self.groups
+
+    def token_lengths(self, inputs):
+        return [len(x) for x in inputs]
 
 
-def test_deal_balances_long_and_short_inputs():
-    # inputs sorted longest first: length n - i. A snake order gives each rank nearly the same total.
-    shares = deal(64, 4, 2)
-    totals = [sum(64 - i for i in share) for share in shares]
-    assert len(shares[0]) == len(shares[1]) == 32
-    assert abs(totals[0] - totals[1]) <= 4 * 4  # at most one batch's length step apart
-    plain = [sum(64 - i for b in range(r, 16, 2) for i in range(4 * b, 4 * b + 4)) for r in range(2)]
-    assert abs(totals[0] - totals[1]) < abs(plain[0] - plain[1])  # better than round robin
+@pytest.mark.parametrize(("n", "batch", "groups"), [(10, 2, 8), (7, 2, 1), (1, 4, 8), (64, 4, 2), (33, 5, 3), (0, 3, 8)])
+def test_jobs_are_the_batches_one_process_forms(n, batch, groups):
+    from adapters.base import plan_batches
+    from adapters.distributed import plan_jobs
+
+    inputs = ["x" * (n - i) for i in range(n)]
+    jobs = plan_jobs(_Planned(groups=groups), inputs, batch)
+    assert [i for a, b in jobs for i in range(a, b)] == list(range(n))  # in order, disjoint, complete
+    assert all(b - a == batch for a, b in jobs[:-1])
+    budget = _Planned(max_tokens=3 * n + 1, groups=groups)  # under a token budget: plan_batches within each group
+    span = batch * groups
+    expected = [size for g in range(0, n, span) for size in plan_batches([len(x) for x in inputs[g:g + span]], batch, 3 * n + 1)]
+    assert [b - a for a, b in plan_jobs(budget, inputs, batch)] == expected
+
+
+def test_vectors_travel_in_half_precision_only_when_nothing_changes():
+    import torch
+
+    from adapters.distributed import compact
+
+    bf16 = torch.randn(4, 8).to(torch.bfloat16).float()
+    assert compact(bf16).dtype == torch.bfloat16 and torch.equal(compact(bf16).float(), bf16)
+    full = torch.randn(4, 8)
+    assert compact(full).dtype == torch.float32
+    with_nan = bf16.clone()
+    with_nan[0, 0] = float("nan")
+    assert compact(with_nan).dtype == torch.float32  # a NaN must reach rank 0's check as it is
 
 
 def test_another_ranks_failure_keeps_its_kind():
-    from adapters.distributed import _assemble
+    from adapters.distributed import _raise_failure
     from bench.core.errors import ConfigError
 
-    ok = ("ok", np.zeros((1, 2), dtype=np.float32))
     with pytest.raises(ConfigError, match="rank 1: no transform serves"):  # an expected error: one error line
-        _assemble(2, [[0], [1]], [ok, ("error", "ConfigError", "no transform serves it")])
+        _raise_failure(1, "encoding its share", ("ConfigError", "no transform serves it"))
     with pytest.raises(RuntimeError, match="(?s)rank 1 failed.*Traceback.*ZeroDivisionError"):  # a bug: its traceback
-        _assemble(2, [[0], [1]], [ok, ("error", "", "Traceback (most recent call last):\nZeroDivisionError: x")])
+        _raise_failure(1, "scoring", ("", "Traceback (most recent call last):\nZeroDivisionError: x"))
 
 
 def test_world_comes_from_the_launchers_variables():
@@ -99,11 +120,9 @@ def test_every_family_encodes_each_input_once_across_two_ranks(tmp_path, minilm_
         (minilm_path, {}),  # MTEB's implementation (family mteb)
         (f"st:{minilm_path}", {}),
         (f"instructor:{minilm_path}", {}),
-        (f"inbedder:{smollm2_path}", {"pooling": "1st-gen"}),
-        (f"inbedder:{smollm2_path}", {"pooling": "avg-gen", "max_new_tokens": 3}),
+        (f"inbedder:{smollm2_path}", {"pooling": "avg-gen", "max_new_tokens": 3}),  # 1st-gen: the same family
         (f"inbedder:{smollm2_path}", {"pooling": "re-encode", "max_new_tokens": 3, "reencoder": minilm_path}),
-        (f"prompteol:{smollm2_path}", {}),
-        (f"metaeol:{smollm2_path}", {}),
+        (f"prompteol:{smollm2_path}", {}),  # metaeol is the same class with several prompts
         (f"gstransform:{_gst_dir(tmp_path, minilm_path)}", {}),
     ]
     builders = [functools.partial(load_model, spec, batch_size=4, cache_dir=str(tmp_path / "cache"), **opts)
@@ -127,21 +146,22 @@ def test_every_family_encodes_each_input_once_across_two_ranks(tmp_path, minilm_
 
 
 # ------------------------------------------------------------------------------------------ torchrun
-def _bench(args: list[str], cwd: Path, *, ranks: int = 1, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def _bench(args: list[str], cwd: Path, *, ranks: int = 1, env: dict[str, str] | None = None,
+           timeout: float = 3600) -> subprocess.CompletedProcess:
     launcher = [TORCHRUN, "--nproc_per_node", str(ranks), "--master_port", str(_free_port())] if ranks > 1 else [sys.executable]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run([*launcher, "-m", "bench", "run", *args], cwd=cwd, env=full_env, capture_output=True,
-                          text=True, timeout=3600)
+                          text=True, timeout=timeout)
 
 
 def _records(out: Path) -> dict[str, dict]:
-    return {p.stem: json.loads(p.read_text()) for p in out.glob("instruct-bench/results/*/*/run_records/*.json")}
+    return {p.stem: json.loads(p.read_text()) for p in out.glob("instruct-bench/results/**/run_records/*.json")}
 
 
 def _scores(out: Path) -> dict[str, dict]:
     found = {}
-    for p in out.glob("instruct-bench/results/*/*/*.json"):
-        if p.name != "model_meta.json":
+    for p in out.glob("instruct-bench/results/**/*.json"):
+        if p.name != "model_meta.json" and p.parent.name != "run_records":
             found[p.stem] = json.loads(p.read_text())["scores"]["test"][0]
     return found
 
@@ -179,11 +199,11 @@ def test_torchrun_two_processes_equal_one(tmp_path, one_process):
         assert conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0] == sum(r["encode"]["unique_inputs"] for r in one.values())
 
 
-DIE_ON_SECOND_SHARE = textwrap.dedent('''
-    import importlib.abc, importlib.util, os, sys
+FAULT_ON_RANK_ONE = textwrap.dedent('''
+    import importlib.abc, importlib.util, os, sys, time
 
-    class _KillRankOne(importlib.abc.MetaPathFinder):
-        """Rank 1 exits abruptly on its second share (a crash, not an error it could report)."""
+    class _Fault(importlib.abc.MetaPathFinder):
+        """Rank 1 crashes (os._exit) or hangs (sleeps in its model) on its third batch."""
         def find_spec(self, name, path, target=None):
             if name != "adapters.base":
                 return None
@@ -195,36 +215,78 @@ DIE_ON_SECOND_SHARE = textwrap.dedent('''
                 original, calls = module.BaseEncoder.encode_share, []
                 def encode_share(self, inputs, batch_size):
                     calls.append(len(inputs))
-                    if len(calls) == 2:
-                        os._exit(7)
+                    if len(calls) == 3:
+                        if os.environ["FAULT"] == "die":
+                            os._exit(7)
+                        time.sleep(600)
                     return original(self, inputs, batch_size)
                 module.BaseEncoder.encode_share = encode_share
             spec.loader.exec_module = exec_module
             return spec
 
     if os.environ.get("RANK") == "1":
-        sys.meta_path.insert(0, _KillRankOne())
+        sys.meta_path.insert(0, _Fault())
 ''')
+
+STANDIN = ["--model", "standin:tiny", "--model-args", "dim=16,tokens_per_s=200000", "-t", "FewRelClustering",
+           "--batch-size", "4"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """A small robustness corpus (FewRelClustering's schema): 3 clusters of 12 texts."""
+    data = tmp_path_factory.mktemp("corpus")
+    (data / "FewRelClustering").mkdir()
+    rows = [{"text": f"{topic} sentence number {i} " + "word " * (i % 5), "cluster": topic}
+            for topic in ("sports", "music", "cooking") for i in range(12)]
+    (data / "FewRelClustering" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return data
+
+
+@pytest.fixture(scope="module")
+def one_process_robustness(tmp_path_factory, corpus) -> Path:
+    work = tmp_path_factory.mktemp("one-robustness")
+    done = _bench([*STANDIN, "--data-dir", str(corpus), "--output-dir", "out", "--cache-dir", "cache"], work)
+    assert done.returncode == 0, done.stderr
+    return work / "out"
 
 
 @pytest.mark.slow
-def test_a_dead_rank_loses_only_the_round_in_flight_and_a_rerun_resumes(tmp_path, one_process):
+def test_a_dead_rank_ends_with_an_error_line_and_a_rerun_resumes(tmp_path, corpus, one_process_robustness):
+    """Rank 1 dies on its third batch; the rerun resumes from the cache, clusters on rank 1, and scores
+    exactly what one process scores."""
     hooks = tmp_path / "hooks"
     hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(DIE_ON_SECOND_SHARE)
-    args = ["-t", "DemoIntentEmotion", "--output-dir", "out", "--cache-dir", "cache", "--batch-size", "4"]
-    crashed = _bench(args, tmp_path, ranks=2, env={"PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}"})
+    (hooks / "sitecustomize.py").write_text(FAULT_ON_RANK_ONE)
+    args = [*STANDIN, "--data-dir", str(corpus), "--output-dir", "out", "--cache-dir", "cache"]
+    crashed = _bench(args, tmp_path, ranks=2, env={"PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}", "FAULT": "die"})
     assert crashed.returncode != 0
+    assert "error:" in crashed.stderr and "rerun the same command to resume" in crashed.stderr, crashed.stderr[-3000:]
     assert not _scores(tmp_path / "out")  # no result from a run that did not finish
     (cache,) = (tmp_path / "cache").glob("*.sqlite")
     with sqlite3.connect(cache) as conn:
         kept = conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
-    assert kept == 4 * 8 * 2  # the first round (a group of 8 batches of 4 per rank) was committed
+    assert kept >= 2 * 4  # at least rank 1's two finished batches arrived and were committed
 
     resumed = _bench(args, tmp_path, ranks=2)
     assert resumed.returncode == 0, resumed.stderr
-    encode = _records(tmp_path / "out")["DemoIntentEmotion"]["encode"]
+    encode = _records(tmp_path / "out")["FewRelClustering"]["encode"]
     assert encode["cache_hits"] == kept
     assert encode["texts_encoded"] == encode["unique_inputs"] - kept  # nothing encoded twice
-    reference = _scores(one_process)
-    _assert_same_scores({"DemoIntentEmotion": reference["DemoIntentEmotion"]}, _scores(tmp_path / "out"))
+    _assert_same_scores(_scores(one_process_robustness), _scores(tmp_path / "out"))
+    ranks = encode["ranks"]
+    assert [r["rank"] for r in ranks] == [0, 1]
+    assert ranks[1]["score_seconds"] > 0 and ranks[1]["encode_seconds"] > 0  # rank 1 clustered and encoded
+    assert all(0 < r["encode_busy"] <= 1 for r in ranks)
+
+
+@pytest.mark.slow
+def test_a_hung_rank_is_found_by_its_missing_heartbeat(tmp_path, corpus):
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(FAULT_ON_RANK_ONE)
+    args = [*STANDIN, "--data-dir", str(corpus), "--output-dir", "out", "--cache-dir", "cache"]
+    env = {"PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}", "FAULT": "hang", "INSTRUCT_BENCH_HEARTBEAT_S": "3"}
+    hung = _bench(args, tmp_path, ranks=2, env=env, timeout=240)  # the hang itself lasts 600 s
+    assert hung.returncode != 0
+    assert "error: rank 1 sent nothing for 3 s (no heartbeat): it is hung" in hung.stderr, hung.stderr[-3000:]

@@ -172,3 +172,11 @@ def test_cli_train_and_dry_run(agnews, fake_openai, tmp_path, capsys, monkeypatc
     report = json.loads(capsys.readouterr().out)
     assert report["labelled"] == 30 and report["failures"] == {"summary": 0, "label": 0, "classify": 0}
     assert len(load_transforms(tmp_path / "t")) == 1
+
+
+def test_a_transform_used_under_another_dtype_names_the_flag():
+    from adapters.gstransform import _dtype_hint
+
+    trained = {"family": "st", "model": "m", "dtype": "float32"}
+    assert _dtype_hint(trained, {**trained, "dtype": "bfloat16"}) == " (only the dtype differs: add --dtype float32)"
+    assert _dtype_hint(trained, {**trained, "dtype": "bfloat16", "model": "other"}) == ""  # not the one fix

@@ -114,6 +114,24 @@ def _evaluate(options: RunOptions) -> list[TaskOutcome]:
     return outcomes
 
 
+def rank_usage() -> list[dict[str, float]] | None:
+    """Each rank's seconds of encoding and scoring so far, in a launched run (rank 0's view)."""
+    from adapters.distributed import usage
+
+    return usage()
+
+
+def rank_busy(before: list[dict[str, float]], after: list[dict[str, float]] | None, wall: float) -> list[dict[str, Any]]:
+    """Per rank, what one task took of it: seconds encoding (the accelerator's work) and scoring, and the
+    share of the task's wall time spent encoding (how busy the harness kept that accelerator)."""
+    rows = []
+    for old, new in zip(before, after or before, strict=True):
+        encode, score = new["encode_s"] - old["encode_s"], new["score_s"] - old["score_s"]
+        rows.append({"rank": new["rank"], "encode_seconds": round(encode, 3), "score_seconds": round(score, 3),
+                     "encode_busy": round(encode / wall, 4) if wall > 0 else 0.0})
+    return rows
+
+
 def result_store(stores: dict[Path, Any], output_dir: str, task: Any) -> Any:
     """The result cache a task's result goes to (bench/results/store.py `results_root`): MTEB's tasks on MTEB's
     data in OUTPUT, where `mteb submit-results` looks; anything else under OUTPUT/instruct-bench."""
@@ -143,7 +161,11 @@ def _evaluate_one(
         return _outcome(task, *previous, "reused", result_path(store, model.mteb_model_meta, name))
     logger.info("%s %s: evaluating %s", step, shown, model.name)
     # The old record stays until the new result is written: a failed rerun loses nothing.
+    # mteb.evaluate imports sentence-transformers first thing (~3 s): before the clock, not inside the first
+    # task's time (a rerun that reuses every task never gets here, and imports no model stack).
+    import sentence_transformers  # noqa: F401
     before, usage_before = model.stats.copy(), model_usage(model)
+    ranks_before = rank_usage()
     started, tick = datetime.now(UTC), time.perf_counter()
     mteb.evaluate(
         model,
@@ -157,6 +179,8 @@ def _evaluate_one(
     seconds = time.perf_counter() - tick
     usage = model_usage(model, since=usage_before) if usage_before is not None else None
     record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
+    if ranks_before is not None:
+        record["encode"]["ranks"] = rank_busy(ranks_before, rank_usage(), seconds)
     if variant is not None:
         record["variant"] = variant.record(variants)
     try:
@@ -452,6 +476,7 @@ def _run_record(
             **({"processes": world.size, "texts_encoded_by_other_ranks": stats.encoded_by_other_ranks}
                if (world := current_world()) is not None else {}),
             "encode_seconds": round(stats.encode_seconds, 4),
+            **({"oom_splits": stats.oom_splits} if stats.oom_splits else {}),
             "cache": model.cache.path.name if model.cache is not None else None,
             **({"usage": usage} if usage is not None else {}),
         },

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from concurrent.futures import Future
 from typing import Any, ClassVar
 
 import numpy as np
 
+from bench.core import parallel
 from bench.core.errors import DataError
 from tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from tasks.data import Schema
@@ -44,9 +47,12 @@ class AbsTaskInstructionRobustness(InstructionTask):
     most extreme of 20 clusterings. Quality under correct instructions (`correct_mean_v_measure`) and
     the other gaps are printed beside it (`detail_scores`).
 
-    Each instruction is one `encode_pairs` call of N (text, instruction) pairs, clustered and dropped
-    before the next, so peak memory holds N vectors of the task plus what the encoder keeps, never
-    30 × N (FewEvent with 4,096-d vectors: ~78 MB a call instead of ~2.3 GB several times over). The
+    Each instruction is one `encode_pairs` call of N (text, instruction) pairs, handed to
+    `bench.core.parallel.submit` for clustering and dropped. In a plain run the clustering happens
+    right there, so peak memory holds N vectors of the task plus what the encoder keeps, never 30 × N
+    (FewEvent with 4,096-d vectors: ~78 MB a call instead of ~2.3 GB). In a launched run another rank's
+    scoring thread clusters it while the ranks encode the next instruction (a few views per rank may wait
+    in memory for one), so no accelerator idles through 30 k-means fits. The
     harness's encoder (`BaseEncoder`) keeps a bounded in-memory memo of the distinct vectors of the
     task, so an encoder that renders every instruction to the same input (e.g. `--template none`)
     still embeds each text once per run even without the on-disk cache; the 29 later calls cost a
@@ -111,20 +117,25 @@ class AbsTaskInstructionRobustness(InstructionTask):
                     "num_texts": len(texts), "num_clusters": len(set(labels))}
         runs = [(name, i, inst) for name in INSTRUCTION_SETS for i, inst in enumerate(self.instructions[name])]
         n = len(texts)
-        by_set: dict[str, list[float]] = {name: [] for name in INSTRUCTION_SETS}
-        scores: dict[str, Any] = {}
-        seen: dict[str, float] = {}  # identical embeddings (a blind model) are clustered once
-        for name, i, inst in runs:  # one instruction at a time: only its n vectors are held
+        score = functools.partial(cluster_v_measure, labels=labels, seed=self.seed)
+        jobs: dict[str, Future] = {}  # identical embeddings (a blind model) are clustered once
+        digests: list[str] = []
+        for _name, _i, inst in runs:  # each view is scored as soon as it is encoded (bench.core.parallel)
             emb = np.ascontiguousarray(encode_pairs(
                 model, texts, [inst] * n,
                 task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
             ))
-            digest = hashlib.sha256(emb.tobytes()).hexdigest()
-            if digest not in seen:
-                seen[digest] = cluster_v_measure(emb, labels, seed=self.seed)
+            digest = hashlib.sha256(emb).hexdigest()  # the array's own buffer, uncopied
+            if digest not in jobs:
+                jobs[digest] = parallel.submit(score, emb)
             del emb
-            scores[f"v_measure_{name}_{i}"] = seen[digest]
-            by_set[name].append(seen[digest])
+            digests.append(digest)
+        found = dict(zip(jobs, parallel.gather(list(jobs.values())), strict=True))
+        by_set: dict[str, list[float]] = {name: [] for name in INSTRUCTION_SETS}
+        scores: dict[str, Any] = {}
+        for (name, i, _inst), digest in zip(runs, digests, strict=True):
+            scores[f"v_measure_{name}_{i}"] = found[digest]
+            by_set[name].append(found[digest])
         for name, values in by_set.items():
             scores[f"{name}_mean_v_measure"] = float(np.mean(values))
             scores[f"{name}_min_v_measure"] = float(np.min(values))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar
 
 import numpy as np
 
+from bench.core import parallel
 from tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from tasks.data import Schema, check_clusters
 from tasks.metrics import cluster_v_measure, harmonic_mean
@@ -56,9 +58,11 @@ class AbsTaskMultiAspectClustering(InstructionTask):
         aspect = np.asarray(list(data_split["aspect"]))
         labels = np.asarray(list(data_split["cluster"]))
         scores: dict[str, Any] = {}
-        for name in self.aspects:
-            mask = aspect == name
-            scores[f"v_measure_{name}"] = cluster_v_measure(emb[mask], labels[mask].tolist(), seed=self.seed)
+        masks = {name: aspect == name for name in self.aspects}
+        jobs = [parallel.submit(functools.partial(cluster_v_measure, seed=self.seed), np.ascontiguousarray(emb[mask]),
+                                labels[mask].tolist()) for mask in masks.values()]  # over the ranks in a launched run
+        for (name, mask), v_measure in zip(masks.items(), parallel.gather(jobs), strict=True):
+            scores[f"v_measure_{name}"] = v_measure
             scores[f"{name}_num_texts"] = int(mask.sum())
         scores["hmean_v_measure"] = harmonic_mean([scores[f"v_measure_{a}"] for a in self.aspects])
         return scores

@@ -8,16 +8,24 @@ key=value,...` (lm-eval style), and the family flags below (`--template`, `--poo
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import re
 from typing import Any
 
 from bench.results.store import HARNESS_RESULTS
+
+logger = logging.getLogger(__name__)
+
+# Set in the process `accelerate launch` starts, whichever launcher (accelerate/utils/launch.py); its simple
+# launcher, which runs ONE process, sets no WORLD_SIZE (a multi-process launch does, through torchrun).
+ACCELERATE_CHILD_VARS = ("ACCELERATE_DYNAMO_BACKEND", "ACCELERATE_MIXED_PRECISION", "ACCELERATE_USE_CPU")
 
 EPILOG = """examples:
   python -m bench run                                   demo suite, default model, offline
   python -m bench run --model all-MiniLM-L6-v2 --template none --suite demo
   python -m bench run --tasks IntentEmotion InstructSTSB --data-dir ./data --limit 200
-  python -m bench run --model st:intfloat/e5-large-v2 --model-args template="query: {instruction} {text}",dtype=auto
+  python -m bench run --model st:intfloat/e5-large-v2 --model-args template="query: {instruction} {text}",max_seq_length=512
   python -m bench run --model openai:text-embedding-3-small --dimensions 256 --dry-run
   python -m bench run --model-config my_model.yaml --batch-size 64
   python -m bench run --tasks STSBenchmark --data-dir ./data --instruction-variants generic-sts
@@ -87,6 +95,8 @@ def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    if (warning := single_process_launch_warning()) is not None:
+        logger.warning(warning)
     from adapters.distributed import is_worker
     from bench.run.runner import RunOptions, dry_run, run
     from bench.results.summary import run_table
@@ -120,6 +130,43 @@ def _cmd_run(args: argparse.Namespace) -> int:
         parents = sorted({os.path.dirname(f) for f in variant_folders})
         print(f"Instruction variants: {len(variant_folders)} MTEB experiment folder(s) under " + ", ".join(parents))
     return 0
+
+
+def single_process_launch_warning(environ: dict[str, str] | None = None,
+                                  launcher_argv: list[str] | None = None) -> str | None:
+    """One line when `accelerate launch` started this run as its only process: without `--multi_gpu` (or an
+    `accelerate config` that says multi-GPU) accelerate runs `--num_processes 2` as one plain process, on CPU
+    always (it spreads CPU processes over MPI only), and says nothing. Seen from here: accelerate's variables
+    and no WORLD_SIZE above 1. N is the launcher's `--num_processes` when its command line can be read (no
+    line when it asked for one process)."""
+    env = os.environ if environ is None else environ
+    if not any(name in env for name in ACCELERATE_CHILD_VARS) or env.get("WORLD_SIZE", "1").strip() not in ("", "0", "1"):
+        return None
+    asked = _num_processes(_launcher_argv() if launcher_argv is None else launcher_argv)
+    if asked is not None and asked <= 1:
+        return None
+    n = "N" if asked is None else str(asked)
+    return (f"warning: accelerate launch started one process; for {n} processes add --multi_gpu (GPUs) "
+            f"or use torchrun --nproc_per_node {n}")
+
+
+def _launcher_argv() -> list[str]:
+    """The parent process's command line (`accelerate launch ...`), where the system shows it (Linux)."""
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+            return [part.decode(errors="replace") for part in f.read().split(b"\0") if part]
+    except OSError:
+        return []
+
+
+def _num_processes(argv: list[str]) -> int | None:
+    """`--num_processes N` (or `--num-processes=N`, accelerate takes both) from `accelerate launch`'s arguments."""
+    for i, arg in enumerate(argv):
+        match = re.fullmatch(r"--num[_-]processes(?:=(.*))?", arg)
+        if match:
+            value = match.group(1) if match.group(1) is not None else (argv[i + 1] if i + 1 < len(argv) else "")
+            return int(value) if value.strip().isdigit() else None
+    return None
 
 
 def local_data_note(outcomes: list[Any]) -> str | None:
