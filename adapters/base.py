@@ -529,8 +529,8 @@ class BaseEncoder(AbsEncoder):
         self, keys: list[str], inputs: list[Any], out: dict[str, np.ndarray], batch_size: int, desc: str, show: bool | None
     ) -> None:
         """Encode `inputs` (sorted longest first) a group at a time, each group checked and handed to the
-        cache's writer thread as soon as it is done (committed beside the encoding); an error flushes the
-        writer before it is raised, so nothing encoded is lost. In a launched run the batches go to every
+        cache's writer thread as soon as it is done (committed beside the encoding); the call returns once
+        all are committed, and an error flushes the writer before it is raised, so nothing encoded is lost. In a launched run the batches go to every
         rank (`adapters.distributed`, rank 0 only)."""
         team = distributed.coordinator_for(self)
         if team is None:
@@ -563,6 +563,8 @@ class BaseEncoder(AbsEncoder):
                 raise
             finally:
                 self.stats.encode_seconds += time.perf_counter() - tick
+            if cache is not None:  # the call's last groups: what a call returns is in the file for anyone who reads it
+                cache.flush()
         self._progress = None  # a finished bar or log thread is not part of the model
 
     def encode_share(self, inputs: list[Any], batch_size: int) -> np.ndarray:

@@ -16,7 +16,8 @@ failures the user can fix (full disk, a file where the folder should be) become 
 `put_many_later` commits on a writer thread, beside the encoding (a launched run's rank 0 receives
 vectors from every rank and must not stall them on SQLite). Vectors handed over are served from
 memory until committed; one lock keeps the connection to one thread at a time; `flush` waits for the
-writer, and the encoder's failure paths and the process's exit flush, so nothing handed over is lost.
+writer. The encoder flushes at the end of each call and on every failure path, and the process's exit
+flushes too, so nothing handed over is lost.
 """
 
 from __future__ import annotations

@@ -669,7 +669,7 @@ class Link:
                 continue
             try:
                 self.wire.send(HEARTBEAT, usage=self.usage())
-            except Exception:  # noqa: BLE001 - the listener reports a lost rank 0
+            except RuntimeError:  # gloo: rank 0 is gone; the listener reports it
                 return
 
     def _score(self) -> None:
@@ -684,8 +684,10 @@ class Link:
             self.score_s += time.perf_counter() - tick
             try:
                 self.wire.send(kind, job_id, obj=result, usage=self.usage())
-            except Exception:  # noqa: BLE001 - the listener reports a lost rank 0
+            except RuntimeError:  # gloo: rank 0 is gone; the listener reports it
                 return
+            except (pickle.PicklingError, TypeError, AttributeError) as e:  # a result that cannot travel: a bug
+                self.wire.send(FAILURE, job_id, obj=_failure_of(e), usage=self.usage())
 
 
 def _lower_priority(niceness: int = 10) -> None:

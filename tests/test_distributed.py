@@ -146,12 +146,11 @@ def test_every_family_encodes_each_input_once_across_two_ranks(tmp_path, minilm_
 
 
 # ------------------------------------------------------------------------------------------ torchrun
-def _bench(args: list[str], cwd: Path, *, ranks: int = 1, env: dict[str, str] | None = None,
-           timeout: float = 3600) -> subprocess.CompletedProcess:
+def _bench(args: list[str], cwd: Path, *, ranks: int = 1, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     launcher = [TORCHRUN, "--nproc_per_node", str(ranks), "--master_port", str(_free_port())] if ranks > 1 else [sys.executable]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run([*launcher, "-m", "bench", "run", *args], cwd=cwd, env=full_env, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=3600)
 
 
 def _records(out: Path) -> dict[str, dict]:
@@ -287,6 +286,6 @@ def test_a_hung_rank_is_found_by_its_missing_heartbeat(tmp_path, corpus):
     (hooks / "sitecustomize.py").write_text(FAULT_ON_RANK_ONE)
     args = [*STANDIN, "--data-dir", str(corpus), "--output-dir", "out", "--cache-dir", "cache"]
     env = {"PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}", "FAULT": "hang", "INSTRUCT_BENCH_HEARTBEAT_S": "3"}
-    hung = _bench(args, tmp_path, ranks=2, env=env, timeout=240)  # the hang itself lasts 600 s
+    hung = _bench(args, tmp_path, ranks=2, env=env)  # found in seconds; the hang itself lasts 600 s
     assert hung.returncode != 0
     assert "error: rank 1 sent nothing for 3 s (no heartbeat): it is hung" in hung.stderr, hung.stderr[-3000:]
