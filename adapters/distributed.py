@@ -357,13 +357,14 @@ def _failure_of(error: BaseException) -> tuple[str, str]:
     return "", "".join(traceback.format_exception(error)).strip()
 
 
-def _raise_failure(rank: int, what: str, failure: tuple[str, str]) -> None:
+def _failure_error(rank: int, what: str, failure: tuple[str, str]) -> Exception:
+    """The exception a failure another rank reported becomes here: a harness error as its own kind (one error
+    line), anything else a RuntimeError holding that rank's traceback (a bug: exit 1, not an error line)."""
     kind, message = failure
     cls = getattr(errors, kind, None) if kind else None
     if isinstance(cls, type) and issubclass(cls, errors.BenchError):
-        raise cls(f"rank {rank}: {message}")
-    # Not an expected error: a bug, which keeps the other rank's traceback (exit 1, not an error line).
-    raise RuntimeError(f"rank {rank} failed while {what}:\n{message}")
+        return cls(f"rank {rank}: {message}")
+    return RuntimeError(f"rank {rank} failed while {what}:\n{message}")
 
 
 # ------------------------------------------------------------------------------------------ rank 0
@@ -430,7 +431,7 @@ class Team:
         def take(job: _Job, rank: int, message: Message) -> None:
             nonlocal remaining, elsewhere
             if message.kind == FAILURE:
-                _raise_failure(rank, "encoding its share", message.obj)
+                raise _failure_error(rank, "encoding its share", message.obj)
             keep(*job.span, message.vectors)
             remaining -= 1
             elsewhere += job.span[1] - job.span[0]
@@ -572,7 +573,7 @@ class Team:
             if job.kind == "encode":
                 job.done.put((job, peer.rank, message))
             elif message.kind == FAILURE:
-                job.future.set_exception(_rebuilt(peer.rank, message.obj))
+                job.future.set_exception(_failure_error(peer.rank, "scoring", message.obj))
             else:
                 job.future.set_result(message.obj)
 
@@ -616,14 +617,6 @@ def _reason(error: BaseException) -> str:
     text = (str(error).splitlines() or [type(error).__name__])[0]
     text = text.rsplit("] ", 1)[-1].split(". This is typically")[0]
     return text[:160] or type(error).__name__
-
-
-def _rebuilt(rank: int, failure: tuple[str, str]) -> BaseException:
-    try:
-        _raise_failure(rank, "scoring", failure)
-    except BaseException as e:  # noqa: BLE001 - built to be stored in a future
-        return e
-    return RuntimeError(f"rank {rank}: scoring failed")
 
 
 # ------------------------------------------------------------------------------------------ other ranks

@@ -68,13 +68,13 @@ def test_vectors_travel_in_half_precision_only_when_nothing_changes():
 
 
 def test_another_ranks_failure_keeps_its_kind():
-    from adapters.distributed import _raise_failure
+    from adapters.distributed import _failure_error
     from bench.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="rank 1: no transform serves"):  # an expected error: one error line
-        _raise_failure(1, "encoding its share", ("ConfigError", "no transform serves it"))
+        raise _failure_error(1, "encoding its share", ("ConfigError", "no transform serves it"))
     with pytest.raises(RuntimeError, match="(?s)rank 1 failed.*Traceback.*ZeroDivisionError"):  # a bug: its traceback
-        _raise_failure(1, "scoring", ("", "Traceback (most recent call last):\nZeroDivisionError: x"))
+        raise _failure_error(1, "scoring", ("", "Traceback (most recent call last):\nZeroDivisionError: x"))
 
 
 def test_world_comes_from_the_launchers_variables():
