@@ -19,6 +19,13 @@ A family implements `_load`, `render` and `_encode_group`; it never knows which 
 that sets `family` registers itself (`adapters.registry`); its options are its constructor's keyword
 parameters, and the ones that change vectors (all but `runtime_options`) make the cache fingerprint and
 the MTEB experiment (`adapters/options.py`): one declaration, nothing to keep in step by hand.
+
+Whether a setting follows instructions at all is measured, not guessed from its name
+(`instruction_use`): one text is rendered under two different instructions through the setting's own
+input path; the same model input both times means the vectors cannot depend on the instruction (a
+`--template none` run, a PromptEOL prompt without an instruction template, `template=model` on a model
+without prompts). The run record keeps the verdict; tables and the leaderboard show such a setting as an
+unranked baseline.
 """
 
 from __future__ import annotations
@@ -60,6 +67,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DTYPES = ("float32", "float16", "bfloat16", "auto")
+PROBE_TEXT = "The hotel room was clean, but the staff at the front desk were rude."
+PROBE_INSTRUCTIONS = ("What is the sentiment of this review?", "Which topic does this review discuss?")
 GROUP_BATCHES = 8  # batches per cache write / progress step
 
 
@@ -140,6 +149,8 @@ class BaseEncoder(AbsEncoder):
             families whose `experiment_always` names the setting instead.
         experiment_always: options named in the experiment even at their default (the template of
             the sentence-transformers and OpenAI families: only MTEB's implementation is MTEB's key).
+        local_weights: whether the family runs weights in this process (False for an API model), so that
+            `--device` and `--dtype` are its options.
         distributes: whether a launched run shares this family's inputs among ranks; False for a
             family that is remote (API: concurrent requests instead) or only wraps another encoder
             (which is then shared, see `sub_encoders`).
@@ -161,6 +172,7 @@ class BaseEncoder(AbsEncoder):
     results_name_family: ClassVar[bool] = True
     experiment_always: ClassVar[tuple[str, ...]] = ()
     distributes: ClassVar[bool] = True
+    local_weights: ClassVar[bool] = True  # False for a remote model: no --device or --dtype means anything to it
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -326,6 +338,15 @@ class BaseEncoder(AbsEncoder):
 
         return model_facts(self._source, self.name)
 
+    def record_facts(self) -> dict[str, Any]:
+        """Facts about the weights that MTEB's ModelMeta has no field for (a GGUF file's quantisation and the
+        model it derives from), for the run record's `model.facts`; {} when there are none."""
+        if self._source is None:
+            return {}
+        from adapters.identity import gguf_record_facts, is_local
+
+        return gguf_record_facts(self._source) if is_local(self._source) else {}
+
     def _registry_meta(self) -> ModelMeta | None:
         """MTEB's registered ModelMeta when the model is the one MTEB registers under its name (a hub id,
         or a local copy whose files matched the published ones); None for anything else."""
@@ -355,6 +376,20 @@ class BaseEncoder(AbsEncoder):
         if "dtype" in options:
             options["dtype"] = self.dtype
         return {k: redact_value(public_value(v)) for k, v in options.items() if k not in hidden}
+
+    # ------------------------------------------------------------------ instruction use (measured)
+    def instruction_use(self, task_metadata: TaskMetadata | None = None) -> dict[str, Any]:
+        """Whether this setting's model input changes with the instruction: PROBE_TEXT rendered under
+        the two PROBE_INSTRUCTIONS (as a task's query, `probe_input`); equal inputs mean blind."""
+        first, second = (input_key(self.probe_input(PROBE_TEXT, i, task_metadata)) for i in PROBE_INSTRUCTIONS)
+        return {"follows_instructions": first != second, "method": "render",
+                "probe": {"text": PROBE_TEXT, "instructions": list(PROBE_INSTRUCTIONS)}}
+
+    def probe_input(self, text: str, instruction: str, task_metadata: TaskMetadata | None) -> Any:
+        """The model input for `text` under `instruction`, as a task's query row renders it."""
+        from mteb.types import PromptType
+
+        return self.render(text, instruction, PromptType.query)
 
     # ------------------------------------------------------------------ family hooks
     def _load(self) -> None:
@@ -479,20 +514,26 @@ class BaseEncoder(AbsEncoder):
         model_inputs = [self.render(t, i or task_instruction, prompt_type) for t, i in zip(texts, instructions)]
         show = kwargs.get("show_progress_bar", self.show_progress_bar)
         return self.encode_inputs(
-            model_inputs, batch_size=kwargs.get("batch_size") or self.batch_size, desc=task_metadata.name, show=show
+            model_inputs, batch_size=kwargs.get("batch_size") or self.batch_size, desc=task_metadata.name, show=show,
+            part=encode_part(task_metadata, prompt_type, instructions), subset=hf_subset,
         )
 
     def encode_inputs(
-        self, model_inputs: Sequence[Any], *, batch_size: int | None = None, desc: str = "Encoding", show: bool | None = None
+        self, model_inputs: Sequence[Any], *, batch_size: int | None = None, desc: str = "Encoding", show: bool | None = None,
+        part: str | None = None, subset: str | None = None,
     ) -> np.ndarray:
         """Embed rendered inputs: dedup, memo, cache, length-sorted groups, NaN check (see module docstring).
 
         Inputs already embedded under the same `desc` (the task) come from the in-memory memo
         (`_memo`), so a task that sends the same texts in several calls (one per instruction) has each
         distinct input embedded, looked up and hashed once per task, with or without the disk cache.
+        The progress line names the task and the pass (`pass_label`): `part` is what this call encodes
+        (`encode_part`: sentence, queries, corpus, instruction; None: a numbered pass) and `subset` the
+        task's subset; neither changes the memo's scope.
         """
         batch_size = batch_size or self.batch_size
         memo = self._memo_for(desc)
+        label = memo.pass_label(part, None if subset in (None, "", "default") else subset)
         refs = [_memo_key(x) for x in model_inputs]
         first: dict[Any, int] = {}
         for i, ref in enumerate(refs):
@@ -510,7 +551,7 @@ class BaseEncoder(AbsEncoder):
         self.stats.cache_hits += len(new) - len(missing)
         if missing:
             self._encode_missing([keys[r] for r in missing], [model_inputs[first[r]] for r in missing], vectors,
-                                 batch_size, desc, show)
+                                 batch_size, label, show)
         found = {ref: vectors[keys[ref]] for ref in new}
         memo.add(found)
         stored = memo.vectors
@@ -526,7 +567,7 @@ class BaseEncoder(AbsEncoder):
         return memo
 
     def _encode_missing(
-        self, keys: list[str], inputs: list[Any], out: dict[str, np.ndarray], batch_size: int, desc: str, show: bool | None
+        self, keys: list[str], inputs: list[Any], out: dict[str, np.ndarray], batch_size: int, label: str, show: bool | None
     ) -> None:
         """Encode `inputs` (sorted longest first) a group at a time, each group checked and handed to the
         cache's writer thread as soon as it is done (committed beside the encoding); the call returns once
@@ -545,7 +586,7 @@ class BaseEncoder(AbsEncoder):
             self.stats.encoded += stop - start
             self._progress.update(stop - start)
 
-        with EncodeProgress(len(inputs), desc, show) as self._progress:  # bar on a terminal, else log lines
+        with EncodeProgress(len(inputs), label, show) as self._progress:  # bar on a terminal, else log lines
             tick = time.perf_counter()
             try:
                 if team is not None:
@@ -644,6 +685,12 @@ class _Memo:
         self.scope = scope
         self.vectors: dict[Any, np.ndarray] = {}
         self.nbytes = 0
+        self.passes: dict[tuple[str | None, str | None], int] = {}  # encode calls of the scope, per (subset, part)
+
+    def pass_label(self, part: str | None, subset: str | None) -> str:
+        """The next call's progress label (`pass_label`), counting the calls of the scope per subset and part."""
+        n = self.passes[subset, part] = self.passes.get((subset, part), 0) + 1
+        return pass_label(self.scope, part, n, subset)
 
     def add(self, found: dict[Any, np.ndarray]) -> None:
         for ref, vec in found.items():
@@ -651,6 +698,47 @@ class _Memo:
                 return
             self.vectors[ref] = vec
             self.nbytes += vec.nbytes
+
+
+# MTEB task types whose evaluator encodes two sides, sentence 1 then sentence 2 (AnySTSEvaluator,
+# PairClassificationEvaluator), and those that encode queries and a corpus.
+_PAIRED_TYPES = frozenset({"STS", "PairClassification"})
+_RETRIEVAL_TYPES = frozenset({"Retrieval", "Reranking", "InstructionRetrieval", "InstructionReranking"})
+
+
+def encode_part(task_metadata: TaskMetadata, prompt_type: PromptType | None, instructions: Sequence[str | None]) -> str | None:
+    """What one `encode` call of a task encodes, as far as the call itself tells: `sentence` (one side of an
+    MTEB STS or pair-classification set, whose evaluator encodes sentence 1 then sentence 2), `corpus`
+    (documents), `queries` (a retrieval task's plain queries), `instruction` (every row under one
+    instruction: a robustness or per-aspect pass), else None (a numbered pass)."""
+    from mteb.types import PromptType
+
+    per_row = any(i is not None for i in instructions)
+    if not per_row and task_metadata.type in _PAIRED_TYPES and prompt_type != PromptType.document:
+        return "sentence"
+    if prompt_type == PromptType.document:
+        return "corpus"
+    if not per_row and prompt_type == PromptType.query and task_metadata.type in _RETRIEVAL_TYPES:
+        return "queries"
+    if per_row and len(set(instructions)) == 1:
+        return "instruction"
+    return None
+
+
+def pass_label(task: str, part: str | None, n: int, subset: str | None = None) -> str:
+    """`STS12 (sentence 2)`, `SciFact (corpus, pass 2)`, `NYTClustering (instruction 3)`, `X (pass 2)`: the
+    task and which of its encode calls this is, the `n`-th call of its `part` (see `encode_part`)."""
+    if part is None and n == 1 and subset is None:  # a task's one pass, or a call outside a task: its name says it
+        return task
+    if part == "sentence":
+        what = f"sentence {2 - n % 2}"  # the evaluator's calls alternate: 1, 2 (and again for the next split)
+    elif part in ("queries", "corpus"):
+        what = part if n == 1 else f"{part}, pass {n:,}"
+    elif part is not None:
+        what = f"{part} {n:,}"
+    else:
+        what = f"pass {n:,}"
+    return f"{task} ({subset}, {what})" if subset else f"{task} ({what})"
 
 
 def _memo_key(model_input: Any) -> Any:

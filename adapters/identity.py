@@ -27,7 +27,9 @@ a file does not say stays None: a license only when it is one of MTEB's `License
 only when every one maps surely to MTEB's "eng-Latn" form. A GGUF file's hidden size is not its
 embedding dimension when a readout re-encodes, so the encoder sets `embed_dim` from its vectors. A GGUF
 file's quantization (`general.file_type`, the tensor types) has no ModelMeta field (extra="forbid"): it
-is part of the identity check (`Identity.check["gguf"]`), which the run record keeps.
+is part of the identity check (`Identity.check["gguf"]`), which the run record keeps; it and the model
+the file derives from are `gguf_record_facts` (for the run record's `model.facts`, which the leaderboard
+shows: ModelMeta has no field for either).
 """
 
 from __future__ import annotations
@@ -320,6 +322,19 @@ def gguf_facts(file: Path) -> dict[str, Any]:
     return dict(header["facts"]) if header else {}
 
 
+def gguf_record_facts(file: str | Path) -> dict[str, Any]:
+    """What the leaderboard shows of a GGUF file that ModelMeta (extra="forbid") has no field for, for the
+    run record's `model.facts`: `quantisation` (`general.file_type` by llama.cpp's name, e.g. "Q4_1") and
+    `base_model` (`general.base_model.0.*`: the hub id of its `repo_url`, else "organization/name" or its
+    name; else `general.basename`), with `base_model_url` when the header gives one. {} for a file that is
+    not GGUF (or without the gguf package); keys the header lacks are left out."""
+    path = Path(file).expanduser()
+    if not is_gguf(path):
+        return {}
+    header = _gguf_header(path)
+    return dict(header["record"]) if header else {}
+
+
 def gguf_check(model_path: str | Path) -> dict[str, Any] | None:
     """{"gguf": quantization} of a GGUF file (the run record's `model.identity_check`), else None:
     `file_type` (general.file_type by llama.cpp's name, e.g. Q4_1), `quantization_version`, and the
@@ -395,7 +410,26 @@ def _read_gguf(gguf: Any, file: Path) -> dict[str, Any]:
         "quantization_version": value("general.quantization_version"),
         "tensor_types": dict(sorted(Counter(t.tensor_type.name for t in tensors).items())),
     }
-    return {"facts": {k: v for k, v in facts.items() if v is not None}, "quantization": quantization}
+    record = {"quantisation": quantization["file_type"], **_base_model(value)}
+    return {"facts": {k: v for k, v in facts.items() if v is not None}, "quantization": quantization,
+            "record": {k: v for k, v in record.items() if v}}
+
+
+def _base_model(value: Any) -> dict[str, str | None]:
+    """The model a GGUF file derives from: `general.base_model.0.*` (GGUF's naming convention), else its basename."""
+    def text(key: str) -> str | None:
+        v = value(key)
+        return v.strip() if isinstance(v, str) and v.strip() else None
+
+    url, name, org = (text(f"general.base_model.0.{k}") for k in ("repo_url", "name", "organization"))
+    hub = re.fullmatch(r"https?://huggingface\.co/([\w.-]+/[\w.-]+)/?", url or "")
+    if hub:
+        base = hub.group(1)
+    elif name:
+        base = f"{org}/{name}" if org else name
+    else:
+        base = url or text("general.basename")
+    return {"base_model": base, "base_model_url": url}
 
 
 def _file_type_name(gguf: Any, file_type: Any) -> str | None:

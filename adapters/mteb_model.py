@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from adapters.base import BaseEncoder
+from adapters.base import BaseEncoder, encode_part
 from adapters.mteb_zoo import loader_name
 from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.fileio import sha256_json
@@ -73,6 +73,8 @@ class MTEBModel(BaseEncoder):
         self.st: Any = None  # the SentenceTransformer inside MTEB's implementation, when there is one
         self._rows_call: dict[str, Any] = {}  # without one: the encode call whose missing rows are being sent
         self._desc, self._show = "Encoding", None
+        self._pass: dict[str, Any] = {}  # what the current encode call encodes, for its progress label
+        self._probe: list[Any] | None = None  # while `probe_input` runs: the rendered inputs, nothing encoded
         super().__init__(name=name, revision=revision, source=model_path, dtype=dtype or "float32", **kwargs)
 
     # ------------------------------------------------------------------ identity
@@ -100,6 +102,35 @@ class MTEBModel(BaseEncoder):
             raise ConfigError(f"{self.name}: MTEB's implementation ({type(self.impl).__name__}) has no "
                               "SentenceTransformer to embed generic texts with.")
         return rendered_input(self.st, "encode", None, None, {}, text)
+
+    # ------------------------------------------------------------------ instruction use
+    def instruction_use(self, task_metadata: TaskMetadata | None = None) -> dict[str, Any]:
+        """Measured through MTEB's own implementation: its loader and wrapper build the inputs, and what
+        reaches the SentenceTransformer is compared. An implementation without one (its rows are only
+        known as the rows it is handed) falls back to MTEB's registry flag `use_instructions`."""
+        self.ensure_loaded()
+        if self.st is not None and task_metadata is not None:
+            return super().instruction_use(task_metadata)
+        meta = self.registry_meta
+        return {"follows_instructions": meta.use_instructions if meta is not None else None,
+                "method": "mteb-model-meta",
+                "note": "MTEB's implementation holds no SentenceTransformer whose inputs could be compared"}
+
+    def probe_input(self, text: str, instruction: str, task_metadata: TaskMetadata | None) -> Any:
+        """What MTEB's implementation sends its SentenceTransformer for one query row with `instruction`."""
+        from datasets import Dataset
+        from mteb._create_dataloaders import create_dataloader
+        from mteb.types import PromptType
+
+        loader = create_dataloader(Dataset.from_dict({"text": [text], "instruction": [instruction]}),
+                                   task_metadata=task_metadata, prompt_type=PromptType.query, batch_size=1)
+        self._probe = []
+        try:
+            self.impl.encode(loader, task_metadata=task_metadata, hf_split="test", hf_subset="default",
+                             prompt_type=PromptType.query, batch_size=1, show_progress_bar=False)
+            return list(self._probe)
+        finally:
+            self._probe = None
 
     # ------------------------------------------------------------------ loading
     def _load(self) -> None:
@@ -183,6 +214,7 @@ class MTEBModel(BaseEncoder):
                prompt_type: PromptType | None = None, **kwargs: Any) -> Any:
         self.ensure_loaded()
         self._desc, self._show = task_metadata.name, kwargs.get("show_progress_bar", self.show_progress_bar)
+        self._pass = {"part": encode_part(task_metadata, prompt_type, _loader_instructions(inputs)), "subset": hf_subset}
         kwargs["show_progress_bar"] = False  # the harness shows its own progress
         call = {"task_metadata": task_metadata, "hf_split": hf_split, "hf_subset": hf_subset,
                 "prompt_type": prompt_type, **kwargs}
@@ -209,7 +241,7 @@ class MTEBModel(BaseEncoder):
         try:
             return self.encode_inputs([[_ROW, scope, row] for row in rows],
                                       batch_size=call.get("batch_size") or self.batch_size, desc=self._desc,
-                                      show=self._show)
+                                      show=self._show, **self._pass)
         finally:
             self._rows_call = {}
 
@@ -233,13 +265,14 @@ class MTEBModel(BaseEncoder):
             return getattr(st, method)(texts, prompt_name=prompt_name, prompt=prompt, **options)  # not text vectors
         p, _, task, kw = rendered_input(st, method, prompt_name, prompt, options, "")
         inputs = [[p, t, task, kw] for t in texts]
+        if self._probe is not None:  # instruction_use: record what would be encoded, encode nothing
+            self._probe.extend(inputs)
+            dim = (getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension)()
+            out = np.ones((len(inputs), dim or 1), dtype=np.float32)
+            return _as_requested(out, options)
         out = self.encode_inputs(inputs, batch_size=options.get("batch_size") or self.batch_size, desc=self._desc,
-                                 show=self._show)
-        if options.get("convert_to_tensor"):
-            import torch
-
-            return torch.from_numpy(out)
-        return out
+                                 show=self._show, **self._pass)
+        return _as_requested(out, options)
 
     @staticmethod
     def batch_group(model_input: Any) -> str:
@@ -327,6 +360,22 @@ class _ModelCall:
     def encode_document(self, inputs: Any, prompt_name: str | None = None, prompt: str | None = None,
                         **options: Any) -> Any:
         return self._call("encode_document", inputs, prompt_name, prompt, **options)
+
+
+def _loader_instructions(inputs: Any) -> list[str | None]:
+    """The per-row instructions of a task's loader (its dataset's `instruction` column), for the progress label."""
+    dataset = getattr(inputs, "dataset", None)
+    names = getattr(dataset, "column_names", None) or ()
+    return [i or None for i in dataset["instruction"]] if "instruction" in names else []
+
+
+def _as_requested(out: np.ndarray, options: dict[str, Any]) -> Any:
+    """Vectors as the SentenceTransformer call asked for them (a tensor with `convert_to_tensor`)."""
+    if options.get("convert_to_tensor"):
+        import torch
+
+        return torch.from_numpy(out)
+    return out
 
 
 def rendered_input(st: Any, method: str, prompt_name: str | None, prompt: str | None, options: dict[str, Any],

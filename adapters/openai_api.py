@@ -116,6 +116,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     results_name_family = False
     # The harness's own client and templates, not MTEB's OpenAI implementation: always an experiment.
     experiment_always = ("template",)
+    local_weights = False  # the endpoint's weights: --device and --dtype are not this family's options
     distributes = False  # a remote model: a launched run leaves it to rank 0 (requests run concurrently instead)
     notes = "template: none|prefix|'<custom>'; key from $OPENAI_API_KEY only; base_url: any OpenAI-compatible endpoint"
     cli_flags = {

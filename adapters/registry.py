@@ -144,16 +144,39 @@ def family_class(family: str) -> type:
 
 
 def cli_flags() -> dict[str, tuple[str, str]]:
-    """Every family's `bench run` flags: option name -> (help, families that take it)."""
+    """Every family's `bench run` flags: option name -> (help, families that take it).
+
+    A flag is declared once (a family's `cli_flags`, with its help); the families it is tagged with are
+    every family that takes the option (`takes_option`), whether or not that family declared the flag."""
     discover()
-    flags: dict[str, tuple[str, list[str]]] = {}
-    for family, cls in FAMILIES.items():
+    texts: dict[str, str] = {}
+    for cls in FAMILIES.values():
         for klass in reversed(cls.__mro__):
             for option, text in klass.__dict__.get("cli_flags", {}).items():
-                help_text, owners = flags.setdefault(option, (text, []))
-                if family not in owners:
-                    owners.append(family)
-    return {k: (text, ", ".join(owners)) for k, (text, owners) in flags.items()}
+                texts.setdefault(option, text)
+    out = {}
+    for option, text in texts.items():
+        owners = [family for family, cls in sorted(FAMILIES.items(), key=_family_order) if takes_option(cls, option)]
+        out[option] = (text, ", ".join(owners))
+    return out
+
+
+def _family_order(item: tuple[str, type]) -> tuple[bool, bool, str]:
+    """MTEB's implementation, then the sentence-transformers family, then the others by name (as listed)."""
+    return item[0] not in (MTEB_FAMILY, ST_FAMILY), item[0] != MTEB_FAMILY, item[0]
+
+
+# Options of the shared constructor that say where weights run: a family with no local weights has none.
+_WEIGHTS_OPTIONS = ("device", "dtype")
+
+
+def takes_option(cls: type, option: str) -> bool:
+    """Whether a family's constructor takes `option` and it means something for the family: an API model
+    (`local_weights = False`) passes the shared `device` and `dtype` on to the base constructor, but
+    neither changes anything, so it takes neither flag."""
+    if option not in family_options(cls):
+        return False
+    return option not in _WEIGHTS_OPTIONS or getattr(cls, "local_weights", True)
 
 
 # ---------------------------------------------------------------------------------------- options
@@ -331,7 +354,7 @@ def describe_families() -> list[dict[str, Any]]:
     """For `bench list models`: each family's aliases, one-line description and options with defaults."""
     discover()
     rows = []
-    for family, cls in sorted(FAMILIES.items(), key=lambda item: (item[0] not in (MTEB_FAMILY, ST_FAMILY), item[0] != MTEB_FAMILY, item[0])):
+    for family, cls in sorted(FAMILIES.items(), key=_family_order):
         doc = (inspect.getdoc(cls) or "").strip().splitlines()
         rows.append({
             "family": family,

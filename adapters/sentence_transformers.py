@@ -78,7 +78,7 @@ class SentenceTransformerEncoder(BaseEncoder):
     cli_flags = {
         "template": "how the instruction reaches the model: mteb (default: MTEB's own implementation, MTEB's key), "
                     "none, prefix, model, or a string with {instruction} and {text} (each an MTEB experiment)",
-        "max_seq_length": "truncate inputs to N tokens (sentence-transformers, instructor)",
+        "max_seq_length": "truncate inputs to N tokens",
     }
 
     def __init__(

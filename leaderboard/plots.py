@@ -4,7 +4,8 @@ Every value is a score ×100 printed with two decimals, as in the tables. Each S
 title needs (`_title_width`), so no title is clipped.
 
 Score against size (one per suite): each model's suite average against its parameter count (log
-axis); the instruction-blind baseline is a hollow marker. Per-aspect bars (model page): one bar per
+axis), each dot numbered and listed under the plot (model, setting, score); the instruction-blind
+baseline is a hollow marker. Per-aspect bars (model page): one bar per
 criterion / aspect score of a task (`bench run`'s detail scores).
 
 Robustness (InBedder Figure 4): for each task, every model's V-measures under the 10 correct, 10
@@ -27,6 +28,8 @@ import re
 from typing import Any
 
 from markupsafe import Markup, escape
+
+from bench.results.marks import BASELINE
 
 SETS = ("correct", "implicit", "incorrect")
 COLORS = {"correct": "#1b7837", "implicit": "#2166ac", "incorrect": "#b2182b"}
@@ -143,7 +146,13 @@ def _nice_range(low: float, high: float) -> tuple[float, float, float]:
 
 
 def size_svg(title: str, points: list[tuple[str, int, float, bool]]) -> Markup:
-    """Score ×100 against parameter count (log axis); `points` are (label, n_parameters, score, baseline)."""
+    """Score ×100 against parameter count (log axis); `points` are (label, n_parameters, score, baseline).
+
+    Each dot carries its number (1, 2, ... in the order given), and the list under the plot gives each
+    number's model, setting and score, so the plot reads on a touch screen too (no hover needed). Dots
+    are translucent, and one that would cover another is nudged sideways (`_spread`); a number that
+    would overlap a dot or another number moves to another side of its dot (`_place_labels`).
+    """
     left, right, top, bottom, plot_w, plot_h = 52, 28, 30, 44, 420, 200
     width, height = max(left + plot_w + right, _title_width(title, left)), top + plot_h + bottom
     xs = [math.log10(n) for _, n, _, _ in points]
@@ -172,15 +181,73 @@ def size_svg(title: str, points: list[tuple[str, int, float, bool]]) -> Markup:
     parts.append(
         f'<text transform="translate(12 {top + plot_h / 2}) rotate(-90)" class="axis" text-anchor="middle">score ×100</text>'
     )
-    for label, n, value, baseline in points:
-        fill = 'fill="#fff" stroke="#636c76" stroke-width="1.5"' if baseline else 'fill="#0969da" fill-opacity="0.75"'
+    centres = _spread([(x(n), y(value)) for _, n, value, _ in points], POINT_R)
+    for (label, _, value, baseline), (cx, cy) in zip(points, centres, strict=True):
+        fill = ('fill="#fff" stroke="#636c76" stroke-width="1.5" fill-opacity="0.6"' if baseline
+                else 'fill="#0969da" fill-opacity="0.55" stroke="#0969da" stroke-width="1"')
         kind = " (baseline)" if baseline else ""
         parts.append(
-            f'<circle cx="{x(n):.1f}" cy="{y(value):.1f}" r="5" {fill} class="point">'
+            f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{POINT_R}" {fill} class="point">'
             f"<title>{escape(label)}{kind}: {value:.2f}</title></circle>"
         )
+    for i, (lx, ly, anchor) in enumerate(_place_labels(centres, POINT_R)):
+        parts.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}" class="point-num">{i + 1}</text>')
     parts.append("</svg>")
-    return Markup("".join(parts))
+    key = "".join(
+        (f'<li class="base">{escape(label)} {BASELINE.symbol} {BASELINE.label}: ' if baseline else f"<li>{escape(label)}: ")
+        + f'<strong>{value:.2f}</strong> <span class="muted">{n / 10 ** (3 * _thousands(n)):.3g}{" KMB"[_thousands(n)].strip()}</span></li>'
+        for label, n, value, baseline in points
+    )
+    return Markup(f'<figure class="size-plot">{"".join(parts)}<ol class="plot-key">{key}</ol></figure>')
+
+
+POINT_R = 5  # the size plot's dot radius
+
+
+def _thousands(n: int) -> int:
+    """0 for n < 1e3, 1 for thousands, 2 for millions, 3 for billions and more (as the tables print sizes)."""
+    return min(3, max(0, int(math.log10(n)) // 3)) if n > 0 else 0
+
+
+def _spread(centres: list[tuple[float, float]], r: float) -> list[tuple[float, float]]:
+    """Dot centres with each one that would overlap an earlier dot nudged sideways (r + 1 px steps, right
+    then left, then up and down), so every dot shows; the nudge is small next to an axis decade (210 px)."""
+    placed: list[tuple[float, float]] = []
+    steps = [(0.0, 0.0)] + [(s * k * (r + 1), 0.0) for k in range(1, 4) for s in (1, -1)] + \
+            [(0.0, s * k * (r + 1)) for k in range(1, 3) for s in (-1, 1)]
+    for cx, cy in centres:
+        for dx, dy in steps:
+            if all(math.hypot(cx + dx - px, cy + dy - py) >= 1.6 * r for px, py in placed):
+                placed.append((cx + dx, cy + dy))
+                break
+        else:
+            placed.append((cx, cy))  # a crowd: translucent dots still show each other
+    return placed
+
+
+def _place_labels(centres: list[tuple[float, float]], r: float) -> list[tuple[float, float, str]]:
+    """For each dot, where its number goes (x, y baseline, text-anchor): right of the dot unless that
+    overlaps a dot or an earlier number, then left, above, below (an 11 px digit is about 7 px wide)."""
+    boxes: list[tuple[float, float, float, float]] = []
+    dots = [(cx - r, cy - r, cx + r, cy + r) for cx, cy in centres]
+    out = []
+    for i, (cx, cy) in enumerate(centres):
+        w = 7 * len(str(i + 1))
+        options = [
+            (cx + r + 2, cy + 4, "start", (cx + r + 2, cy - 6, cx + r + 2 + w, cy + 4)),
+            (cx - r - 2, cy + 4, "end", (cx - r - 2 - w, cy - 6, cx - r - 2, cy + 4)),
+            (cx, cy - r - 3, "middle", (cx - w / 2, cy - r - 13, cx + w / 2, cy - r - 3)),
+            (cx, cy + r + 12, "middle", (cx - w / 2, cy + r + 2, cx + w / 2, cy + r + 12)),
+        ]
+        others = boxes + [d for j, d in enumerate(dots) if j != i]
+        chosen = next((o for o in options if not any(_overlap(o[3], b) for b in others)), options[0])
+        boxes.append(chosen[3])
+        out.append(chosen[:3])
+    return out
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _size_tick(n: float) -> str:

@@ -57,8 +57,9 @@ class BuildResult:
 
 
 def validate_all(inputs: Sequence[str | Path], *, data_dirs: Iterable[Path] = ()) -> list[Report]:
-    """One report per input, in order; a result repeated across inputs is a duplicate of the first."""
-    taken: dict[tuple, str] = {}
+    """One report per input, in order. A result an earlier input gave again, identical (result file and run
+    record), is merged (`Report.merged`); a different result for the same key is a duplicate of the first."""
+    taken: dict[tuple, tuple[str, str]] = {}
     data_dirs = tuple(data_dirs)
     return [validate(read_submission(p), data_dirs=data_dirs, taken=taken) for p in inputs]
 

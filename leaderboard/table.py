@@ -7,6 +7,24 @@ Each result, suite row and model carries `verification`: "verified" when a verif
 `bench leaderboard verify` reproduced that exact result (for a row or model: every one of its
 results), else "self-reported" (leaderboard/verify.py).
 
+A row is a **baseline** when every one of its results' run records is instruction-blind
+(`bench.results.marks.is_baseline`: measured by the run, `model.instruction_use`; `--template none` for
+older records): shown marked, never ranked (`rank`, `borda_rank`), never shaded `best`, left out of rank
+stability. Its `template` shows "none"; otherwise the instruction template the setting used
+(`template_label`: `instruction_template`, `template`, InBedder's `pattern`, INSTRUCTOR's
+`instruction_format`; "mteb" for MTEB's own implementation).
+
+Suite tables rank two ways, as MTEB's leaderboard reads: `rank` by the suite's first average (the
+papers' averages, None unless a row has every task) and `borda_rank` by Borda count over the task
+columns (`borda`: per task, one point per ranked row with a lower score, half a point per tie; a row
+missing a task gets nothing for it and costs the others nothing, so a row is ranked on what it has; MTEB
+instead gives every row that ran a task n − rank points with n all rows, so there a row also beats each
+row that did not run it). With two or more MTEB task types in a suite, `task_types` lists them and
+each row has `type_means` (mean ×100 per type, None unless the row has every task of that type).
+
+The marks (local copy, stand-in, verified, baseline) and their symbols and meanings are
+`bench.results.marks.MARKS`, given as `marks`; `filters` lists the values the site filters models by.
+
 Results run under instruction variants (`bench run --instruction-variants`) are never model rows:
 they go to `sensitivity` (`sensitivity_data`), per task: each model's score under every variant, their
 spread (`bench.results.sensitivity.summarize`, the same statistics `bench results` prints) and how stable the
@@ -31,26 +49,39 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.results.sensitivity import collect, is_variant, stability_by_task
+from bench.results import marks
 from bench.results import suites as suite_styles
+from bench.results.marks import follows_instructions, is_baseline
+from bench.results.sensitivity import collect, is_variant, stability_by_task
 from leaderboard.reference import metric_range, task_reference
 from leaderboard.validate import REASONS, Entry, ModelKey, Report, base_key
 from leaderboard.verify import SELF_REPORTED, VERIFIED, verification_of
 
 OTHER_SUITE = "other"
-BASELINE_TEMPLATE = "none"  # `--template none`: the instruction-blind baseline, marked and never ranked
+BASELINE_TEMPLATE = "none"  # the template column of an instruction-blind setting (a baseline)
+# Settings that name the instruction template a family used, in order; present with None: no template.
+TEMPLATE_KEYS = ("instruction_template", "template", "pattern", "instruction_format")
+SIZE_BUCKETS = (("<100M", 10**8), ("100M–1B", 10**9), ("1B–10B", 10**10), (">10B", None))  # label, below
+TYPE_LABELS = {  # MTEB task type -> a short column header
+    "BitextMining": "Bitext", "Classification": "Class.", "Clustering": "Clust.", "InstructionReranking": "Instr. rerank.",
+    "InstructionRetrieval": "Instr. retr.", "MultilabelClassification": "Multilabel", "PairClassification": "Pair class.",
+    "Reranking": "Rerank.", "Retrieval": "Retr.", "STS": "STS", "Summarization": "Summ.",
+}
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 READOUT_KEYS = ("readout", "output_value", "pooling", "pooling_mode", "layer", "prompt_method")
 CSV_COLUMNS = (
     "model", "revision", "setting", "family", "n_parameters", "readout", "template", "task", "task_type",
-    "main_score_name", "main_score", "main_score_x100", "dataset_revision", "local_copy", "instructions_sha256",
-    "submission", "file", "verification", "variant", "variant_set",
+    "main_score_name", "main_score", "main_score_x100", "dataset_revision", marks.LOCAL_COPY.key, marks.STAND_IN.key,
+    "instructions_sha256", "submission", "file", "verification", marks.BASELINE.key, "instruction_aware",
+    "variant", "variant_set",
 )
 CSV_NUMBERS = frozenset({"n_parameters", "main_score", "main_score_x100"})  # written from numbers, never neutralised
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
@@ -72,8 +103,25 @@ class ModelRow:
 
     @property
     def baseline(self) -> bool:
-        """The instruction-blind baseline (`--template none`): shown marked, never ranked or shaded best."""
-        return _template(self.first.record["model"].get("settings") or {}) == BASELINE_TEMPLATE
+        """Instruction-blind on every result (`marks.is_baseline`, measured): shown marked, never ranked or shaded best."""
+        return bool(self.results) and all(is_baseline(e.record) for e in self.results.values())
+
+    @property
+    def instruction_aware(self) -> bool | None:
+        """False for a baseline, True when any result's setting follows instructions, else None (unknown)."""
+        if self.baseline:
+            return False
+        found = {follows_instructions(e.record) for e in self.results.values()}
+        return True if True in found else None
+
+    @property
+    def instruction_use(self) -> dict[str, Any] | None:
+        """The run record's measurement (`model.instruction_use`), of the first task that has one."""
+        for _, e in sorted(self.results.items()):
+            use = e.record["model"].get("instruction_use")
+            if isinstance(use, dict):
+                return use
+        return None
 
     @property
     def first(self) -> Entry:
@@ -87,19 +135,28 @@ class ModelRow:
         n_parameters, size_source = _int(meta.get("n_parameters")), "submission's model_meta.json"
         if n_parameters is None and known.get("n_parameters"):
             n_parameters, size_source = known["n_parameters"], "MTEB's model registry, by model name"
-        template = "mteb" if model.get("family") == "mteb" else _template(settings)  # MTEB's own implementation
+        facts = record_facts(self.first.record)
         return {
             "family": model.get("family"),
-            "baseline": self.baseline,
+            marks.BASELINE.key: self.baseline,
+            "instruction_aware": self.instruction_aware,
+            "instruction_use": self.instruction_use,
             "model_card": model_card(self.key.name, meta),
             "n_parameters": n_parameters,
             "size_source": size_source if n_parameters else None,
             "embed_dim": _int(meta.get("embed_dim")) or known.get("embed_dim"),
             "readout": ", ".join(f"{k}={settings[k]}" for k in READOUT_KEYS if settings.get(k) is not None) or None,
-            "template": template,
+            "template": BASELINE_TEMPLATE if self.baseline else template_label(self.first.record),
             "template_format": settings.get("instruction_template_format"),
             "spec": model.get("spec"),
             "dtype": settings.get("dtype"),
+            "max_tokens": _number(meta.get("max_tokens")) or known.get("max_tokens"),
+            "license": _text(meta.get("license")) or known.get("license"),
+            "release_date": _date(meta.get("release_date")) or known.get("release_date"),
+            "memory_usage_mb": _number(meta.get("memory_usage_mb")) or known.get("memory_usage_mb"),
+            "quantisation": facts.get("quantisation"),
+            "base_model": facts.get("base_model"),
+            "size_bucket": size_bucket(n_parameters),
         }
 
 
@@ -119,24 +176,75 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def _number(value: Any) -> int | float | None:
+    """A positive finite number (JSON has no infinity), else None; a whole float as an int (MTEB's 256.0 -> 256)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        return None
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _text(value: Any, limit: int = 100) -> str | None:
+    return value if isinstance(value, str) and 0 < len(value) <= limit else None
+
+
+def _date(value: Any) -> str | None:
+    return value if isinstance(value, str) and DATE.match(value) else None
+
+
 def _mteb_meta(name: str) -> dict[str, Any]:
-    """Size and dimension MTEB's registry gives for a model of this name (empty when it has none)."""
+    """The facts MTEB's registry gives for a model of this name (empty when it has none)."""
     import mteb
 
     try:
         meta = mteb.get_model_meta(name)
     except Exception:  # noqa: BLE001 - any lookup failure means "unknown", never a build failure
         return {}
-    return {"n_parameters": _int(meta.n_parameters), "embed_dim": _int(meta.embed_dim)}
+    return {"n_parameters": _int(meta.n_parameters), "embed_dim": _int(meta.embed_dim),
+            "max_tokens": _number(getattr(meta, "max_tokens", None)), "license": _text(getattr(meta, "license", None)),
+            "release_date": _date(getattr(meta, "release_date", None)),
+            "memory_usage_mb": _number(getattr(meta, "memory_usage_mb", None))}
 
 
-def _template(settings: dict[str, Any]) -> str | None:
-    if settings.get("instruction_template") is not None:
-        return str(settings["instruction_template"])
-    for key, value in settings.items():
-        if ("template" in key or "prompt" in key) and isinstance(value, str) and not key.endswith("sha256"):
-            return value
+def size_bucket(n_parameters: int | None) -> str | None:
+    """The size class the site filters by: "<100M", "100M–1B", "1B–10B", ">10B"; None when unknown."""
+    if not n_parameters:
+        return None
+    return next(label for label, below in SIZE_BUCKETS if below is None or n_parameters < below)
+
+
+def template_label(record: dict[str, Any]) -> str | None:
+    """The instruction template a run used, as the template column shows it.
+
+    "none" for an instruction-blind setting (`marks.is_baseline`), "mteb" for MTEB's own implementation
+    (its prompts are its own), else the first of TEMPLATE_KEYS the settings hold ("none" when it is
+    there but unset, as PromptEOL/MetaEOL without `instruction_template`); None when no setting says.
+    Only these keys: a prompt set (`prompts`) or readout is not an instruction template.
+    """
+    model = record.get("model") or {}
+    if is_baseline(record):
+        return BASELINE_TEMPLATE
+    if model.get("family") == "mteb":
+        return "mteb"
+    settings = model.get("settings") or {}
+    for key in TEMPLATE_KEYS:
+        if key in settings:
+            value = settings[key]
+            return BASELINE_TEMPLATE if value is None else str(value)
     return None
+
+
+def record_facts(record: dict[str, Any]) -> dict[str, Any]:
+    """Facts of the model file the run recorded (`model.facts`, from `adapters.identity.gguf_record_facts`):
+    `quantisation` and `base_model` of a GGUF file; an older record's quantisation from its identity check."""
+    model = record.get("model") or {}
+    facts = _dict(model.get("facts"))
+    check = _dict(_dict(model.get("identity_check")).get("gguf"))
+    return {"quantisation": _text(facts.get("quantisation")) or _text(check.get("file_type")),
+            "base_model": _text(facts.get("base_model"), 200)}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def model_rows(entries: list[Entry]) -> list[ModelRow]:
@@ -179,12 +287,14 @@ def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None,
         columns = suite_styles.columns(name, tasks)
         refs = {t: task_reference(t) for t, _ in columns}
         avgs = suite_styles.suite_averages(name, {t: r.main_score if r else "" for t, r in refs.items()})
-        table_rows = [_suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key, []))
+        types = task_types(columns, refs)
+        table_rows = [_suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key, []), types)
                       for row in rows if any(t in row.results for t, _ in columns)]
         if not table_rows:
             continue
         table_rows.sort(key=lambda r: (r["average"] is None, -(r["average"] or 0)))
         _rank(table_rows)
+        _borda(table_rows)
         shown = [(t, label) for t, label in columns if any(r["scores"][t] is not None for r in table_rows)]
         labels = dict(columns)
         tables.append({
@@ -200,6 +310,7 @@ def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None,
                 for a in avgs
             ],
             "average_label": avgs[0].label,
+            "task_types": types,
             "columns": [_column(t, label) for t, label in shown],
             "missing": [label for t, label in columns if (t, label) not in shown],
             "rows": table_rows,
@@ -213,18 +324,34 @@ def _all_verified(entries: list[Entry], verified: dict[str, Any] | None) -> str:
     return VERIFIED if ok else SELF_REPORTED
 
 
+def task_types(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The suite's MTEB task types ({"type", "label", "tasks", "columns"}, in column order) when it holds
+    two or more; else [] (one type's mean is the suite's average)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for task, label in columns:
+        ref = refs.get(task)
+        if ref is not None and ref.type:
+            found.setdefault(ref.type, []).append((task, label))
+    if len(found) < 2:
+        return []
+    return [{"type": kind, "label": TYPE_LABELS.get(kind, kind), "tasks": [t for t, _ in cols],
+             "columns": [label for _, label in cols]} for kind, cols in found.items()]
+
+
 def _suite_row(
     suite: str, row: ModelRow, columns: list[tuple[str, str]], avgs: tuple[suite_styles.Average, ...],
     verified: dict[str, Any] | None = None, twins: list[tuple[ModelRow, int]] = (),
+    types: list[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     scores = {t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns}
     averages = suite_styles.averages(suite, scores, avgs)
     return {
         "model_id": row.id, "scores": scores, "averages": averages, "average": next(iter(averages.values())),
-        "baseline": row.baseline,
-        "rank": None,
-        "local_copy": sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t])),
-        "stand_in": sorted(t for t, _ in columns if t in row.results and stand_in(row.results[t].record)),
+        "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
+        marks.BASELINE.key: row.baseline,
+        "rank": None, "borda_rank": None, "borda": None,
+        marks.LOCAL_COPY.key: sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t])),
+        marks.STAND_IN.key: sorted(t for t, _ in columns if t in row.results and stand_in(row.results[t].record)),
         "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
         "flags": [_flag(other, shared) for other, shared in twins],
     }
@@ -232,9 +359,30 @@ def _suite_row(
 
 def _rank(rows: list[dict[str, Any]]) -> None:
     """Competition ranks (1, 2, 2, 4) by the first average, sorted rows in; baselines and rows without it get none."""
-    ranked = [r for r in rows if r["average"] is not None and not r["baseline"]]
+    ranked = [r for r in rows if r["average"] is not None and not r[marks.BASELINE.key]]
     for i, r in enumerate(ranked):
         r["rank"] = ranked[i - 1]["rank"] if i and r["average"] == ranked[i - 1]["average"] else i + 1
+
+
+def _borda(rows: list[dict[str, Any]]) -> None:
+    """Borda count over the task columns among the rows that are not baselines (MTEB's "Rank (Borda)").
+
+    Per task, each such row with a score gets one point per such row with a lower score and half a point
+    per tie; `borda` is the total, `borda_rank` the competition rank (1, 2, 2, 4) by it. A row missing a
+    task gets no point for it and costs no other row one (MTEB gives n − rank over all n rows, so there a
+    row also beats every row that did not run the task). Baselines get neither.
+    """
+    ranked = [r for r in rows if not r[marks.BASELINE.key]]
+    if not ranked:
+        return
+    points = [0.0] * len(ranked)
+    for task in ranked[0]["scores"]:
+        have = [(i, r["scores"][task]) for i, r in enumerate(ranked) if r["scores"][task] is not None]
+        for i, score in have:
+            points[i] += sum(1.0 if score > other else 0.5 if score == other else 0.0 for j, other in have if j != i)
+    for r, p in zip(ranked, points, strict=True):
+        r["borda"] = p
+        r["borda_rank"] = 1 + sum(q > p for q in points)
 
 
 def stand_in(record: dict[str, Any]) -> bool:
@@ -262,7 +410,7 @@ def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
     """The highest score of each column among the models that are not the baseline (highlighted on the site)."""
     best: dict[str, float] = {}
     for row in rows:
-        if row["baseline"]:
+        if row[marks.BASELINE.key]:
             continue
         for task, value in row["scores"].items():
             if value is not None and (task not in best or value > best[task]):
@@ -300,17 +448,32 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
     entries = [e for r in reports if r.valid for e in r.entries]
     rows = model_rows([e for e in entries if not is_variant(e.record)])
     twins = same_scores(rows)
+    models = [_model_json(r, verified, twins.get(r.key, [])) for r in rows]
     return {
         "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "harness_version": package_versions().get("instruct-bench"),
+        "marks": [{"key": m.key, "symbol": m.symbol, "label": m.label, "meaning": m.meaning} for m in marks.MARKS],
+        "filters": filters(models),
         "suites": suite_tables(rows, verified, twins),
-        "models": [_model_json(r, verified, twins.get(r.key, [])) for r in rows],
+        "models": models,
         "sensitivity": sensitivity_data(entries, rows, verified),
-        "accepted": [{"submission": r.submission, "results": len(r.entries)} for r in reports if r.valid],
+        "accepted": [{"submission": r.submission, "results": len(r.entries), "merged": len(r.merged)}
+                     for r in reports if r.valid],
         "rejected": [
             {"submission": r.submission, "problems": [{**p.__dict__, "explanation": REASONS.get(p.reason, "")} for p in r.problems]}
             for r in reports if not r.valid
         ],
+    }
+
+
+def filters(models: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The values present of each model field the site filters by, in display order."""
+    present = {key: {m[key] for m in models} for key in ("family", "size_bucket", "instruction_aware", "verification")}
+    return {
+        "families": sorted(f for f in present["family"] if isinstance(f, str)),
+        "sizes": [label for label, _ in SIZE_BUCKETS if label in present["size_bucket"]],
+        "instruction_aware": [v for v in (True, False, None) if v in present["instruction_aware"]],
+        "verification": [v for v in (VERIFIED, SELF_REPORTED) if v in present["verification"]],
     }
 
 
@@ -360,8 +523,8 @@ def _model_json(row: ModelRow, verified: dict[str, Any] | None = None,
                 "main_score": main_score(e),
                 "scores": e.result["scores"]["test"][0],
                 "dataset_revision": e.result["dataset_revision"],
-                "local_copy": _local_copy(e),
-                "stand_in": stand_in(e.record),
+                marks.LOCAL_COPY.key: _local_copy(e),
+                marks.STAND_IN.key: stand_in(e.record),
                 "stand_in_note": (e.record["task"].get("dataset") or {}).get("stand_in_note"),
                 "details": details(task, e.result["scores"]["test"][0], e.record["task"]["main_score"]),
                 "file": e.file,
@@ -385,8 +548,9 @@ def sensitivity_data(entries: list[Entry], rows: list[ModelRow], verified: dict[
         return []
     groups = collect((Path(e.file), e.result, e.record) for e in entries)
     ids = {r.key: r.id for r in rows}
-    baseline = {(task, key): _template(e.record["model"].get("settings") or {}) == BASELINE_TEMPLATE
-                for (task, key, _), e in variant_entries.items()}
+    baseline: dict[tuple[str, ModelKey], bool] = {}  # instruction-blind under every variant (marks.is_baseline)
+    for (task, key, _), e in variant_entries.items():
+        baseline[(task, key)] = baseline.get((task, key), True) and is_baseline(e.record)
     stability = stability_by_task(g for g in groups if not baseline[(g.task, ModelKey(*g.model))])
     out: dict[str, dict[str, Any]] = {}
     for g in groups:
@@ -401,7 +565,7 @@ def sensitivity_data(entries: list[Entry], rows: list[ModelRow], verified: dict[
         task = out.setdefault(g.task, {"task": g.task, "main_score_name": g.main_score_name, "models": []})
         task["models"].append({
             "name": key.name, "revision": key.revision, "setting": key.experiment, "label": key.label,
-            "model_id": ids.get(key), "baseline": baseline[(g.task, key)],
+            "model_id": ids.get(key), marks.BASELINE.key: baseline[(g.task, key)],
             "default": None if g.default is None else 100 * g.default,
             **{k: None if summary[k] is None else 100 * summary[k] for k in ("mean", "std", "min", "max")},
             "n": summary["n"],
@@ -413,7 +577,7 @@ def sensitivity_data(entries: list[Entry], rows: list[ModelRow], verified: dict[
     result = []
     for name in sorted(out):
         task = out[name]
-        task["models"].sort(key=lambda m: (m["baseline"], -m["mean"]))
+        task["models"].sort(key=lambda m: (m[marks.BASELINE.key], -m["mean"]))
         task["set_differences"] = list(dict.fromkeys(d for m in task["models"] for d in m["set_differences"]))
         task["stability"] = _stability_json(stability.get(name), ids)
         result.append(task)
@@ -456,8 +620,10 @@ def csv_text(data: dict[str, Any]) -> str:
                 "n_parameters": m["n_parameters"] or "", "readout": m["readout"] or "", "template": m["template"] or "",
                 "task": task, "task_type": r["record"]["task"]["type"], "main_score_name": r["main_score_name"],
                 "main_score": f"{r['main_score']:.6f}", "main_score_x100": f"{100 * r['main_score']:.2f}",
-                "dataset_revision": r["dataset_revision"], "local_copy": r["local_copy"], "instructions_sha256": r["record"]["task"]["instructions_sha256"],
+                "dataset_revision": r["dataset_revision"], marks.LOCAL_COPY.key: r[marks.LOCAL_COPY.key],
+                marks.STAND_IN.key: r[marks.STAND_IN.key], "instructions_sha256": r["record"]["task"]["instructions_sha256"],
                 "submission": r["submission"], "file": r["file"], "verification": r["verification"],
+                marks.BASELINE.key: m[marks.BASELINE.key], "instruction_aware": _csv_bool(m["instruction_aware"]),
             })
     models = by_id(data)
     for t in data["sensitivity"]:
@@ -470,9 +636,16 @@ def csv_text(data: dict[str, Any]) -> str:
                     "readout": m.get("readout") or "", "template": m.get("template") or "", "task": t["task"],
                     "main_score_name": t["main_score_name"], "main_score": f"{v['score'] / 100:.6f}",
                     "main_score_x100": f"{v['score']:.2f}", "submission": v["submission"], "file": v["file"],
-                    "verification": v["verification"], "variant": v["label"], "variant_set": v["set"] or "",
+                    "verification": v["verification"], marks.BASELINE.key: entry[marks.BASELINE.key],
+                    "instruction_aware": _csv_bool(m.get("instruction_aware")),
+                    "variant": v["label"], "variant_set": v["set"] or "",
                 })
     return buffer.getvalue()
+
+
+def _csv_bool(value: bool | None) -> Any:
+    """True/False as the csv module writes them; unknown (None) as an empty cell."""
+    return "" if value is None else value
 
 
 def _write_row(writer: csv.DictWriter, row: dict[str, Any]) -> None:

@@ -22,6 +22,13 @@ and the experiment an `instruction` key naming its label) are accepted like any 
 their instructions are by design not the task's: instead of matching the task's instruction hash,
 the variant must agree with itself (label, instruction hash) and with its experiment (`variant`).
 The site shows them apart from the model rows (table.py `sensitivity`).
+
+Submissions merge: a result that an earlier submission of the same build already gave, with the same
+result file and run record (`result_sha256`: sha256 of each as canonical JSON, key order ignored), is
+the same result, not a `duplicate`: the later submission is accepted and the copy is not added twice
+(`Report.merged`). So a run folder that repeats the default results beside its instruction variants can
+be submitted after the default run. A *different* result for the same (model, revision, setting, task),
+or a repeat within one submission, is a `duplicate`.
 """
 
 from __future__ import annotations
@@ -65,7 +72,8 @@ REASONS: dict[str, str] = {
     "instructions_sha256": "the instructions used differ from the task's, or do not match their recorded hash",
     "limited": "made with --limit: a subset, not comparable with full runs",
     "score_range": "a score is not a finite number within its metric's range",
-    "duplicate": "the same (model, revision, setting, task) appears twice",
+    "duplicate": ("the same (model, revision, setting, task) appears twice within a submission, or an earlier "
+                  "submission gave a different result for it (an identical result and run record is merged)"),
     "variant": ("an instruction-variant result whose variant block disagrees with itself (label, instruction hash) "
                 "or with its experiment's `instruction` key, or an `instruction` experiment without a variant block"),
     "manifest": "a file differs from, is missing from, or is not listed in the submission's manifest.json",
@@ -114,6 +122,7 @@ class Report:
     submission: str
     entries: list[Entry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)  # files identical to a result an earlier submission gave
 
     @property
     def valid(self) -> bool:
@@ -124,7 +133,10 @@ class Report:
             variants = sum(1 for e in self.entries if e.record.get("variant"))
             models = sorted({printable(base_key(e).label) for e in self.entries})  # no terminal escapes from a setting
             extra = f" ({variants} of them under instruction variants)" if variants else ""
-            return f"accepted {self.submission}: {len(self.entries)} results of {', '.join(models)}{extra}"
+            if self.merged:
+                extra += f"; {len(self.merged)} identical to results an earlier submission gave (merged, not added twice)"
+            given = f"{len(self.entries)} results of {', '.join(models)}" if self.entries else "no new results"
+            return f"accepted {self.submission}: {given}{extra}"
         lines = [f"REJECTED {self.submission}: {len(self.problems)} problem(s)"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
@@ -147,15 +159,21 @@ def base_key(entry: Entry) -> ModelKey:
     return ModelKey(entry.model.name, entry.model.revision, base_experiment(entry.record["model"].get("experiment")))
 
 
+def result_sha256(entry: Entry) -> str:
+    """The identity of a result for merging submissions: its result file and run record as canonical JSON."""
+    return sha256_json({"result": entry.result, "record": entry.record})
+
+
 def validate(
-    submission: Submission, *, data_dirs: Iterable[Path] = (), taken: dict[tuple, str] | None = None
+    submission: Submission, *, data_dirs: Iterable[Path] = (), taken: dict[tuple, tuple[str, str]] | None = None
 ) -> Report:
     """Check every file of `submission`.
 
     Args:
         data_dirs: local data folders whose files' revisions count as the harness's own.
-        taken: (model, revision, setting, task) -> file of results accepted earlier in the same build;
-            a repeat is a `duplicate`. Filled in with this submission's results when it is accepted.
+        taken: (model, revision, setting, task) -> (file, `result_sha256`) of results accepted earlier in
+            the same build; the same result again is merged (`Report.merged`), a different one is a
+            `duplicate`. Filled in with this submission's results when it is accepted.
     """
     report = Report(submission.source)
     if submission.problems:
@@ -171,21 +189,32 @@ def validate(
     for path in records:
         if result_path_of(path) not in files:
             report.problems.append(Problem.of("unpaired", path, "", "run record without its result file {}", result_path_of(path)))
-    seen: dict[tuple, str] = {}
+    seen: dict[tuple, tuple[str, str]] = {}
+    merged: dict[tuple, str] = {}
     for path in results:
         entry, problems = _check_result(path, files, data_dirs)
         report.problems += problems
         if entry is None:
             continue
         key = (*_key_tuple(entry.model), entry.task)
-        earlier = seen.get(key) or (taken or {}).get(key)
+        digest = result_sha256(entry)
+        given = (taken or {}).get(key)
+        earlier, earlier_digest = given if isinstance(given, tuple) else (given, None)
+        if key in seen or key in merged:  # twice within this submission
+            earlier, why = seen[key][0] if key in seen else merged[key], ""
+        elif earlier and earlier_digest == digest:  # the very result an earlier submission gave: accepted once
+            report.merged.append(path)
+            merged[key] = f"{submission.source}:{path}"
+            continue
+        else:
+            why = " with other scores or another run record"
         if earlier:
             report.problems.append(Problem.of(
-                "duplicate", path, "task_name", "{} @ {} on {} is already given by {}",
-                entry.model.label, entry.model.revision, Plain(entry.task), Plain(printable(earlier)),
+                "duplicate", path, "task_name", "{} @ {} on {} is already given by {}{}",
+                entry.model.label, entry.model.revision, Plain(entry.task), Plain(printable(earlier)), Plain(why),
             ))
             continue
-        seen[key] = f"{submission.source}:{path}"
+        seen[key] = (f"{submission.source}:{path}", digest)
         entry.submission = submission.source
         report.entries.append(entry)
     model_names = {e.model.name: record_path_of(e.file) for e in reversed(report.entries)}  # first file naming each

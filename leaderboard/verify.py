@@ -105,8 +105,19 @@ def compare(claimed: dict[str, Any], recomputed: dict[str, Any], tolerance: floa
         diff = abs(a[key] - b[key])
         worst = max(worst, diff if math.isfinite(diff) else math.inf)
         if not diff <= tolerance:
-            differ.append(f"{key}: claimed {a[key]:.6g}, recomputed {b[key]:.6g}")
+            differ.append(f"{key}: claimed {_as_printed(key, a[key])}, recomputed {_as_printed(key, b[key])}")
     return worst, differ
+
+
+def _as_printed(key: str, value: float) -> str:
+    """A score as every table of the harness prints it (×100, two decimals) when its name says it is one
+    (`metric_range`), marked "×100"; any other number (a count, seconds) as it is."""
+    from bench.results.summary import format_score
+    from leaderboard.reference import metric_range
+
+    name = key.rsplit(".", 1)[-1]
+    bounds = (-1.0, 1.0) if name == "main_score" else metric_range(name)  # every main score of the harness is one
+    return f"{format_score(value)} (×100)" if bounds and bounds[1] <= 1 and math.isfinite(value) else f"{value:.6g}"
 
 
 # ------------------------------------------------------------------------------------ re-running

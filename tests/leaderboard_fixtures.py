@@ -2,6 +2,8 @@
 
 Two settings (instruction template `prefix`, the default, and `none`), so tables have two rows whose
 order differs by column. Made once per test session; tests copy the folder before changing it.
+`add_settings` adds crafted settings beside them (copies of the `none` run's files with the record's
+model block rewritten), among them the instruction-blind ones a leaderboard must never rank.
 """
 
 from __future__ import annotations
@@ -104,3 +106,60 @@ def edit_json(path: Path, change: Callable[[Any], Any]) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     change(data)
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+SMOLLM = "HuggingFaceTB/SmolLM2-135M-Instruct"
+SMOLLM_META = {"name": SMOLLM, "revision": "12fd25f77366fa6b3b4b768ec3050bf629380bac", "n_parameters": 134515008,
+               "embed_dim": 576, "max_tokens": 8192, "license": "apache-2.0", "release_date": "2024-10-31",
+               "memory_usage_mb": 513.0}
+
+
+def _use(follows: bool) -> dict[str, Any]:
+    """`model.instruction_use` as a run measures it (adapters/base.py `instruction_use`)."""
+    return {"follows_instructions": follows, "method": "render",
+            "probe": {"text": "The hotel room was clean, but the staff at the front desk were rude.",
+                      "instructions": ["What is the sentiment of this review?", "Which topic does this review discuss?"]}}
+
+
+def add_settings(root: Path) -> dict[str, bool]:
+    """Beside the demo run's two settings: MiniLM (sentence-transformers) under `template=prefix` (follows
+    instructions, scores ×0.95) and `template=model` (MiniLM has no prompts: blind, the `none` scores),
+    and SmolLM2 under PromptEOL without an instruction template (blind, scores ×0.8). Each record carries
+    `model.instruction_use` as the run measures it. Returns {row label: follows instructions} of the added rows."""
+    src, _ = result_files(root, "DemoInstructSTS", experiment=True)
+    folder = src.parent  # .../<model>/<revision>/experiments/template_none
+    revision = folder.parent.parent
+    minilm = json.loads((src.parent / "run_records" / src.name).read_text(encoding="utf-8"))["model"]["name"]
+    added = {
+        "template=prefix": (revision / "experiments" / "template_prefix", minilm, "sentence-transformers",
+                            {"template": "prefix"}, {"template": "prefix", "instruction_template": "prefix",
+                                                     "instruction_template_format": "{instruction} {text}"}, True, 0.95),
+        "template=model": (revision / "experiments" / "template_model", minilm, "sentence-transformers",
+                           {"template": "model"}, {"template": "model", "instruction_template": "model",
+                                                   "instruction_template_format": "{text}"}, False, 1.0),
+        "prompteol": (revision.parent.parent / SMOLLM.replace("/", "__") / SMOLLM_META["revision"], SMOLLM, "prompteol",
+                      {}, {"prompts": "prompteol", "layer": -1, "instruction_template": None, "dtype": "float32",
+                           "batch_size": 32, "max_tokens": None}, False, 0.8),
+    }
+    labels = {}
+    for dst, name, family, experiment, settings, follows, factor in added.values():
+        shutil.copytree(folder, dst)
+        if name == SMOLLM:
+            (dst / "model_meta.json").write_text(json.dumps(SMOLLM_META, indent=2), encoding="utf-8")
+        for record in (dst / "run_records").glob("*.json"):
+            edit_json(record, lambda d, name=name, family=family, experiment=experiment, settings=settings, follows=follows: d.update(
+                model={**{k: v for k, v in d["model"].items() if k != "identity_check"}, "name": name, "family": family,
+                       "spec": f"{family}:{name}", "experiment": experiment, "settings": settings,
+                       "instruction_use": _use(follows),
+                       **({"revision": SMOLLM_META["revision"], "content": None} if name == SMOLLM else {})}))
+            main = json.loads(record.read_text(encoding="utf-8"))["task"]["main_score"]
+
+            def rescale(d: Any, main: str = main, factor: float = factor) -> None:
+                scores = d["scores"]["test"][0]
+                scores.update(main_score=scores["main_score"] * factor, **{main: scores[main] * factor})
+
+            if factor != 1.0:
+                edit_json(dst / record.name, rescale)
+        label = ", ".join(f"{k}={v}" for k, v in sorted(experiment.items()))
+        labels[f"{name} [{label}]" if label else name] = follows
+    return labels

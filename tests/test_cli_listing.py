@@ -43,13 +43,43 @@ def test_list_builders_names_every_builder(capsys, monkeypatch):
 
 @pytest.mark.parametrize("columns", [80, 120, 200])
 def test_list_models_wraps_to_the_terminal_width(capsys, monkeypatch, columns):
+    from adapters.mteb_zoo import instruction_models
+    from adapters.registry import FAMILIES
+
     monkeypatch.setenv("COLUMNS", str(columns))
     code, out, _ = _run(capsys, "list", "models")
     assert code == 0 and "all-MiniLM-L6-v2" in out and "inbedder:" in out
     assert max(len(line) for line in out.splitlines()) <= columns
-    family_rows = out.split("| Family prefix")[1].splitlines()[2:]
-    options = "".join(line.split("|")[4] for line in family_rows if line.startswith("|")).replace(" ", "")
-    assert "revision=None,template='prefix',max_seq_length=None," in options  # wrapped, nothing lost
+    family_rows = out.split("| Family prefix")[1].split("\n\n")[0].splitlines()[2:]
+    assert {f"{f}:" for f in FAMILIES} <= {line.split("|")[1].strip() for line in family_rows}  # prefixes whole
+    options = out.split("Options of each family")[1].split("Give options")[0]
+    assert "revision=None, template='prefix', max_seq_length=None," in " ".join(options.split())  # nothing lost
+    assert sum(w.startswith("show_progress_bar=None") for w in options.split()) == len(FAMILIES)  # none broken
+    words = {w.rstrip(":") for w in out.split()}
+    ids = {m["model"] for m in instruction_models() if not m["query"].startswith("custom")}
+    assert ids <= words  # every MTEB model id whole, on one line
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_list_tasks_never_breaks_a_name(capsys, monkeypatch, columns):
+    from tasks import TASKS
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = _run(capsys, "list", "tasks")
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= columns
+    words = {w.strip("|:,") for w in out.split()}
+    assert set(TASKS) <= words and {c.metadata.dataset["path"] for c in TASKS.values()} <= words
+
+
+@pytest.mark.parametrize("width", [70, 50])
+def test_wrapped_table_wraps_text_at_spaces_only(width):
+    rows = [["org/a-very-long-model-name", "max_tokens_per_request=300000, a-hyphenated-word and more words here"]]
+    table = wrapped_table(rows, ["Model", "About"], width=width, wrap=[1])
+    cells = [line.split("|")[2].strip() for line in table.splitlines()[2:]]
+    assert "org/a-very-long-model-name" in table and len(cells) > 1  # the name whole, the text wrapped
+    assert " ".join(cells).split() == rows[0][1].split()  # the words, each whole, in order
+    # within the width when the longest word fits (at 50 it cannot: the table is wider, no word broken)
+    assert all(len(line) <= width for line in table.splitlines()) == (width == 70)
 
 
 def test_wrapped_table_keeps_short_columns_and_wraps_the_long_one():

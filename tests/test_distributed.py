@@ -185,7 +185,7 @@ def one_process(tmp_path_factory) -> Path:
 def test_torchrun_two_processes_equal_one(tmp_path, one_process):
     done = _bench(["--suite", "demo", "--output-dir", "out", "--cache-dir", "cache", "--batch-size", "4"], tmp_path, ranks=2)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("| Task ") == 1  # rank 0 alone prints the table
+    assert done.stdout.count("| Task ") == 2  # rank 0 alone prints the tables (scores, run diagnostics)
     _assert_same_scores(_scores(one_process), _scores(tmp_path / "out"))
     one, two = _records(one_process), _records(tmp_path / "out")
     for task, record in two.items():

@@ -167,8 +167,10 @@ def test_cli_train_and_dry_run(agnews, fake_openai, tmp_path, capsys, monkeypatc
     argv = ["gstransform", "train", "--texts", str(texts), "--instruction", INSTRUCTION, "--out", str(tmp_path / "t"),
             "--sample-size", "30", "--llm-model", "fake", "--base-url", fake_openai.base_url]
     assert main([*argv, "--dry-run"]) == 0
+    assert "requests at most: 110\n" in capsys.readouterr().out and fake_openai.requests == []  # readable lines
+    assert main([*argv, "--dry-run", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["requests_at_most"] == 2 * 30 + 50 and fake_openai.requests == []
-    assert main(argv) == 0
+    assert main([*argv, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["labelled"] == 30 and report["failures"] == {"summary": 0, "label": 0, "classify": 0}
     assert len(load_transforms(tmp_path / "t")) == 1

@@ -221,11 +221,18 @@ def test_rejection(reason, demo_results, tmp_path):
 
 
 def test_duplicate_across_submissions_rejects_the_later_one(demo_results, tmp_path):
+    """A different result for a key an earlier submission gave is a duplicate; the identical one merges."""
     first, second = copy_results(demo_results, tmp_path / "a"), copy_results(demo_results, tmp_path / "b")
+    for task in DEMO:
+        edit_json(result_files(second, task)[0], lambda d: d.update(evaluation_time=d["evaluation_time"] + 1))
     reports = validate_all([first, second])
     assert reports[0].valid and not reports[1].valid
-    assert {p.reason for p in reports[1].problems} == {"duplicate"} and len(reports[1].problems) == 6
-    assert str(first) in reports[1].problems[0].message
+    assert {p.reason for p in reports[1].problems} == {"duplicate"} and len(reports[1].problems) == 3
+    assert str(first) in reports[1].problems[0].message and "with other scores or another run record" in reports[1].problems[0].message
+    # the same results again, byte for byte: merged, not rejected, not added twice
+    again = validate_all([first, copy_results(demo_results, tmp_path / "c")])
+    assert all(r.valid for r in again) and again[1].entries == [] and len(again[1].merged) == 6
+    assert "no new results; 6 identical to results an earlier submission gave (merged, not added twice)" in again[1].summary()
 
 
 def test_local_copy_is_known_only_with_its_data_dir(tmp_path):
@@ -454,7 +461,7 @@ def _demo_table(data: dict) -> dict:
 
 
 def test_rank_and_baseline(demo_results, tmp_path):
-    """The `--template none` row is marked, unranked and never the shaded best, whatever its scores."""
+    """The `--template none` row (blind) is marked, unranked and never the shaded best, whatever its scores."""
     site = tmp_path / "site"
     data = build([demo_results], site).data
     demo = _demo_table(data)
@@ -467,7 +474,8 @@ def test_rank_and_baseline(demo_results, tmp_path):
     html = (site / "index.html").read_text()
     row = html[html.index(f'data-model-id="{base["model_id"]}"'):]
     row = row[: row.index("</tr>")]
-    assert "best" not in row and '<span class="badge base">baseline</span>' in row and ">—</td>" in row
+    assert 'class="num best"' not in row and 'class="badge base"' in row and ">—</td>" in row
+    assert base["borda_rank"] is None and ranked["borda_rank"] == 1
     # one ranked model: nothing to shade at all
     assert 'class="num best"' not in html
 

@@ -1,9 +1,12 @@
 """The built site in a real headless Chromium, opened from disk (file://): sorting, filtering, rank order,
-escaping, the sticky model column on a phone-sized window, no console errors, screenshots at 1400 and 400 px.
+escaping, no console errors, screenshots; and at 1400, 768, 400 and 320 px, with and without a rejected
+submission: a score column in the table's first screen, no page-wide sideways scroll, the sticky model
+column, the "Model details" toggle, and no instruction-blind setting ranked (`test_every_width`).
 
 Needs the Debian packages `chromium` and `chromium-driver` (and selenium from the dev extras); the test
 is skipped, saying so, where they are missing. The screenshots land in the test's tmp folder and, when
-$LEADERBOARD_SCREENSHOT names a file, there too (the 400 px one with `-400` before the extension):
+$LEADERBOARD_SCREENSHOT names a file, there too (the 768, 400 and 320 px ones with `-768`, `-400`,
+`-320` before the extension):
 
     LEADERBOARD_SCREENSHOT=/tmp/leaderboard.png python -m pytest tests/test_leaderboard_browser.py
 
@@ -21,10 +24,17 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from leaderboard_fixtures import (
+    SMOLLM,
+    add_settings,
+    copy_results,
+    demo_results,  # noqa: F401 (fixture)
+    edit_json,
+    result_files,
+)
+from test_leaderboard import HOSTILE, MINILM, make_hostile
 
 from leaderboard import build
-from leaderboard_fixtures import copy_results, demo_results  # noqa: F401 (fixture)
-from test_leaderboard import HOSTILE, make_hostile
 
 pytestmark = pytest.mark.slow
 
@@ -77,6 +87,14 @@ def _rank_order(driver, data: dict, suite: dict) -> None:
     shown = [r.find_element(By.CSS_SELECTOR, "td.rank").text for r in rows]
     assert shown == ["—" if r["rank"] is None else str(r["rank"]) for r in suite["rows"]]
     assert [r.get_attribute("class") == "baseline" for r in rows] == [r["baseline"] for r in suite["rows"]]
+
+
+def _ranked(driver, suite: dict) -> list[str]:
+    """Model ids of the rows whose rank cell shows a rank, in the page's order."""
+    from selenium.webdriver.common.by import By
+
+    rows = driver.find_elements(By.CSS_SELECTOR, f"#table-{suite['name']} tbody tr")
+    return [r.get_attribute("data-model-id") for r in rows if r.find_element(By.CSS_SELECTOR, "td.rank").text != "—"]
 
 
 def test_site_sorts_escapes_and_screenshots(browser, demo_results, tmp_path):
@@ -145,45 +163,156 @@ def test_site_sorts_escapes_and_screenshots(browser, demo_results, tmp_path):
     assert _console_errors(browser) == []
 
 
-@pytest.mark.parametrize("width", [1400, 400, 320])
-def test_phone_width_keeps_the_model_in_view(browser, demo_results, tmp_path, width):
-    """The page itself never scrolls sideways. At 1400 px the demo table fits; at phone widths it scrolls,
-    with the rank and model columns kept in view."""
+WIDTHS = (1400, 768, 400, 320)
+
+
+def _inputs(demo_results: Path, tmp_path: Path, rejected: bool) -> tuple[list[Path], set[str]]:
+    """The demo run plus crafted settings (leaderboard_fixtures.add_settings), and with `rejected` a copy
+    under a markup name with an out-of-range score: a rejected submission whose problems quote long paths.
+    Returns the inputs and the labels of the instruction-blind settings, which must never be ranked."""
+    root = copy_results(demo_results, tmp_path / "results")
+    added = add_settings(root)
+    blind = {label for label, follows in added.items() if not follows} | {f"{MINILM} [template=none]"}
+    assert blind == {f"{MINILM} [template=none]", f"{MINILM} [template=model]", SMOLLM}  # PromptEOL without a template
+    inputs = [root]
+    if rejected:
+        bad = copy_results(demo_results, tmp_path / "rejected-submission-with-a-long-folder-name-that-never-wraps")
+        make_hostile(bad)
+        result, _ = result_files(bad, "DemoIntentEmotion")
+        edit_json(result, lambda d: d["scores"]["test"][0].update(emotion_success_rate=1.5))
+        inputs.append(bad)
+    return inputs, blind
+
+
+@pytest.mark.parametrize("rejected", [False, True], ids=["accepted", "with-rejected"])
+def test_every_width(browser, demo_results, tmp_path, rejected):
+    """One site per state, the window resized through 1400, 768, 400 and 320 px: at each, the first score
+    column is in view when the table's top is and it is scrolled to its left edge, the page never scrolls
+    sideways, and the rows with a rank are exactly the settings that follow instructions."""
     from selenium.webdriver.common.by import By
 
+    inputs, blind = _inputs(demo_results, tmp_path, rejected)
     site = tmp_path / "site"
-    build([demo_results], site)
-    browser.set_window_size(width, 900)
+    result = build(inputs, site)
+    assert len(result.rejected) == int(rejected)
+    data = result.data
+    ids = {m["label"]: m["id"] for m in data["models"]}
+    blind_ids = {ids[label] for label in blind}
+    assert len(blind_ids) == 3
     browser.get((site / "index.html").as_uri())
-    viewport = browser.execute_script("return window.innerWidth")
-    assert viewport <= width
-    assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport  # no page-wide overflow
-    scroller = browser.find_element(By.CSS_SELECTOR, "#suite-demo .scroll")
-    hidden = browser.execute_script("return arguments[0].scrollWidth - arguments[0].clientWidth", scroller)
-    if width == 1400:
-        assert hidden == 0  # every column in view, no sideways scrolling
-        return
-    assert hidden > 0  # the scores do not fit: the table scrolls
-    cell = browser.find_element(By.CSS_SELECTOR, "#table-demo tbody tr td.model")
-    last = browser.find_elements(By.CSS_SELECTOR, "#table-demo tbody tr:first-child td")[-1]
-    before = cell.rect
-    assert before["x"] + before["width"] <= viewport
-    browser.execute_script("arguments[0].scrollLeft = arguments[0].scrollWidth", scroller)
-    after = cell.rect
-    assert after["x"] == pytest.approx(before["x"], abs=1) and after["x"] >= 0  # stuck to the left edge
-    assert 0 <= last.rect["x"] and last.rect["x"] + last.rect["width"] <= viewport + 1  # the average came into view
-    assert last.rect["x"] >= after["x"] + after["width"] - 1  # beside the model column, not under it
+    (suite,) = data["suites"]
+    table_id = f"table-{suite['name']}"
+    for width in WIDTHS:
+        browser.set_window_size(width, 900)
+        viewport, height = browser.execute_script("return [window.innerWidth, window.innerHeight]")
+        assert viewport <= width
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport, width  # no page-wide pan
+        table = browser.find_element(By.ID, table_id)
+        scroller = browser.find_element(By.CSS_SELECTOR, f"#suite-{suite['name']} .scroll")
+        browser.execute_script("arguments[0].scrollLeft = 0; arguments[1].scrollIntoView()", scroller, table)
+        score = table.find_element(By.CSS_SELECTOR, "thead th.avg").rect  # the first average: scores first
+        assert 0 <= score["x"] and score["x"] + score["width"] <= viewport, width
+        assert 0 <= score["y"] and score["y"] + score["height"] <= height, width
+        meta = table.find_element(By.CSS_SELECTOR, "thead th.meta")
+        assert meta.is_displayed() == (width > 768), width  # model details wait for the toggle up to 768 px
+        ranked = _ranked(browser, suite)
+        assert ranked and not set(ranked) & blind_ids, width
+        assert set(ranked) == {r["model_id"] for r in suite["rows"] if r["rank"] is not None}
+        for row in browser.find_elements(By.CSS_SELECTOR, f"#{table_id} tbody tr"):
+            if row.get_attribute("data-model-id") in blind_ids:  # unranked, marked, never shaded best
+                assert row.get_attribute("class") == "baseline" and row.find_elements(By.CSS_SELECTOR, ".badge.base")
+                assert not row.find_elements(By.CSS_SELECTOR, "td.best")
+        if rejected:  # the rejected list scrolls in its own box
+            problems = browser.find_element(By.CSS_SELECTOR, "#rejected table.problems")
+            assert browser.execute_script("return arguments[0].parentNode.classList.contains('scroll')", problems)
+        hidden = browser.execute_script("return arguments[0].scrollWidth - arguments[0].clientWidth", scroller)
+        if width <= 400:
+            assert hidden > 0  # the scores do not fit a phone: the table scrolls, the model column stays
+            cell = table.find_element(By.CSS_SELECTOR, "tbody tr td.model")
+            before = cell.rect
+            browser.execute_script("arguments[0].scrollLeft = arguments[0].scrollWidth", scroller)
+            after = cell.rect
+            assert after["x"] == pytest.approx(before["x"], abs=1) and after["x"] >= 0  # stuck to the left edge
+            last = [c for c in table.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td") if c.is_displayed()][-1]
+            assert 0 <= last.rect["x"] and last.rect["x"] + last.rect["width"] <= viewport + 1  # the last score came into view
+            assert last.rect["x"] >= after["x"] + after["width"] - 1  # beside the model column, not under it
+            browser.execute_script("arguments[0].scrollLeft = 0", scroller)
+        if width == 400:  # "Model details" shows the metadata columns, inside the table's own scroll box
+            toggle = browser.find_element(By.CSS_SELECTOR, f'.controls[data-for="{table_id}"] input.show-details')
+            toggle.click()
+            assert meta.is_displayed()
+            assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport
+            toggle.click()
+            if not rejected:
+                _screenshot(browser, tmp_path / "leaderboard-400.png", suffix="-400", width=400)
+        # every prose note opened (papers, run records): still no sideways scroll
+        browser.execute_script("document.querySelectorAll('details').forEach(function (d) { d.open = true; })")
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport, width
+        if width in (768, 320) and not rejected and os.environ.get("LEADERBOARD_SCREENSHOT"):
+            browser.get((site / "index.html").as_uri())  # as a phone opens it: filters folded
+            _screenshot(browser, tmp_path / f"leaderboard-{width}.png", suffix=f"-{width}", width=width)
     assert _console_errors(browser) == []
-    if width == 400:
-        browser.execute_script("arguments[0].scrollLeft = 0", scroller)
-        _screenshot(browser, tmp_path / "leaderboard-400.png", suffix="-400", width=400)
+
+    # the model page of PromptEOL without an instruction template: its facts, and no sideways scroll at 320 px
+    browser.get((site / "models" / f"{ids[SMOLLM]}.html").as_uri())
+    browser.execute_script("document.querySelectorAll('details').forEach(function (d) { d.open = true; })")
+    facts = browser.find_element(By.CSS_SELECTOR, "table.facts").text
+    for text in ("License apache-2.0", "Released 2024-10-31", "Max tokens 8192", "Follows instructions no: instruction-blind",
+                 "gave the same model input"):
+        assert text in facts, text
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    assert _console_errors(browser) == []
+
+
+def test_rank_by_borda_and_filters(browser, demo_results, tmp_path):
+    """"Rank by: Borda" shows and sorts by borda_rank, "Mean" restores the served order; the family, size,
+    instruction-aware and verified filters combine with the text filter, and the count follows."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    inputs, _ = _inputs(demo_results, tmp_path, rejected=False)
+    site = tmp_path / "site"
+    data = build(inputs, site).data
+    (suite,) = data["suites"]
+    table = f"table-{suite['name']}"
+    browser.get((site / "index.html").as_uri())
+    controls = browser.find_element(By.CSS_SELECTOR, f'.controls[data-for="{table}"]')
+
+    def rows() -> list:
+        return browser.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")
+
+    def count() -> str:
+        return controls.find_element(By.CSS_SELECTOR, ".count").text
+
+    controls.find_element(By.CSS_SELECTOR, '.rank-by input[value="borda"]').click()
+    by_borda = sorted(suite["rows"], key=lambda r: (r["borda_rank"] is None, r["borda_rank"] or 0))
+    assert [r.get_attribute("data-model-id") for r in rows()] == [r["model_id"] for r in by_borda]
+    assert [r.find_element(By.CSS_SELECTOR, "td.rank").text for r in rows()] == [
+        "—" if r["borda_rank"] is None else str(r["borda_rank"]) for r in by_borda]
+    controls.find_element(By.CSS_SELECTOR, '.rank-by input[value="mean"]').click()
+    _rank_order(browser, data, suite)
+
+    models = {m["id"]: m for m in data["models"]}
+    total = len(suite["rows"])
+    Select(controls.find_element(By.CSS_SELECTOR, "select.f-family")).select_by_visible_text("prompteol")
+    assert count() == f"1 of {total} shown"
+    shown = [r.get_attribute("data-model-id") for r in rows() if r.is_displayed()]
+    assert shown == [r["model_id"] for r in suite["rows"] if models[r["model_id"]]["family"] == "prompteol"]
+    Select(controls.find_element(By.CSS_SELECTOR, "select.f-family")).select_by_index(0)
+    controls.find_element(By.CSS_SELECTOR, "input.f-aware").click()
+    aware = [r["model_id"] for r in suite["rows"] if models[r["model_id"]]["instruction_aware"] is True]
+    assert [r.get_attribute("data-model-id") for r in rows() if r.is_displayed()] == aware and aware
+    controls.find_element(By.CSS_SELECTOR, "input.filter").send_keys("template=prefix")
+    assert count() == f"1 of {total} shown"
+    controls.find_element(By.CSS_SELECTOR, "input.f-verified").click()  # nothing verified here
+    assert count() == f"0 of {total} shown"
+    assert _console_errors(browser) == []
 
 
 @pytest.mark.parametrize("width", [1400, 320])
 def test_sensitivity_section_fits_a_phone(browser, demo_results, tmp_path, width):
     """The instruction-sensitivity plot shrinks into the window; its table scrolls inside its own box."""
     from selenium.webdriver.common.by import By
-
     from test_leaderboard import variant_submission
 
     site = tmp_path / "site"

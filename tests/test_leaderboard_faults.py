@@ -482,7 +482,7 @@ def test_forged_score_is_never_shown_as_verified(manifest, honest, tmp_path, cap
     verdicts = {(v["task"], v["setting"]): v for v in json.loads(checked.read_text())["results"]}
     bad = verdicts[(DEMO_TASK, "default")]
     assert not bad["verified"] and bad["claimed"] == FORGED and round(100 * bad["recomputed"], 2) == -9.82
-    assert "main_score: claimed 0.99, recomputed -0.098163" in bad["note"]
+    assert "main_score: claimed 99.00 (×100), recomputed -9.82 (×100)" in bad["note"]
     assert sum(v["verified"] for v in verdicts.values()) == 5
     assert f"NOT verified {DEMO_TASK}" in out
     data = build([forged], tmp_path / "site2", verifications=[verification, checked]).data

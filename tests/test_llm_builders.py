@@ -229,5 +229,8 @@ def test_cli_dry_run(fake_openai, raw_dir, tmp_path, capsys):
 
     code = main(["build-data", "instruct-stsb", "--source-dir", str(raw_dir), "--out", str(tmp_path / "o"),
                  "--size", "3", "--llm-model", "fake", "--base-url", fake_openai.base_url, "--dry-run"])
+    assert code == 0 and "\nrequests: 6\n" in capsys.readouterr().out  # readable lines, not raw JSON
+    code = main(["build-data", "instruct-stsb", "--source-dir", str(raw_dir), "--out", str(tmp_path / "o"),
+                 "--size", "3", "--llm-model", "fake", "--base-url", fake_openai.base_url, "--dry-run", "--json"])
     assert code == 0 and json.loads(capsys.readouterr().out)["requests"] == 6
     assert fake_openai.requests == []

@@ -122,3 +122,16 @@ def test_a_local_sentence_transformers_folder_files_what_its_files_say(minilm_pa
     assert card_front_matter(card) == {"language": ["en", "zh"], "license": "other"}
     facts = model_facts(str(copy), "local/my-minilm")
     assert "license" not in facts and "languages" not in facts  # never a value MTEB would refuse, never a guess
+
+
+def test_an_encoder_on_a_gguf_file_records_its_quantisation_and_base_model(minilm_path):
+    """What ModelMeta has no field for goes to the run record's `model.facts` (adapters/base.py `record_facts`)."""
+    from types import SimpleNamespace
+
+    from adapters.base import BaseEncoder
+
+    facts = BaseEncoder.record_facts(SimpleNamespace(_source=str(_smollm2_gguf())))
+    assert facts["quantisation"] == "Q4_1"
+    assert facts["base_model"] == "smollm2"  # the file names no general.base_model.*: its general.basename
+    assert BaseEncoder.record_facts(SimpleNamespace(_source=minilm_path)) == {}  # not a GGUF file
+    assert BaseEncoder.record_facts(SimpleNamespace(_source="org/hub-model")) == {}

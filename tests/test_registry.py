@@ -29,3 +29,31 @@ def test_options_that_change_vectors_become_experiments(tmp_path):
     assert blind.mteb_model_meta.experiment_kwargs == {"template": "none", "dtype": "float16", "device_kind": "cpu"}
     assert blind.fingerprint != prefixed.fingerprint != default.fingerprint
     assert load_model("all-MiniLM-L6-v2", batch_size=8, cache_dir=tmp_path).mteb_model_meta.experiment_kwargs is None
+
+
+def test_run_flags_are_tagged_with_exactly_the_families_that_take_them():
+    """`bench run --help` tags each family flag with every family whose constructor takes the option and for
+    which it means something: --template is openai's too, --max-seq-length instructor's, and the API family
+    runs no weights here, so it takes neither --device nor --dtype."""
+    from adapters.registry import FAMILIES, cli_flags
+
+    tags = {option: set(owners.split(", ")) for option, (_, owners) in cli_flags().items()}
+    ours = {f for f, cls in FAMILIES.items() if cls.__module__.startswith("adapters.")}  # not the tests' toy families
+    assert tags["template"] & ours == {"sentence-transformers", "openai"}
+    assert tags["max_seq_length"] & ours == {"sentence-transformers", "instructor"}
+    weights = ours - {"openai"}
+    assert tags["device"] & ours == weights and tags["dtype"] & ours == weights
+    assert {"mteb", "inbedder", "instructor", "gstransform"} <= weights
+
+
+def test_run_help_shows_the_family_tags(capsys, monkeypatch):
+    from bench.cli.main import main
+
+    monkeypatch.setenv("COLUMNS", "400")  # one line per flag
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    tags = {line.split()[0]: set(line.rsplit("[", 1)[1].rstrip("]").split(", "))
+            for line in capsys.readouterr().out.splitlines() if line.strip().startswith("--") and line.endswith("]")}
+    assert tags["--template"] == {"sentence-transformers", "openai"}
+    assert tags["--max-seq-length"] == {"sentence-transformers", "instructor"}
+    assert "openai" not in tags["--device"] | tags["--dtype"] and {"mteb", "inbedder"} <= tags["--device"] & tags["--dtype"]

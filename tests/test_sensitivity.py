@@ -37,7 +37,7 @@ def _variant(task: str, set_name: str | None, index: int, instruction: str) -> V
 
 
 def write_result(root: Path, model: str, task: str, score: float, *, variant: Variant | None = None,
-                 experiment: dict | None = None, revision: str = "rev1") -> Path:
+                 experiment: dict | None = None, revision: str = "rev1", blind: bool = False) -> Path:
     """A TaskResult and its run record where `bench run` files them (a variant under experiments/<name>/)."""
     experiment = dict(experiment or {})
     if variant is not None:
@@ -52,6 +52,8 @@ def write_result(root: Path, model: str, task: str, score: float, *, variant: Va
               "model": {"name": model, "revision": revision, "family": "toy", "experiment": experiment}}
     if variant is not None:
         record["variant"] = variant.record(SOURCE)
+    if blind:  # measured by the run: the setting's input ignores the instruction
+        record["model"]["instruction_use"] = {"follows_instructions": False, "method": "render"}
     (folder / "run_records").mkdir(parents=True, exist_ok=True)
     (folder / f"{task}.json").write_text(json.dumps(result), encoding="utf-8")
     (folder / "run_records" / f"{task}.json").write_text(json.dumps(record), encoding="utf-8")
@@ -168,7 +170,7 @@ def test_results_shows_sensitivity_and_rank_stability_not_variant_rows(variant_r
     assert main(["results", str(variant_results)]) == 0
     out = capsys.readouterr().out
     main_table = out.split("\n\nInstruction sensitivity\n")[0]
-    rows = [line for line in main_table.splitlines() if line.startswith("| org/")]
+    rows = [line for line in main_table.splitlines() if "| org/" in line]
     assert len(rows) == 2 and "instruction=" not in main_table  # no variant rows or experiments
     assert f"| {format_score(DEFAULTS['org/a'])} " in rows[0]
 
@@ -181,6 +183,18 @@ def test_results_shows_sensitivity_and_rank_stability_not_variant_rows(variant_r
     assert header == ["Task", "Models", "Shared variants", "Mean τ", "Min τ", "Top by mean", "Other top"]
     # two models: τ is +1 between the correct variants (a first under both), -1 against the incorrect one
     assert row == [TASK, "2", "3", "-0.33", "-1.00", "org/a", "1 of 3 (33%)"]
+
+
+def test_a_blind_setting_is_shown_but_left_out_of_the_rank_stability(variant_results):
+    """As on the site: a baseline (∅) gets its sensitivity row but takes no part in the ranking's stability,
+    though its scores (all equal, the best under one variant) would change it."""
+    for (set_name, index) in SCORES["org/a"]:
+        write_result(variant_results, "org/c", TASK, 0.7, blind=True,
+                     variant=_variant(TASK, set_name, index, INSTRUCTIONS[set_name, index]))
+    out = results_table(variant_results)
+    assert [r[1] for r in _table(out, "Instruction sensitivity")[2:]] == ["org/a", "org/b", "org/c ∅"]
+    header, _, row = _table(out, "Rank stability")
+    assert row == [TASK, "2", "3", "-0.33", "-1.00", "org/a", "1 of 3 (33%)"]  # as without org/c
 
 
 def test_results_without_variants_prints_no_sensitivity_tables(tmp_path):

@@ -83,16 +83,22 @@ def _configure_logging(verbose: bool, quiet: bool) -> None:
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.ERROR)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     install_log_redaction()
-    if not sys.stderr.isatty():
+    from bench.core.progress import stderr_is_terminal
+
+    if not stderr_is_terminal():  # a log file, a pipe, or a terminal of 0 columns
         _quiet_library_bars()
 
 
 def _quiet_library_bars() -> None:
-    """Libraries' bars (transformers' "Loading weights") are noise in a log file. The environment variables
-    reach libraries imported later; those already imported (the `run` parser imports them to learn the
-    families' flags) read theirs at import, so they are switched off directly."""
+    """Libraries' bars (transformers' "Loading weights", its GGUF de-quantisation, downloads) are noise in a
+    log file: a bar's redraws (carriage returns) become one line of kilobytes. The environment variables reach libraries
+    imported later; those already imported (the `run` parser imports them to learn the families' flags)
+    read theirs at import, so they are switched off directly. Plain tqdm bars: `disable_library_bars`."""
+    from bench.core.progress import disable_library_bars
+
     for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
         os.environ.setdefault(name, "1")
+    disable_library_bars()
     if "huggingface_hub" in sys.modules:
         sys.modules["huggingface_hub"].utils.disable_progress_bars()
     if "transformers" in sys.modules:

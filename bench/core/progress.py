@@ -12,12 +12,19 @@ The encoder reports whole groups (`update`, after each group is cached) and, fro
 single batches (`batch_done`), so the count moves per batch, not per group of eight. A family may send
 one group's texts to the model as several inputs each (MetaEOL: eight prompts per text); a batch is
 then counted as its share of the group, and never past the group's end.
+
+"A terminal" means stderr is a TTY with a width: a pseudo-terminal that reports 0 columns (some CI
+runners, `stty cols 0`) would get a bar redrawn as blank lines, so it gets log lines (`stderr_is_terminal`).
+Libraries' own bars (transformers' GGUF de-quantisation, downloads) are switched off where the
+harness's bar would be (`disable_library_bars`, called by the CLI), so none reaches a log file.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
+import os
 import sys
 import threading
 import time
@@ -31,6 +38,41 @@ BAR_MININTERVAL = 0.5  # seconds between redraws of the terminal bar, at most
 BAR_REFRESH = 1.0  # seconds between redraws of the terminal bar, at least
 
 
+def stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal a bar can be drawn on: a TTY that does not report 0 columns.
+
+    The width is the TTY's own (as tqdm reads it); where it cannot be asked, $COLUMNS decides, and a TTY
+    with neither counts as a terminal."""
+    stream = sys.stderr
+    try:
+        if stream is None or not stream.isatty():
+            return False
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+    try:
+        columns: int | None = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        columns = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").strip().isdigit() else None
+    return columns is None or columns > 0
+
+
+def disable_library_bars() -> None:
+    """Switch off tqdm bars that libraries draw with tqdm's defaults (transformers' "Converting and
+    de-quantizing GGUF tensors" uses plain `tqdm.auto.tqdm`, which no transformers setting reaches).
+
+    `TQDM_DISABLE=1` is tqdm's own switch, read when tqdm is imported (and by child processes); when
+    tqdm is imported already, its default is set as that variable would have set it. A bar that passes
+    `disable` itself (the harness's own, `bench.core.llm_client`'s) keeps its choice. A `TQDM_DISABLE`
+    the user set is left as it is."""
+    if "TQDM_DISABLE" in os.environ:
+        return
+    os.environ["TQDM_DISABLE"] = "1"
+    std = sys.modules.get("tqdm.std")
+    init = getattr(std, "tqdm", object).__dict__.get("__init__") if std is not None else None
+    if isinstance(init, functools.partialmethod) and "disable" not in init.keywords:  # tqdm's envwrap
+        std.tqdm.__init__ = functools.partialmethod(init.func, *init.args, **{**init.keywords, "disable": True})
+
+
 def format_duration(seconds: float) -> str:
     """H:MM:SS, as tqdm prints it."""
     return str(datetime.timedelta(seconds=round(max(seconds, 0.0))))
@@ -41,8 +83,8 @@ class EncodeProgress:
 
     Args:
         total: texts to encode.
-        desc: what is being encoded (the task's name).
-        show: True = bar, False = no bar, None = bar only when stderr is a terminal. Without a bar,
+        desc: what is being encoded: the task and which pass of it, e.g. `STS12 (sentence 2)`.
+        show: True = bar, False = no bar, None = bar only when stderr is a terminal (`stderr_is_terminal`). Without a bar,
             progress is logged (at INFO; `bench -q` hides it).
         interval: seconds between log lines.
         clock: time source (tests pass a fake one).
@@ -65,7 +107,7 @@ class EncodeProgress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._closed = False
-        self._bar = _bar(total, desc) if (sys.stderr.isatty() if show is None else show) else None
+        self._bar = _bar(total, desc) if (stderr_is_terminal() if show is None else show) else None
         self._start = self._last = clock()
         self._thread: threading.Thread | None = None
         if self._bar is None:
@@ -170,4 +212,4 @@ def _bar(total: int, desc: str) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit="text", leave=True, miniters=1, mininterval=BAR_MININTERVAL,
-                dynamic_ncols=True)
+                dynamic_ncols=True, disable=False)  # shown when asked for, whatever `disable_library_bars` set

@@ -7,8 +7,9 @@ of each named set, and the difference of means between every two sets in file or
 (`correct-incorrect` is InBedder's Δci, `implicit-incorrect` its Δii).
 
 Across models (`rank_stability`), over the variants every model was run under: Kendall's τ-b between
-the model rankings under each pair of variants (scipy), and the share of variants under which the top
-model is not the top model by mean score (Kostiuk & Enevoldsen 2026 show a prompt choice can put any
+the model rankings under each pair of variants (scipy; undefined for a pair with a variant under which
+every model ties, counted in `pairs_undefined` and left out of the mean and min), and the share of
+variants under which the top model is not the top model by mean score (Kostiuk & Enevoldsen 2026 show a prompt choice can put any
 model first; this is how often it does here).
 
 `collect(find_results(DIR))` groups result files into these: a result belongs to a variant when its
@@ -86,6 +87,10 @@ def rank_stability(by_model: Mapping[Any, Mapping[str, float]]) -> dict[str, Any
         "kendall_tau": taus,
         "mean_tau": math.fsum(defined) / len(defined) if defined else None,
         "min_tau": min(defined) if defined else None,
+        # τ is undefined (None) for a pair where a variant ties every model: mean and min are over the rest
+        "pairs": len(taus),
+        "pairs_compared": len(defined),
+        "pairs_undefined": len(taus) - len(defined),
         "top_by_mean": reference,
         "top_change_share": len(changed) / len(shared),
         "variants_with_other_top": changed,

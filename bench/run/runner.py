@@ -467,6 +467,8 @@ def _run_record(
             "settings": model.settings(),
             "identity_check": model.identity_check,
             "device": model.device,
+            "instruction_use": model.instruction_use(meta),
+            **({"facts": facts} if (facts := model.record_facts()) else {}),
         },
         "encode": {
             "texts_requested": stats.requested,

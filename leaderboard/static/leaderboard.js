@@ -1,6 +1,8 @@
-// Sorting and filtering for the leaderboard tables. The tables are complete without this script.
+// Sorting, filtering and "Rank by" for the leaderboard tables. The tables are complete without this script
+// (served ranked by mean); the "Model details" toggle is CSS only.
 (function () {
   "use strict";
+  var each = function (list, fn) { Array.prototype.forEach.call(list, fn); };
 
   function cellValue(row, index, numeric) {
     var raw = row.cells[index].getAttribute("data-value");
@@ -8,6 +10,19 @@
     if (!numeric) return raw.trim().toLowerCase();
     var n = parseFloat(raw);
     return isNaN(n) ? null : n;
+  }
+
+  function order(table, key, sign) {  // rows by key(row): missing (null or "") always last
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = key(a), y = key(b);
+      if (x === y) return 0;
+      if (x === null || x === "") return 1;
+      if (y === null || y === "") return -1;
+      return (x < y ? -1 : 1) * sign;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
   }
 
   function sortBy(table, th) {
@@ -18,26 +33,44 @@
     var index = Array.prototype.indexOf.call(th.parentNode.children, th);
     table.querySelectorAll("th[aria-sort]").forEach(function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", dir);
-    var body = table.tBodies[0];
-    var rows = Array.prototype.slice.call(body.rows);
-    var sign = dir === "ascending" ? 1 : -1;
-    rows.sort(function (a, b) {
-      var x = cellValue(a, index, numeric), y = cellValue(b, index, numeric);
-      if (x === y) return 0;
-      if (x === null || x === "") return 1;   // missing scores always last
-      if (y === null || y === "") return -1;
-      return (x < y ? -1 : 1) * sign;
-    });
-    rows.forEach(function (r) { body.appendChild(r); });
+    order(table, function (r) { return cellValue(r, index, numeric); }, dir === "ascending" ? 1 : -1);
   }
 
-  function filter(input) {
-    var table = document.getElementById(input.getAttribute("data-table"));
-    var terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+  // "Rank by: Mean | Borda": the rank cells show data-rank or data-borda-rank, rows re-sorted by it.
+  function rankBy(table, how) {
+    var attr = how === "borda" ? "data-borda-rank" : "data-rank";
+    each(table.tBodies[0].rows, function (row) {
+      var cell = row.querySelector("td.rank"), rank = row.getAttribute(attr) || "";
+      cell.textContent = rank || "—";
+      cell.setAttribute("data-value", rank);
+    });
+    table.querySelectorAll("th[aria-sort]").forEach(function (h) { h.removeAttribute("aria-sort"); });
+    if (how === "borda") {
+      order(table, function (r) { return +r.getAttribute("data-order"); }, 1);  // ties keep the served order
+      order(table, function (r) { var v = r.getAttribute(attr); return v ? +v : null; }, 1);
+      table.querySelector("th.rank").setAttribute("aria-sort", "ascending");
+    } else {  // the served order: by the first average
+      order(table, function (r) { return +r.getAttribute("data-order"); }, 1);
+      var avg = table.querySelector("th.avg");
+      if (avg) avg.setAttribute("aria-sort", "descending");
+    }
+  }
+
+  // Text terms, family, size class, instruction-aware only and verified only, all at once.
+  function filter(controls) {
+    var table = document.getElementById(controls.getAttribute("data-for"));
+    var get = function (sel) { return controls.querySelector(sel); };
+    var text = get("input.filter"), family = get("select.f-family"), size = get("select.f-size");
+    var aware = get("input.f-aware"), verified = get("input.f-verified");
+    var terms = text ? text.value.toLowerCase().split(/\s+/).filter(Boolean) : [];
     var shown = 0, rows = table.tBodies[0].rows;
-    Array.prototype.forEach.call(rows, function (row) {
-      var text = row.textContent.toLowerCase();
-      var keep = terms.every(function (t) { return text.indexOf(t) !== -1; });
+    each(rows, function (row) {
+      var words = row.textContent.toLowerCase();
+      var keep = terms.every(function (t) { return words.indexOf(t) !== -1; }) &&
+        (!family || !family.value || row.getAttribute("data-family") === family.value) &&
+        (!size || !size.value || row.getAttribute("data-size") === size.value) &&
+        (!aware || !aware.checked || row.getAttribute("data-aware") === "true") &&
+        (!verified || !verified.checked || row.getAttribute("data-verification") === "verified");
       row.hidden = !keep;
       if (keep) shown += 1;
     });
@@ -51,8 +84,18 @@
       button.addEventListener("click", function () { sortBy(table, th); });
     });
   });
-  document.querySelectorAll("input.filter").forEach(function (input) {
-    input.addEventListener("input", function () { filter(input); });
-    filter(input);
+  document.querySelectorAll(".controls[data-for]").forEach(function (controls) {
+    var table = document.getElementById(controls.getAttribute("data-for"));
+    each(controls.querySelectorAll(".js-only"), function (el) { el.hidden = false; });
+    each(controls.querySelectorAll("details.filters"), function (el) {  // open beside the table; a phone keeps the table near the top
+      el.open = window.matchMedia("(min-width: 769px)").matches;
+    });
+    each(controls.querySelectorAll("input.filter, select, input.f-aware, input.f-verified"), function (el) {
+      el.addEventListener(el.type === "search" ? "input" : "change", function () { filter(controls); });
+    });
+    each(controls.querySelectorAll(".rank-by input"), function (radio) {
+      radio.addEventListener("change", function () { if (radio.checked) rankBy(table, radio.value); });
+    });
+    filter(controls);
   });
 })();

@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     llm.add_argument("--max-retries", type=int, help="retries per request on 429/5xx or an invalid reply")
     llm.add_argument("--llm-cache-dir", help="response cache (default under $INSTRUCT_BENCH_CACHE)")
     llm.add_argument("--dry-run", action="store_true", help="print requests, tokens and cost; send nothing")
+    p.add_argument("--json", action="store_true", help="print the dry run's estimate as JSON")
     p.set_defaults(func=_cmd_build)
 
 
@@ -75,7 +76,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
     result = builder.function()(**kwargs)
     summary = result.get("summary") or {}
     if summary.get("dry_run"):
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        from bench.cli.report import print_summary
+
+        print_summary({k: v for k, v in summary.items() if k != "dry_run"}, getattr(args, "json", False))
         return 0
     if getattr(args, "verbose", False):
         print(json.dumps(result, indent=2, ensure_ascii=False))

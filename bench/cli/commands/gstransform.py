@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from bench.core.errors import ConfigError, DataError
@@ -25,7 +24,7 @@ instruction-free vectors come from the embedding cache, so a new instruction nee
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gstransform", help="train GSTransform embedding transforms (paper 003)",
+    p = sub.add_parser("gstransform", help="train embedding transforms as in GSTransform (Feng et al., 2025)",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = p.add_subparsers(dest="action", required=True)
     t = actions.add_parser("train", help="label a text sample with an LLM and train a transform",
@@ -49,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     llm.add_argument("--max-retries", type=int)
     llm.add_argument("--llm-cache-dir")
     llm.add_argument("--dry-run", action="store_true", help="print the number of LLM requests; send nothing")
+    t.add_argument("--json", action="store_true", help="print the report (or the dry run's estimate) as JSON")
     t.set_defaults(func=_cmd_train)
 
 
@@ -66,6 +66,7 @@ def read_texts(path: Path, column: str) -> list[str]:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from adapters.gstransform import TrainSettings, train_transform
+    from bench.cli.report import print_summary
     from bench.core.llm_client import LLMClient, LLMConfig
 
     if args.sample_size < 10 or args.clusters < 2:
@@ -77,10 +78,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     )
     n = min(args.sample_size, len(set(texts)))
     if args.dry_run:
-        print(json.dumps({"texts": len(texts), "sampled": n,
-                          "requests_at_most": 2 * n + args.clusters,
-                          "breakdown": {"summaries": n, "cluster_labels": f"<= {args.clusters}", "classifications": n},
-                          "endpoint": config.base_url, "model": config.model}, indent=2))
+        print_summary({"texts": len(texts), "sampled": n,
+                       "requests_at_most": 2 * n + args.clusters,
+                       "breakdown": {"summaries": n, "cluster_labels": f"<= {args.clusters}", "classifications": n},
+                       "endpoint": config.base_url, "model": config.model}, args.json)
         return 0
     client = LLMClient(config)
     try:
@@ -93,8 +94,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     finally:
         client.close()
     cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    print(json.dumps({"transform": str(folder), "taxonomy_size": len(cfg["taxonomy"]), "labelled": cfg["sample"]["labelled"],
-                      "failures": cfg["failures"], "training": {k: cfg["training"][k] for k in
-                                                                ("epochs_run", "best_epoch", "best_val_loss")},
-                      "llm_ledger": client.ledger.as_dict()}, indent=2), file=sys.stdout)
+    print_summary({"transform": str(folder), "taxonomy_size": len(cfg["taxonomy"]), "labelled": cfg["sample"]["labelled"],
+                   "failures": cfg["failures"], "training": {k: cfg["training"][k] for k in
+                                                             ("epochs_run", "best_epoch", "best_val_loss")},
+                   "llm_ledger": client.ledger.as_dict()}, args.json)
     return 0

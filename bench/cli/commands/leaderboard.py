@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 EPILOG = """examples:
   python -m bench leaderboard build --results results/ --out site/
   python -m bench leaderboard build --results a.zip b.zip results/ --data-dir data/ --out site/
   python -m bench leaderboard build --results results/ --out site/ --strict     exit 1 if any is rejected
+  python -m bench leaderboard build --results a.zip b.zip --verification a.verification.json b.verification.json --out site/
 
 Each --results path is one submission: a zip from `bench submit`, its unpacked folder, or a `bench
 run` output folder. Invalid submissions are left out and listed (here and on the site) with every
-problem. Open SITE/index.html in a browser; SITE/leaderboard.json and .csv hold the same data.
+problem. A result an earlier submission already gave, identical (result file and run record), is
+merged, not a duplicate. Open SITE/index.html in a browser; SITE/leaderboard.json and .csv hold the same data.
 Results are shown as self-reported unless a --verification file (from `bench leaderboard verify`)
 reproduced them exactly as submitted.
 """
@@ -48,8 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", action="append", default=[], metavar="DIR",
                    help="local data folder whose dataset revisions count as the harness's own (repeatable)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 when any submission is rejected")
-    p.add_argument("--verification", action="append", default=[], metavar="FILE",
-                   help="verification file from `bench leaderboard verify` (repeatable); its results are shown as verified")
+    p.add_argument("--verification", nargs="+", action="extend", default=[], metavar="FILE",
+                   help="verification files from `bench leaderboard verify` (several, or repeat the option); "
+                        "their results are shown as verified")
     p.set_defaults(func=_cmd_build)
     v = actions.add_parser("verify", help="re-run a submission's results and write a verification file",
                            epilog=VERIFY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -72,11 +76,21 @@ def _cmd_build(args: argparse.Namespace) -> int:
     suites = ", ".join(f"{s['name']} ({len(s['rows'])})" for s in result.data["suites"]) or "none"
     print(f"\n{len(result.data['models'])} model setting(s); tables: {suites}")
     print(f"{len(result.rejected)} of {len(result.reports)} submission(s) rejected")
-    shown = [r["verification"] for m in result.data["models"] for r in m["results"].values()]
-    print(f"{shown.count('verified')} of {len(shown)} result(s) verified (the rest self-reported)")
+    print(_verified_line(result.data))
     _print_flags(result.data["models"])
     print(f"Site: {(result.out / 'index.html').resolve()}")
     return 1 if args.strict and result.rejected else 0
+
+
+def _verified_line(data: dict) -> str:
+    """How many results are verified: the model rows' and the instruction variants' (leaderboard.json `sensitivity`)."""
+    rows = [r["verification"] for m in data["models"] for r in m["results"].values()]
+    variants = [v["verification"] for t in data["sensitivity"] for m in t["models"] for v in m["variants"]]
+    verified, total = (rows + variants).count("verified"), len(rows) + len(variants)
+    if not variants:
+        return f"{verified} of {total} result(s) verified (the rest self-reported)"
+    return (f"{verified} of {total} result(s) verified: {rows.count('verified')} of {len(rows)} in the tables, "
+            f"{variants.count('verified')} of {len(variants)} instruction variants (the rest self-reported)")
 
 
 def _print_flags(models: list[dict]) -> None:
@@ -88,6 +102,18 @@ def _print_flags(models: list[dict]) -> None:
         print(f"{len({label for label, _ in flagged})} model setting(s) flagged (published, marked on the site):")
     for label, flag in flagged:
         print(f"  - {printable(label)}: {printable(flag, 400)}")
+
+
+def verdict_line(v: Any) -> str:
+    """One verified result: its verdict, task, model setting, and the main score claimed and recomputed as
+    every CLI number is shown (x100, two decimals: `format_score`); the file keeps the raw 0-1 values."""
+    from bench.core.bounded import printable
+    from bench.results.summary import format_score
+
+    recomputed = "-" if v.recomputed is None else format_score(v.recomputed)
+    label = v.model if v.setting == "default" else f"{v.model} [{v.setting}]"
+    return (f"{'verified' if v.verified else 'NOT verified':12} {v.task} · {printable(label, 200)}: claimed "
+            f"{format_score(v.claimed)}, recomputed {recomputed}; {printable(v.note, 400)}")
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -105,15 +131,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(report.summary())
         raise BenchError(f"{args.submission} is rejected by validation ({len(report.problems)} problem(s), listed above); "
                          "only an accepted submission can be verified.")
-    from bench.core.bounded import printable
-
     verdicts = verify_report(report, data_dir=args.data_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache,
                              base_url=args.base_url)
     for v in verdicts:
-        recomputed = "-" if v.recomputed is None else f"{v.recomputed:.6f}"
-        label = v.model if v.setting == "default" else f"{v.model} [{v.setting}]"
-        print(f"{'verified' if v.verified else 'NOT verified':12} {v.task} · {printable(label, 200)}: claimed "
-              f"{v.claimed:.6f}, recomputed {recomputed}; {printable(v.note, 400)}")
+        print(verdict_line(v))
     atomic_write_json(out, verification_file(args.submission, verdicts))
     good = sum(v.verified for v in verdicts)
     print(f"\n{good} of {len(verdicts)} result(s) verified. Wrote {out.resolve()}")

@@ -1,7 +1,9 @@
 """`bench list tasks|models|suites|builders|variants|cache`: what can be named on the command line, and what is cached.
 
 Tables wrap to the terminal's width (`shutil.get_terminal_size`: the terminal, else $COLUMNS, else 100
-columns): long cells (descriptions, option lists) wrap inside their column. `bench list cache` reads
+columns): long cells (descriptions, option lists) wrap inside their column, at spaces only. Names (tasks,
+models, family prefixes, datasets) are never wrapped, nor is any word broken: a table of names alone may
+be wider than the terminal, which then folds whole lines, never a name in a cell. `bench list cache` reads
 the embedding cache's SQLite files directly (`adapters.cache.cache_files`), so it starts without torch.
 """
 
@@ -30,7 +32,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
         from tasks import TASKS
 
         rows = [[n, c.metadata.type, c.metadata.main_score, c.metadata.dataset["path"]] for n, c in TASKS.items()]
-        print(wrapped_table(rows, ["Task", "Type", "Main score", "Dataset"], wrap=[3]))
+        headers = ["Task", "Type", "Main score", "Dataset"]
+        if table_fits(rows, headers, wrap=[]):  # names only: no column wraps
+            print(wrapped_table(rows, headers, wrap=[]))
+        else:  # too narrow for whole names in a table: a line per task
+            print("\n".join(wrapped_text(f"{n}: {kind}, main score {score}, dataset {path}", indent="  ")
+                            for n, kind, score, path in rows))
     elif args.what == "suites":
         from tasks import SUITE_DESCRIPTIONS, SUITES
 
@@ -56,8 +63,10 @@ def wrapped_table(
 ) -> str:
     """A GitHub-style table no wider than `width` (default: the terminal's), long cells wrapped in place.
 
-    The columns in `wrap` (default: all) are narrowed to one common width, the largest that fits, so
-    names stay on one line and descriptions take the rest of the width.
+    The columns in `wrap` (default: all; give only text columns, never names) are narrowed to one common
+    width, the largest that fits, so names stay on one line and descriptions take the rest of the width.
+    Cells wrap at spaces only: no word (an option `show_progress_bar=None`, a hyphenated name) is broken,
+    so a column is never narrower than its longest word.
     """
     from tabulate import tabulate
 
@@ -67,11 +76,38 @@ def wrapped_table(
     wrap = range(len(headers)) if wrap is None else wrap
     fixed = sum(n for i, n in enumerate(natural) if i not in wrap)
     budget = width - (3 * len(headers) + 1) - fixed  # "| " before and " " after each cell, and the last "|"
-    floors = [max(MIN_COLUMN, len(headers[i]) + 2) for i in wrap]  # tabulate never narrows below a header
+    floors = [max(MIN_COLUMN, len(headers[i]) + 2, _longest_word(rows, i)) for i in wrap]  # nor below a header
     cap = _common_cap([natural[i] for i in wrap], floors, budget)
-    limits = [cap if i in wrap and n > cap else None for i, n in enumerate(natural)]
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True,
-                    maxcolwidths=limits if any(limits) else None)
+    rows = [list(r) for r in rows]
+    for i, floor in zip(wrap, floors):
+        limit = max(floor, cap)
+        if natural[i] > limit:
+            for r in rows:
+                r[i] = _wrap_cell(str(r[i]), limit)
+    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def table_fits(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int | None = None,
+               wrap: Sequence[int] | None = None) -> bool:
+    """Whether `wrapped_table` can keep the table within `width` without breaking a word."""
+    wrap = range(len(headers)) if wrap is None else wrap
+    needed = 3 * len(headers) + 1
+    for i, h in enumerate(headers):
+        longest_line = max((len(line) for r in rows for line in str(r[i]).splitlines()), default=0)
+        needed += max(len(h) + 2, _longest_word(rows, i) if i in wrap else longest_line)
+    return needed <= (width or terminal_width())
+
+
+def _longest_word(rows: Sequence[Sequence[Any]], column: int) -> int:
+    return max((len(word) for r in rows for word in str(r[column]).split()), default=0)
+
+
+def _wrap_cell(text: str, width: int) -> str:
+    """`text` wrapped at spaces to `width`, its own line breaks kept; words are never split."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(line, width=width, break_long_words=False, break_on_hyphens=False) or ""
+                     for line in text.splitlines() or [""])
 
 
 def _common_cap(natural: list[int], floors: list[int], budget: int) -> int:
@@ -89,10 +125,12 @@ def _common_cap(natural: list[int], floors: list[int], budget: int) -> int:
     return lo
 
 
-def wrapped_text(text: str, width: int | None = None) -> str:
+def wrapped_text(text: str, width: int | None = None, indent: str = "") -> str:
+    """`text` wrapped at spaces (no word broken), its lines after the first indented by twice `indent`."""
     import textwrap
 
-    return textwrap.fill(text, width=width or terminal_width())
+    return textwrap.fill(text, width=width or terminal_width(), initial_indent=indent, subsequent_indent=2 * indent,
+                         break_long_words=False, break_on_hyphens=False)
 
 
 # ------------------------------------------------------------------------------------------- models
@@ -101,11 +139,12 @@ def models_table() -> str:
 
     rows = [[n, e.family, e.description] for n, e in MODELS.items()]
     parts = [wrapped_table(rows, ["Model", "Family", "About"], wrap=[2]), ""]
-    rows = [
-        [f"{f['family']}:", ", ".join(f"{a}:" for a in f["aliases"]), f["description"], _options_text(f)]
-        for f in describe_families()
-    ]
-    parts.append(wrapped_table(rows, ["Family prefix", "Aliases", "About", "Options=default"], wrap=[1, 2, 3]))
+    families = describe_families()
+    rows = [[f"{f['family']}:", ", ".join(f"{a}:" for a in f["aliases"]), f["description"]] for f in families]
+    parts.append(wrapped_table(rows, ["Family prefix", "Aliases", "About"], wrap=[1, 2]))
+    # Options below the table, a paragraph per family: a fourth column would be too narrow for whole options.
+    parts.append("\nOptions of each family (option=default) and notes:")
+    parts += [wrapped_text(f"{f['family']}: {_options_text(f)}", indent="  ") for f in families]
     parts.append("\n" + wrapped_text("Give options as family flags (--template none), --model-args "
                                      "key=value,key=value, or a --model-config YAML/JSON file."))
     parts += ["", zoo_table()]
@@ -122,12 +161,18 @@ def zoo_table() -> str:
     shown = [m for m in models if not m["query"].startswith("custom")]
     custom = Counter(m["implementation"] for m in models if m["query"].startswith("custom"))
     rows = [[m["model"], _escaped(m["query"]), _escaped(m["document"])] for m in shown]
-    head = wrapped_text(f"MTEB's registry: {len(models)} instruction-aware text models. `--model ORG/NAME` runs one "
+    head = wrapped_text(f"MTEB's registry: {len(models):,} instruction-aware text models. `--model ORG/NAME` runs one "
                         "through MTEB's own implementation; the instruction reaches the model as shown "
                         "({instruction} is the task's, {text} the input):")
-    tail = wrapped_text(f"and {sum(custom.values())} with implementations of their own: "
-                        + ", ".join(f"{name} ({n})" for name, n in custom.most_common()) + ".")
-    return "\n".join([head, wrapped_table(rows, ["Model", "Query", "Document"], wrap=[0, 1, 2]), tail])
+    tail = wrapped_text(f"and {sum(custom.values()):,} with implementations of their own: "
+                        + ", ".join(f"{name} ({n:,})" for name, n in custom.most_common()) + ".")
+    headers = ["Model", "Query", "Document"]
+    if table_fits(rows, headers, wrap=[1, 2]):
+        body = wrapped_table(rows, headers, wrap=[1, 2])
+    else:  # model ids are too long for a table this narrow: a paragraph per model, its id first and whole
+        body = "\n".join(wrapped_text(f'{model}: query "{query}", document "{document}"', indent="  ")
+                         for model, query, document in rows)
+    return f"{head}\n{body}\n{tail}"
 
 
 def _escaped(text: str) -> str:
@@ -157,9 +202,9 @@ def variants_table() -> str:
         vf = load_variants(path)
         counts = sorted({len(v) for v in vf.variants.values()})
         sets = sorted({s for names in vf.sets.values() for s in names})
-        rows.append([name, f"{len(vf.variants)} tasks x {'/'.join(map(str, counts))} variants"
+        rows.append([name, f"{len(vf.variants):,} tasks x {'/'.join(f'{c:,}' for c in counts)} variants"
                      + (f" ({', '.join(sets)})" if sets else ""), vf.description or ""])
-    return wrapped_table(rows, ["Variants file", "Holds", "About"], wrap=[2])
+    return wrapped_table(rows, ["Variants file", "Holds", "About"], wrap=[1, 2])
 
 
 # ------------------------------------------------------------------------------------------- cache
@@ -180,7 +225,7 @@ def cache_table(root: Path | None = None) -> str:
                      f"unreadable: {f.error}" if f.error else setting, f"{f.entries:,}", f.dim or "-",
                      human_size(f.size), f.path.stem.rsplit("-", 1)[-1]])
     headers = ["Model", "Revision", "Setting", "Entries", "Dim", "Size", "File id"]
-    table = wrapped_table(rows, headers, wrap=[0, 2])
+    table = wrapped_table(rows, headers, wrap=[2])
     total = (f"{len(files)} file(s), {sum(f.entries for f in files):,} vectors, {human_size(sum(f.size for f in files))} "
              f"in {root} (files are <model>-<file id>.sqlite; deleting one forgets that setting's vectors)")
     return f"{table}\n\n{wrapped_text(total)}"

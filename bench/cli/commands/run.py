@@ -225,10 +225,10 @@ def dry_run_table(estimates: list[Any]) -> str:
     """Per task: texts the cache lacks, and the family's token/request/cost estimate."""
     from tabulate import tabulate
 
-    rows = [[e.task, e.texts, e.estimate.get("tokens", ""), e.estimate.get("requests", ""),
+    rows = [[e.task, _count(e.texts), _count(e.estimate.get("tokens")), _count(e.estimate.get("requests")),
              _usd(e.estimate) if e.estimate else ""] for e in estimates]
     total = total_usage([{"texts": e.texts, **e.estimate} for e in estimates])
-    rows.append(["Total", total.get("texts", 0), total.get("tokens", ""), total.get("requests", ""),
+    rows.append(["Total", _count(total.get("texts", 0)), _count(total.get("tokens")), _count(total.get("requests")),
                  _usd(total) if "usd" in total else ""])
     table = tabulate(rows, headers=["Task", "Texts to encode", "Est. tokens", "Requests", "Est. USD"],
                      tablefmt="github", disable_numparse=True)
@@ -238,6 +238,13 @@ def dry_run_table(estimates: list[Any]) -> str:
     if "usd" in total and total["usd"] is None:
         lines.append("Cost unknown: no price for this model; give --price USD_PER_1M_TOKENS.")
     return "\n".join(lines)
+
+
+def _count(value: Any) -> str:
+    """A count as every CLI number is shown, with thousands separators (`1,106`); blank when unknown."""
+    if value is None or value == "":
+        return ""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
 def _usd(usage: dict[str, Any]) -> str:
