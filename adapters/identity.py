@@ -378,28 +378,16 @@ def _gguf_header(file: Path) -> dict[str, Any] | None:
 
 
 def _read_gguf(gguf: Any, file: Path) -> dict[str, Any]:
-    reader = gguf.GGUFReader(file)
-    tensors = list(reader.tensors)
-
-    def value(key: str) -> Any:
-        """A header field's value: a number, a text, or a list of texts/numbers; None if absent."""
-        f = reader.fields.get(key)
-        if f is None or not f.types:
-            return None
-        kind = f.types[0]
-        if kind == gguf.GGUFValueType.ARRAY:
-            if len(f.types) > 1 and f.types[1] == gguf.GGUFValueType.STRING:
-                return [bytes(f.parts[i]).decode("utf-8", "replace") for i in f.data]
-            return [f.parts[i].tolist()[0] for i in f.data]
-        if kind == gguf.GGUFValueType.STRING:
-            return bytes(f.parts[f.data[0]]).decode("utf-8", "replace")
-        return f.parts[f.data[0]].tolist()[0]
-
+    try:
+        fields, tensors = _scan_gguf(file)
+    except (OSError, ValueError, KeyError, struct.error, OverflowError):  # anything the scan cannot read:
+        fields, tensors = _gguf_reader_fields(gguf, file)  # gguf's own reader decides (and names the damage)
+    value = fields.get
     arch = value("general.architecture")
     context = value(f"{arch}.context_length") if isinstance(arch, str) else None
     count = value("general.parameter_count")
     facts = {
-        "n_parameters": int(count) if isinstance(count, int) and count > 0 else sum(int(t.n_elements) for t in tensors),
+        "n_parameters": int(count) if isinstance(count, int) and count > 0 else sum(n for n, _ in tensors),
         "max_tokens": int(context) if isinstance(context, int) and context > 0 else None,
         "license": mteb_license(value("general.license"), value("general.license.link")),
         "languages": mteb_languages(value("general.languages")),
@@ -408,7 +396,7 @@ def _read_gguf(gguf: Any, file: Path) -> dict[str, Any]:
     quantization = {
         "file_type": _file_type_name(gguf, file_type),
         "quantization_version": value("general.quantization_version"),
-        "tensor_types": dict(sorted(Counter(t.tensor_type.name for t in tensors).items())),
+        "tensor_types": dict(sorted(Counter(_tensor_type_name(gguf, t) for _, t in tensors).items())),
     }
     record = {"quantisation": quantization["file_type"], **_base_model(value)}
     return {"facts": {k: v for k, v in facts.items() if v is not None}, "quantization": quantization,
@@ -430,6 +418,111 @@ def _base_model(value: Any) -> dict[str, str | None]:
     else:
         base = url or text("general.basename")
     return {"base_model": base, "base_model_url": url}
+
+
+_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+_GGUF_KEPT_ITEMS = 256  # arrays longer than this (a vocabulary, its merges and scores) are stepped over, not decoded
+
+
+def _scan_gguf(file: Path) -> tuple[dict[str, Any], list[tuple[int, int]]]:
+    """(header field -> value, (elements, ggml type) per tensor), read straight from a little-endian GGUF (v2+).
+
+    Why not gguf's GGUFReader: it decodes every array into numpy parts, ~6.5 s for SmolLM2's 49k-token
+    vocabulary on every encoder built from the file; this steps over long arrays by their lengths (tens of
+    ms). A long array's value is None (no fact comes from one). Raises on anything it cannot read; the
+    caller then asks GGUFReader.
+    """
+    import mmap
+
+    with open(file, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        if buf[:4] != b"GGUF":
+            raise ValueError("no GGUF magic")
+        version, n_tensors, n_fields = struct.unpack_from("<IQQ", buf, 4)
+        if not 2 <= version < 1 << 16:
+            raise ValueError(f"GGUF version {version}")  # v1 or big-endian: GGUFReader's business
+        pos, fields = 24, {}
+        for _ in range(n_fields):
+            key, pos = _gguf_string(buf, pos)
+            (kind,), pos = struct.unpack_from("<I", buf, pos), pos + 4
+            fields[key], pos = _gguf_value(buf, pos, kind)
+        tensors = []
+        for _ in range(n_tensors):
+            (length,) = struct.unpack_from("<Q", buf, pos)
+            pos += 8 + length
+            (n_dims,) = struct.unpack_from("<I", buf, pos)
+            dims = struct.unpack_from(f"<{n_dims}Q", buf, pos + 4)
+            (ggml_type,) = struct.unpack_from("<I", buf, pos + 4 + 8 * n_dims)
+            pos += 4 + 8 * n_dims + 4 + 8  # dims, type, data offset
+            elements = 1
+            for d in dims:
+                elements *= d
+            tensors.append((elements, ggml_type))
+        return fields, tensors
+
+
+def _gguf_string(buf: Any, pos: int) -> tuple[str, int]:
+    (length,) = struct.unpack_from("<Q", buf, pos)
+    end = pos + 8 + length
+    if end > len(buf):
+        raise ValueError("a string runs past the end of the file")
+    return bytes(buf[pos + 8:end]).decode("utf-8", "replace"), end
+
+
+def _gguf_value(buf: Any, pos: int, kind: int) -> tuple[Any, int]:
+    """One value at `pos` and the position after it; an array longer than _GGUF_KEPT_ITEMS is None."""
+    if kind == _GGUF_STRING:
+        return _gguf_string(buf, pos)
+    if kind != _GGUF_ARRAY:
+        fmt = _GGUF_SCALARS[kind]
+        return struct.unpack_from(fmt, buf, pos)[0], pos + struct.calcsize(fmt)
+    item, count = struct.unpack_from("<IQ", buf, pos)
+    pos += 12
+    keep = count <= _GGUF_KEPT_ITEMS
+    if item in _GGUF_SCALARS:
+        size = struct.calcsize(_GGUF_SCALARS[item])
+        if pos + count * size > len(buf):
+            raise ValueError("an array runs past the end of the file")
+        values = list(struct.unpack_from(f"<{count}{_GGUF_SCALARS[item][1]}", buf, pos)) if keep else None
+        return values, pos + count * size
+    values = []
+    for _ in range(count):
+        if item == _GGUF_STRING and not keep:  # step over: length, then the bytes
+            (length,) = struct.unpack_from("<Q", buf, pos)
+            pos += 8 + length
+            continue
+        value, pos = _gguf_value(buf, pos, item)
+        values.append(value)
+    if pos > len(buf):
+        raise ValueError("an array runs past the end of the file")
+    return (values if keep else None), pos
+
+
+def _gguf_reader_fields(gguf: Any, file: Path) -> tuple[dict[str, Any], list[tuple[int, int]]]:
+    """The same as `_scan_gguf`, through gguf's GGUFReader (slow, but it reads any GGUF and names the damage)."""
+    reader = gguf.GGUFReader(file)
+    fields = {}
+    for key, f in reader.fields.items():
+        if not f.types:
+            continue
+        kind = f.types[0]
+        if kind == gguf.GGUFValueType.ARRAY:
+            if len(f.types) > 1 and f.types[1] == gguf.GGUFValueType.STRING:
+                fields[key] = [bytes(f.parts[i]).decode("utf-8", "replace") for i in f.data]
+            else:
+                fields[key] = [f.parts[i].tolist()[0] for i in f.data]
+        elif kind == gguf.GGUFValueType.STRING:
+            fields[key] = bytes(f.parts[f.data[0]]).decode("utf-8", "replace")
+        else:
+            fields[key] = f.parts[f.data[0]].tolist()[0]
+    return fields, [(int(t.n_elements), int(t.tensor_type)) for t in reader.tensors]
+
+
+def _tensor_type_name(gguf: Any, ggml_type: int) -> str:
+    try:
+        return gguf.GGMLQuantizationType(ggml_type).name
+    except ValueError:
+        return str(ggml_type)
 
 
 def _file_type_name(gguf: Any, file_type: Any) -> str | None:

@@ -50,6 +50,22 @@ def test_a_gguf_header_gives_context_license_languages_and_size_but_no_dimension
     assert resolve_identity(str(file), name="me/smol", revision="q4").check == expected
 
 
+def test_the_fast_header_scan_reads_what_ggufs_own_reader_reads():
+    """adapters/identity.py `_scan_gguf` steps over long arrays (the vocabulary) instead of decoding them:
+    every other field and every tensor's size and type equal gguf's GGUFReader's, on the real file."""
+    import gguf
+
+    from adapters.identity import _GGUF_KEPT_ITEMS, _gguf_reader_fields, _scan_gguf
+
+    fast, fast_tensors = _scan_gguf(_smollm2_gguf())
+    full, full_tensors = _gguf_reader_fields(gguf, _smollm2_gguf())
+    assert fast_tensors == full_tensors and len(fast_tensors) == 272
+    long = {k for k, v in full.items() if isinstance(v, list) and len(v) > _GGUF_KEPT_ITEMS}
+    assert "tokenizer.ggml.tokens" in long and all(fast[k] is None for k in long)
+    assert {k: v for k, v in fast.items() if k not in long} == {
+        k: v for k, v in full.items() if k not in long and not k.startswith("GGUF.")}  # the reader's own pseudo-fields
+
+
 @pytest.mark.parametrize("data, message", [
     (b"", "is empty, not a GGUF model file"),
     (b"this is not a model\n" * 100, "is not a readable GGUF file"),
@@ -63,20 +79,6 @@ def test_a_damaged_gguf_file_is_one_model_load_error(tmp_path, data, message):
         resolve_identity(str(bad), name=None, revision=None)
     with pytest.raises(ModelLoadError, match=message):
         model_facts(str(bad), "local/model")
-
-
-@pytest.mark.slow
-def test_a_re_encoding_gguf_readout_files_the_re_encoders_dimension(tmp_path, minilm_path):
-    """The GGUF's hidden size (576) is not the vector size when the readout re-encodes with MiniLM (384)."""
-    from adapters.registry import load_model
-
-    file = _smollm2_gguf()
-    enc = load_model(f"inbedder:{file}", pooling="re-encode", max_new_tokens=2, reencoder=minilm_path,
-                     cache_dir=tmp_path)
-    assert enc.mteb_model_meta.embed_dim is None and enc.mteb_model_meta.max_tokens == 8192
-    vec = enc.encode_inputs([enc.render("Hello there", "How does the user feel?", None)])
-    assert vec.shape == (1, 384) and enc.mteb_model_meta.embed_dim == 384
-    assert enc.identity_check["gguf"]["file_type"] == "Q4_1"
 
 
 # ------------------------------------------------------------------ MTEB's values
