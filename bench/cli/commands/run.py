@@ -241,10 +241,10 @@ def dry_run_table(estimates: list[Any]) -> str:
 
 
 def _count(value: Any) -> str:
-    """A count as every CLI number is shown, with thousands separators (`1,106`); blank when unknown."""
-    if value is None or value == "":
-        return ""
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+    """A count as every CLI table shows it (`format_count`: `1,106`); blank when unknown."""
+    from bench.results.summary import format_count
+
+    return "" if value is None or value == "" else format_count(value)
 
 
 def _usd(usage: dict[str, Any]) -> str:
