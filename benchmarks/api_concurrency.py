@@ -4,7 +4,7 @@ local fake server (tests/fake_openai.py) with an artificial per-request latency;
     python benchmarks/api_concurrency.py [--latency 0.05] [--requests 64] [--concurrency 4] [--repeats 3]
 
 Each request carries `--per-request` synthetic texts (batch_size), so a group (batch_size x 8 inputs,
-adapters/base.py) is 8 requests; the cache is off, so every text is sent. Variants run interleaved so
+bench/adapters/base.py) is 8 requests; the cache is off, so every text is sent. Variants run interleaved so
 machine noise hits each alike; the best of `--repeats` runs of each is reported. With latency L, the
 sequential ceiling is 1/L requests/s and the concurrent one min(concurrency, 8)/L.
 """
@@ -33,7 +33,7 @@ def main() -> None:
 
     from fake_openai import FakeOpenAI
 
-    from adapters.openai_api import OpenAIEmbeddingEncoder
+    from bench.adapters.openai_api import OpenAIEmbeddingEncoder
 
     server = FakeOpenAI(api_key=None).start()
     server.latency = args.latency

@@ -59,8 +59,8 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from adapters.registry import MODELS
-    from adapters.sentence_transformers import SentenceTransformerEncoder
+    from bench.adapters.registry import MODELS
+    from bench.adapters.sentence_transformers import SentenceTransformerEncoder
 
     texts = real_sentences(args.raw, args.n)
     path = MODELS["all-MiniLM-L6-v2"].path()
@@ -82,7 +82,7 @@ def main() -> None:
     from mteb._create_dataloaders import create_dataloader
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
-    from adapters.registry import load_model
+    from bench.adapters.registry import load_model
 
     sts = mteb.get_task("STSBenchmark").metadata
     call = {"task_metadata": sts, "hf_split": "test", "hf_subset": "default", "batch_size": args.batch_size,

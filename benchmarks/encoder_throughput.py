@@ -68,8 +68,8 @@ def main() -> None:
 
     import torch
 
-    from adapters.registry import MODELS
-    from adapters.sentence_transformers import SentenceTransformerEncoder
+    from bench.adapters.registry import MODELS
+    from bench.adapters.sentence_transformers import SentenceTransformerEncoder
 
     texts = sentences(args.n)
     path = roberta_large_dir(MODELS["all-MiniLM-L6-v2"].path())
@@ -88,7 +88,7 @@ def main() -> None:
         return
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from adapters.generative import GenerativeEncoder
+    from bench.adapters.generative import GenerativeEncoder
 
     config = LlamaConfig(vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=22,
                          num_attention_heads=32, num_key_value_heads=4)  # TinyLlama-1.1B shape

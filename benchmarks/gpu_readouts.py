@@ -1,4 +1,4 @@
-"""What a real accelerator does where `adapters/standin.py` sleeps: forward-pass throughput on one GPU.
+"""What a real accelerator does where `bench/adapters/standin.py` sleeps: forward-pass throughput on one GPU.
 
     python benchmarks/gpu_readouts.py [--out results.json]
 

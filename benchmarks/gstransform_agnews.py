@@ -73,8 +73,8 @@ def main() -> None:
 
     import os
 
-    from adapters.gstransform import GSTransformEncoder, TrainSettings, train_transform
-    from adapters.registry import load_model
+    from bench.adapters.gstransform import GSTransformEncoder, TrainSettings, train_transform
+    from bench.adapters.registry import load_model
     from bench.core.llm_client import LLMClient, LLMConfig
 
     work = Path(args.work or tempfile.mkdtemp(prefix="gst-bench-"))

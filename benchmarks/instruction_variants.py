@@ -51,7 +51,7 @@ def main() -> None:
     from tabulate import tabulate
 
     from bench.run.runner import RunOptions, run
-    from dataset_builders.sts_senteval import build_sts_senteval
+    from bench.dataset_builders.sts_senteval import build_sts_senteval
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

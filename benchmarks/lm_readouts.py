@@ -57,7 +57,7 @@ def main() -> None:
 
     import torch
 
-    from adapters.generative import GenerativeEncoder
+    from bench.adapters.generative import GenerativeEncoder
 
     model = args.model or convert_smollm2(tempfile.mkdtemp(prefix="smollm2-"))
     texts = sentences(args.n)

@@ -32,7 +32,7 @@ def main() -> None:
     from tabulate import tabulate
 
     from bench.run.runner import RunOptions, run
-    from dataset_builders.clustering_sets import build_few_rel
+    from bench.dataset_builders.clustering_sets import build_few_rel
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -23,7 +23,7 @@ Every measurement is a fresh `python -m bench run ...` subprocess with the defau
     has 4,480 texts: a larger corpus appends FewEvent's texts (labels prefixed, so clusters stay
     apart), and the output says so.
 
-(e) accelerator utilisation, with the stand-in accelerator (adapters/standin.py: a forward pass that
+(e) accelerator utilisation, with the stand-in accelerator (bench/adapters/standin.py: a forward pass that
     sleeps like a GPU's, --tokens-per-s padded tokens a second per rank, and 4,096-d vectors), on
     FewRelClustering (4,480 texts x 30 instructions) and STSBenchmark (1,379 pairs), for 1, 2 and 4
     ranks (torchrun, gloo, one CPU thread each): per rank, the seconds its forward passes slept divided
@@ -81,7 +81,7 @@ def run_record(out: Path, task: str = "FewRelClustering") -> dict:
 # ----------------------------------------------------------------------------------- corpora
 def build_corpus(raw: Path, out_dir: Path, size: int) -> str:
     """A FewRelClustering folder of `size` texts under out_dir; returns what it holds, in words."""
-    from dataset_builders.clustering_sets import build_few_event, build_few_rel
+    from bench.dataset_builders.clustering_sets import build_few_event, build_few_rel
 
     if size <= 4480:
         build_few_rel(source_dir=raw, out_dir=out_dir, seed=42, size=size)
@@ -147,8 +147,8 @@ def _gpu_count() -> int:
 _TIMED_CHILD = """
 import json, sys, time
 import sentence_transformers  # mteb.evaluate imports it first thing; keep that import out of the timing
-import tasks.abstasks.instruction_robustness as robustness
-from adapters.base import BaseEncoder
+import bench.tasks.abstasks.instruction_robustness as robustness
+from bench.adapters.base import BaseEncoder
 spent = {"eval": 0.0, "load": 0.0, "kmeans": 0.0}
 def timed(fn, key):
     def wrapper(*a, **k):
@@ -230,7 +230,7 @@ def memory(args, tmp: Path) -> list[list]:
 
 def utilisation(args, tmp: Path) -> list[list]:
     """Per rank: stand-in forward seconds / task wall seconds (see (e) in the module docstring)."""
-    from dataset_builders.sts_senteval import build_sts_senteval
+    from bench.dataset_builders.sts_senteval import build_sts_senteval
 
     data = tmp / "data-e"
     what = build_corpus(args.raw, data, args.util_size)
@@ -241,9 +241,10 @@ def utilisation(args, tmp: Path) -> list[list]:
     torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
     rows, main_scores = [], {}
     for design, repo, rank_counts in designs:
-        standin = repo / "adapters" / "standin.py"
+        # a baseline checkout may predate the one package (adapters/ at its top level)
+        standin = next(d for d in (repo / "bench" / "adapters", repo / "adapters") if d.is_dir()) / "standin.py"
         if not standin.exists():
-            shutil.copy(ROOT / "adapters" / "standin.py", standin)
+            shutil.copy(ROOT / "bench" / "adapters" / "standin.py", standin)
         for task in ("FewRelClustering", "STSBenchmark"):
             for k in rank_counts:
                 tag = f"e-{design}-{task}-{k}"

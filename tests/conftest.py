@@ -36,7 +36,7 @@ def raw_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def minilm_path() -> str:
-    from adapters.registry import MODELS
+    from bench.adapters.registry import MODELS
 
     return MODELS["all-MiniLM-L6-v2"].path()
 

@@ -19,7 +19,7 @@ def rank_main(rank: int, world: int, port: int, builders: list[Callable[[], Any]
     import torch
 
     torch.set_num_threads(1)
-    from adapters import distributed
+    from bench.adapters import distributed
 
     models = [build() for build in builders]
     with distributed.session(distributed.world_from_env()):

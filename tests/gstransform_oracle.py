@@ -1,6 +1,6 @@
 """A rule-based stand-in for the LLM in GSTransform's label construction, answering from gold labels.
 
-It parses the three prompts of adapters/gstransform_labels.py and answers deterministically:
+It parses the three prompts of bench/adapters/gstransform_labels.py and answers deterministically:
 summary -> "A text about <gold label>", cluster label -> the majority gold label of the positive examples,
 classification -> the text's gold label. With it, label construction recovers the gold classes, so a
 test can check the rest of the pipeline (k-means, taxonomy, classification, training, applying).
@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from adapters.gstransform_labels import MAX_EXAMPLE_CHARS
+from bench.adapters.gstransform_labels import MAX_EXAMPLE_CHARS
 
 
 def _clip(text: str) -> str:

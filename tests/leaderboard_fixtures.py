@@ -115,7 +115,7 @@ SMOLLM_META = {"name": SMOLLM, "revision": "12fd25f77366fa6b3b4b768ec3050bf62938
 
 
 def _use(follows: bool) -> dict[str, Any]:
-    """`model.instruction_use` as a run measures it (adapters/base.py `instruction_use`)."""
+    """`model.instruction_use` as a run measures it (bench/adapters/base.py `instruction_use`)."""
     return {"follows_instructions": follows, "method": "render",
             "probe": {"text": "The hotel room was clean, but the staff at the front desk were rude.",
                       "instructions": ["What is the sentiment of this review?", "Which topic does this review discuss?"]}}

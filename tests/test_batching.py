@@ -1,4 +1,4 @@
-"""Token-budget batching and out-of-memory recovery in the shared encoder (adapters/base.py)."""
+"""Token-budget batching and out-of-memory recovery in the shared encoder (bench/adapters/base.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from adapters.base import plan_batches
+from bench.adapters.base import plan_batches
 from bench.core.errors import ConfigError, EncodingError
 from toy_encoders import HashEncoder
 
@@ -35,7 +35,7 @@ def _oom_encoder(tmp_path, limit):
 
 def test_out_of_memory_splits_that_batch_only_and_counts_the_splits(tmp_path, caplog):
     enc, fn, calls = _oom_encoder(tmp_path, limit=3)
-    with caplog.at_level("WARNING", logger="adapters.base"):
+    with caplog.at_level("WARNING", logger="bench.adapters.base"):
         got = enc.run_batches(list(range(20)), fn, lengths=[1] * 20)
     np.testing.assert_array_equal(got[:, 0], np.arange(20))  # in input order
     # 8 fails -> 4 fails -> 2 + 2; 4 fails -> 2 + 2; the next batch of 8 again (full size), and so on
@@ -100,9 +100,9 @@ def test_token_budget_shapes_batches(tmp_path):
 def test_the_run_record_names_oom_splits_only_when_there_were_some(tmp_path):
     from datetime import UTC, datetime
 
-    from adapters.base import EncodeStats
+    from bench.adapters.base import EncodeStats
     from bench.run.runner import RunOptions, _run_record
-    from tasks import get_tasks
+    from bench.tasks import get_tasks
 
     task, enc = get_tasks(["DemoInstructSTS"])[0], HashEncoder(cache_dir=tmp_path)
 

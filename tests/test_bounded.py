@@ -80,7 +80,7 @@ def test_json_depth_in_chunks_equals_the_whole(monkeypatch):
 def test_json_too_deep_names_the_line():
     assert json_too_deep(b'{"a":\n [\n  [[1]]]}', 3) == 3
     assert json_too_deep(b'{"a": "[[[[[[["}', 3) is None
-    from leaderboard.limits import json_depth as leaderboard_json_depth
+    from bench.leaderboard.limits import json_depth as leaderboard_json_depth
 
     assert leaderboard_json_depth is json_depth  # one scan, shared
 

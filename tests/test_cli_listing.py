@@ -10,10 +10,10 @@ from importlib import metadata
 import numpy as np
 import pytest
 
-from adapters.cache import EmbeddingCache, cache_files
+from bench.adapters.cache import EmbeddingCache, cache_files
 from bench.cli.main import main
 from bench.cli.commands.listing import human_size, wrapped_table
-from dataset_builders.registry import builders
+from bench.dataset_builders.registry import builders
 
 
 def _run(capsys, *argv):
@@ -24,7 +24,7 @@ def _run(capsys, *argv):
 
 def test_version_from_metadata_without_mteb_or_torch():
     code = ("import sys\nfrom bench.cli.main import main\ntry:\n    main(['--version'])\nexcept SystemExit as e:\n"
-            "    assert e.code == 0\nprint(sorted(m for m in ('mteb', 'torch', 'numpy', 'tasks', 'adapters') if m in sys.modules))")
+            "    assert e.code == 0\nprint(sorted(m for m in ('mteb', 'torch', 'numpy', 'bench.tasks', 'bench.adapters') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1000)
     assert proc.returncode == 0, proc.stderr
     first, modules = proc.stdout.splitlines()
@@ -43,8 +43,8 @@ def test_list_builders_names_every_builder(capsys, monkeypatch):
 
 @pytest.mark.parametrize("columns", [80, 120, 200])
 def test_list_models_wraps_to_the_terminal_width(capsys, monkeypatch, columns):
-    from adapters.mteb_zoo import instruction_models
-    from adapters.registry import FAMILIES
+    from bench.adapters.mteb_zoo import instruction_models
+    from bench.adapters.registry import FAMILIES
 
     monkeypatch.setenv("COLUMNS", str(columns))
     code, out, _ = _run(capsys, "list", "models")
@@ -62,7 +62,7 @@ def test_list_models_wraps_to_the_terminal_width(capsys, monkeypatch, columns):
 
 @pytest.mark.parametrize("columns", [80, 200])
 def test_list_tasks_never_breaks_a_name(capsys, monkeypatch, columns):
-    from tasks import TASKS
+    from bench.tasks import TASKS
 
     monkeypatch.setenv("COLUMNS", str(columns))
     code, out, _ = _run(capsys, "list", "tasks")

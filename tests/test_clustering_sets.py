@@ -1,4 +1,4 @@
-"""Robustness corpus builders (dataset_builders/clustering_sets.py) on the staged raw data."""
+"""Robustness corpus builders (bench/dataset_builders/clustering_sets.py) on the staged raw data."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bench.core.errors import DataError
-from dataset_builders.clustering_sets import CLUSTER_LLM, GOALEX_TAXONOMY, NYT_DIR, build_nyt, parse_cluster_llm
-from dataset_builders.registry import get_builder
-from tasks import FewRelClustering, NYTClustering, NYTTopicClustering, RateMyProfClustering
+from bench.dataset_builders.clustering_sets import CLUSTER_LLM, GOALEX_TAXONOMY, NYT_DIR, build_nyt, parse_cluster_llm
+from bench.dataset_builders.registry import get_builder
+from bench.tasks import FewRelClustering, NYTClustering, NYTTopicClustering, RateMyProfClustering
 
 ROBUSTNESS_BUILDERS = {
     "few-rel-clustering": ("FewRelClustering", 4480, 64),

@@ -8,8 +8,8 @@ import pytest
 
 from bench.core.errors import DataError
 from helpers import write_csv, write_jsonl
-from tasks import InstructSTSB, IntentEmotion, NYTClustering
-from tasks.data import stratified_indices
+from bench.tasks import InstructSTSB, IntentEmotion, NYTClustering
+from bench.tasks.data import stratified_indices
 
 HEADER = ["anchor", "positive", "negative"]
 

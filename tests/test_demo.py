@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from helpers import scores_of
-from tasks.abstasks.base import PACKAGED_DATA_DIR
-from tasks.demo import DemoInstructSTS, DemoIntentEmotion, DemoNYTClustering
-from tasks.intent_emotion import IntentEmotion
-from tasks.nyt_clustering import NYTClustering
+from bench.tasks.abstasks.base import PACKAGED_DATA_DIR
+from bench.tasks.demo import DemoInstructSTS, DemoIntentEmotion, DemoNYTClustering
+from bench.tasks.intent_emotion import IntentEmotion
+from bench.tasks.nyt_clustering import NYTClustering
 from toy_encoders import HashEncoder, LookupEncoder
 
 

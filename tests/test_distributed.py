@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import dist_ranks
-from adapters.distributed import world_from_env
+from bench.adapters.distributed import world_from_env
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCHRUN = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
@@ -40,8 +40,8 @@ class _Planned:
 
 @pytest.mark.parametrize(("n", "batch", "groups"), [(10, 2, 8), (7, 2, 1), (1, 4, 8), (64, 4, 2), (33, 5, 3), (0, 3, 8)])
 def test_jobs_are_the_batches_one_process_forms(n, batch, groups):
-    from adapters.base import plan_batches
-    from adapters.distributed import plan_jobs
+    from bench.adapters.base import plan_batches
+    from bench.adapters.distributed import plan_jobs
 
     inputs = ["x" * (n - i) for i in range(n)]
     jobs = plan_jobs(_Planned(groups=groups), inputs, batch)
@@ -56,7 +56,7 @@ def test_jobs_are_the_batches_one_process_forms(n, batch, groups):
 def test_vectors_travel_in_half_precision_only_when_nothing_changes():
     import torch
 
-    from adapters.distributed import compact
+    from bench.adapters.distributed import compact
 
     bf16 = torch.randn(4, 8).to(torch.bfloat16).float()
     assert compact(bf16).dtype == torch.bfloat16 and torch.equal(compact(bf16).float(), bf16)
@@ -68,7 +68,7 @@ def test_vectors_travel_in_half_precision_only_when_nothing_changes():
 
 
 def test_another_ranks_failure_keeps_its_kind():
-    from adapters.distributed import _failure_error
+    from bench.adapters.distributed import _failure_error
     from bench.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="rank 1: no transform serves"):  # an expected error: one error line
@@ -97,8 +97,8 @@ def _free_port() -> int:
 
 def _gst_dir(tmp: Path, minilm: str) -> str:
     """A GSTransform folder with a random 384 -> 8 map over MiniLM (the base is what ranks share)."""
-    from adapters.gstransform import FORMAT_VERSION, save_transform
-    from adapters.registry import load_model
+    from bench.adapters.gstransform import FORMAT_VERSION, save_transform
+    from bench.adapters.registry import load_model
 
     base = load_model(f"st:{minilm}", use_cache=False)  # not the mteb entry's setting: its own cache file
     rng = np.random.default_rng(0)
@@ -113,8 +113,8 @@ def _gst_dir(tmp: Path, minilm: str) -> str:
 def test_every_family_encodes_each_input_once_across_two_ranks(tmp_path, minilm_path, smollm2_path):
     import torch.multiprocessing as mp
 
-    from adapters.distributed import all_encoders
-    from adapters.registry import load_model
+    from bench.adapters.distributed import all_encoders
+    from bench.adapters.registry import load_model
 
     specs = [
         (minilm_path, {}),  # MTEB's implementation (family mteb)
@@ -204,7 +204,7 @@ FAULT_ON_RANK_ONE = textwrap.dedent('''
     class _Fault(importlib.abc.MetaPathFinder):
         """Rank 1 crashes (os._exit) or hangs (sleeps in its model) on its third batch."""
         def find_spec(self, name, path, target=None):
-            if name != "adapters.base":
+            if name != "bench.adapters.base":
                 return None
             sys.meta_path.remove(self)
             spec = importlib.util.find_spec(name)

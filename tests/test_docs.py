@@ -114,8 +114,8 @@ def test_cli_reference_names_every_command_and_option(hook) -> None:
 
 
 def test_families_reference_names_every_family_and_option(hook) -> None:
-    from adapters.options import family_options, runtime_options
-    from adapters.registry import FAMILIES, discover
+    from bench.adapters.options import family_options, runtime_options
+    from bench.adapters.registry import FAMILIES, discover
 
     discover()
     assert {"mteb", "sentence-transformers", "openai", "inbedder"} <= set(FAMILIES)

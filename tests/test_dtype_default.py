@@ -8,10 +8,10 @@ import pytest
 import torch
 from toy_encoders import HashEncoder
 
-import adapters.base
-from adapters.base import BaseEncoder
-from adapters.options import option_defaults
-from adapters.registry import family_class, load_model
+import bench.adapters.base
+from bench.adapters.base import BaseEncoder
+from bench.adapters.options import option_defaults
+from bench.adapters.registry import family_class, load_model
 
 # HashEncoder's fingerprint when float32 was the default (the cache file of every earlier CPU run)
 FLOAT32 = {"family": "toy", "model": "toy/hash", "revision": "v1", "blind": False, "dim": 64, "dtype": "float32",
@@ -23,7 +23,7 @@ def _identity(enc):
 
 
 def _gpu(monkeypatch, bf16=True):
-    monkeypatch.setattr(adapters.base, "resolve_device", lambda device: "cuda")
+    monkeypatch.setattr(bench.adapters.base, "resolve_device", lambda device: "cuda")
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
 
 

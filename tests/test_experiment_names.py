@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from adapters.options import MTEB_EXPERIMENT_NAME_LIMIT, fit_experiment
+from bench.adapters.options import MTEB_EXPERIMENT_NAME_LIMIT, fit_experiment
 from toy_encoders import HashEncoder
 
 

@@ -40,7 +40,7 @@ from bench.cli.main import main
 from fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "tasks" / "demo_data"
+DEMO = ROOT / "bench" / "tasks" / "demo_data"
 MARKER = "SeCrEt-MaRkEr-7f3a"
 LATE = "TaIl-PaSt-200-ChArS"  # ends a long server message: an error line shows at most its first 200 characters
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -342,7 +342,7 @@ def fail_mkdir(err: int, under: Callable[[Ctx], Path]) -> Callable[[Ctx], None]:
 
 def full_cache_disk(ctx: Ctx) -> None:
     """A real SQLITE_FULL: the cache database may not grow by a single page."""
-    from adapters.cache import EmbeddingCache
+    from bench.adapters.cache import EmbeddingCache
 
     original = EmbeddingCache._connect
 
@@ -650,7 +650,7 @@ PROBES = [
                                           "DemoInstructSTS", "--output-dir", str(c.out), "--cache-dir",
                                           str(c.tmp / "mini-cache"), "-q"],
           ("--device cuda:3", "--device cpu"), no_cuda),
-    # --- GGUF files that are not GGUF: read before anything loads (adapters/identity.py gguf_facts)
+    # --- GGUF files that are not GGUF: read before anything loads (bench/adapters/identity.py gguf_facts)
     Probe("gguf-garbage", lambda c: _gguf_run(c, b"this is not a model\n" * 100),
           ("not a readable GGUF file", "Download it again")),
     Probe("gguf-truncated", lambda c: _gguf_run(c, _GGUF.read_bytes()[:4096] if _GGUF else b"GGUF\x03\x00\x00\x00"),
@@ -854,14 +854,14 @@ def test_read_only_cache_is_used_read_only_never_moved(baseline, servers, tmp_pa
 
     Root ignores chmod, so the mount is simulated where the cache asks: `os.access` says not writable.
     """
-    import adapters.cache
+    import bench.adapters.cache
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out, cache = _copy_baseline(baseline, tmp_path)
     before = {p.name: p.read_bytes() for p in cache.rglob("*.sqlite")}
     vectors = snapshot(out, cache)["vectors"]
     real_access = os.access
-    monkeypatch.setattr(adapters.cache.os, "access",
+    monkeypatch.setattr(bench.adapters.cache.os, "access",
                         lambda p, mode: False if str(p).startswith(str(cache)) else real_access(p, mode))
     sent = _texts_sent(servers.api)
     args = ["--output-dir", str(out), "--cache-dir", str(cache), "-q"]
@@ -936,7 +936,7 @@ def test_api_timeout_is_bounded_by_default(servers):
     the openai client's backoff (0.5, 1, 2, 4, 8 s, jitter only shortens it) = 87.5 s. The bound's
     formula is checked against a real hung endpoint with small settings, and against one that trickles a
     byte every 0.2 s (each read succeeds: only the deadline of the whole attempt stops it)."""
-    from adapters.openai_api import OpenAIEmbeddingEncoder
+    from bench.adapters.openai_api import OpenAIEmbeddingEncoder
 
     default = OpenAIEmbeddingEncoder("fake", base_url=servers.hung.base_url, use_cache=False)
     assert (default.timeout, default.max_retries) == (12.0, 5)
@@ -978,13 +978,13 @@ def test_llm_manifest_records_the_endpoint_without_credentials():
 
 def test_a_bug_keeps_its_traceback_with_credentials_redacted(servers, tmp_path, monkeypatch, capsys):
     """An unexpected exception is not dressed up as a user error: full traceback, exit 1, no credential."""
-    import adapters.openai_api
+    import bench.adapters.openai_api
 
     def bug(self, batch):
         raise RuntimeError(f"harness bug while calling http://u:{MARKER}@h/v1")
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setattr(adapters.openai_api.OpenAIEmbeddingEncoder, "_embed", bug)
+    monkeypatch.setattr(bench.adapters.openai_api.OpenAIEmbeddingEncoder, "_embed", bug)
     code = main(["run", *_api_args(servers.api.base_url), "--tasks", "DemoInstructSTS", "--output-dir",
                  str(tmp_path / "out"), "--no-cache", "-q"])
     err = capsys.readouterr().err

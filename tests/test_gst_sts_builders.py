@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from bench.core.errors import DataError
-from dataset_builders.common import MissingSourceError
-from dataset_builders.gstransform_sources import AMZCF_TEST, build_gstransform
-from dataset_builders.registry import LABEL_BUILDERS
-from dataset_builders.sts_senteval import STS_TASK_NAMES, build_sts_senteval
+from bench.dataset_builders.common import MissingSourceError
+from bench.dataset_builders.gstransform_sources import AMZCF_TEST, build_gstransform
+from bench.dataset_builders.registry import LABEL_BUILDERS
+from bench.dataset_builders.sts_senteval import STS_TASK_NAMES, build_sts_senteval
 
 # MTEB's pairs under MTEB's names (SICK-R: all 9,927 pairs, as mteb/sickr-sts); SentEval's test-only SICK-R and
 # lower-cased STS-B under their own names (MetaEOL's evaluation data).
@@ -113,8 +113,8 @@ def test_malformed_sources_are_data_errors_with_a_location(tmp_path: Path) -> No
     sts.mkdir(parents=True)
     (sts / "STS.input.MSRpar.txt").write_text("one sentence only\n", encoding="utf-8")
     (sts / "STS.gs.MSRpar.txt").write_text("3.0\n", encoding="utf-8")
-    from dataset_builders.common import read_source
-    from dataset_builders.sts_senteval import parse_senteval_subset
+    from bench.dataset_builders.common import read_source
+    from bench.dataset_builders.sts_senteval import parse_senteval_subset
 
     base = "SynWMD/data/downstream/STS/STS12-en-test"
     with pytest.raises(DataError, match="line 1: expected 2 tab-separated sentences"):

@@ -1,4 +1,4 @@
-"""GSTransform (adapters/gstransform.py): loss, training, storage, and end to end on real AG News texts with a
+"""GSTransform (bench/adapters/gstransform.py): loss, training, storage, and end to end on real AG News texts with a
 rule-based LLM (tests/gstransform_oracle.py) behind the fake OpenAI server."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from adapters.gstransform import (
+from bench.adapters.gstransform import (
     GSTransformEncoder,
     TrainSettings,
     contrastive_loss,
@@ -143,7 +143,7 @@ def test_missing_directory_is_a_load_error(tmp_path):
 
 @pytest.mark.slow
 def test_registry_spec_loads_the_family(trained):
-    from adapters.registry import load_model
+    from bench.adapters.registry import load_model
 
     work, _, _, _ = trained
     model = load_model(f"gstransform:{work / 'transforms'}", cache_dir=str(work / "emb"), batch_size=16)
@@ -177,7 +177,7 @@ def test_cli_train_and_dry_run(agnews, fake_openai, tmp_path, capsys, monkeypatc
 
 
 def test_a_transform_used_under_another_dtype_names_the_flag():
-    from adapters.gstransform import _dtype_hint
+    from bench.adapters.gstransform import _dtype_hint
 
     trained = {"family": "st", "model": "m", "dtype": "float32"}
     assert _dtype_hint(trained, {**trained, "dtype": "bfloat16"}) == " (only the dtype differs: add --dtype float32)"

@@ -1,4 +1,4 @@
-"""GSTransform tasks (tasks/gstransform.py) on small local folders: sampling, instruction styles, scores by hand."""
+"""GSTransform tasks (bench/tasks/gstransform.py) on small local folders: sampling, instruction styles, scores by hand."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from sklearn.metrics.pairwise import paired_cosine_distances
 from bench.core.errors import ConfigError, DataError
 from bench.run.instruction_style import instruction_style_for
 from helpers import scores_of, write_csv
-from tasks import SUITES, get_tasks
-from tasks.gstransform import GSTRANSFORM_TASKS, INSTRUCTIONS, GSTAGNews, GSTAmzCF, GSTMultiHate, GSTPaperCode
+from bench.tasks import SUITES, get_tasks
+from bench.tasks.gstransform import GSTRANSFORM_TASKS, INSTRUCTIONS, GSTAGNews, GSTAmzCF, GSTMultiHate, GSTPaperCode
 from toy_encoders import HashEncoder
 
 TOPICS = {

@@ -13,14 +13,14 @@ from pathlib import Path
 import mteb
 import pytest
 
-import tasks
-from adapters.base import BaseEncoder
-from adapters.identity import PUBLISHED, published_match, safetensors_parameters
-from adapters.options import experiment_label, family_options
-from adapters.registry import FAMILIES, load_model
+from bench import tasks
+from bench.adapters.base import BaseEncoder
+from bench.adapters.identity import PUBLISHED, published_match, safetensors_parameters
+from bench.adapters.options import experiment_label, family_options
+from bench.adapters.registry import FAMILIES, load_model
 from bench.core.errors import ConfigError
 from bench.results.store import AtomicResultCache, result_path
-from leaderboard.validate import model_key
+from bench.leaderboard.validate import model_key
 from toy_encoders import HashEncoder
 
 
@@ -68,7 +68,7 @@ def test_experiment_names_are_filesystem_safe_and_readable(tmp_path):
 
 
 def test_a_duplicate_task_name_fails_at_import_naming_both():
-    from tasks.abstasks import AbsTaskInstructionSTS
+    from bench.tasks.abstasks import AbsTaskInstructionSTS
 
     with pytest.raises(ConfigError, match=r"Duplicate task name 'IntentEmotion': .*Impostor and tasks\.intent_emotion\.IntentEmotion"):
         class Impostor(AbsTaskInstructionSTS):
@@ -77,7 +77,7 @@ def test_a_duplicate_task_name_fails_at_import_naming_both():
 
 
 def test_a_task_may_not_take_an_mteb_name_unless_it_is_mteb_task():
-    from tasks.abstasks import AbsTaskInstructionSTS
+    from bench.tasks.abstasks import AbsTaskInstructionSTS
 
     with pytest.raises(ConfigError, match=r"named 'BIOSSES', which is MTEB's task"):
         class FakeBIOSSES(AbsTaskInstructionSTS):
@@ -97,7 +97,7 @@ def test_a_duplicate_family_fails_naming_both():
 
 
 def test_a_new_family_is_one_class_and_its_flags_reach_the_cli(tmp_path, capsys):
-    from adapters.registry import cli_flags, family_name
+    from bench.adapters.registry import cli_flags, family_name
 
     class Echo(HashEncoder):
         family = "echo-test"
@@ -168,7 +168,7 @@ def test_results_carry_no_local_path_and_mteb_loads_them(minilm_path, tmp_path):
 
 def test_mteb_tasks_under_mteb_names_hold_mtebs_pairs(raw_dir, tmp_path):
     """Built from raw files, each MTEB-named STS task has exactly the pairs MTEB's metadata states."""
-    from dataset_builders.sts_senteval import build_sts_senteval
+    from bench.dataset_builders.sts_senteval import build_sts_senteval
 
     build_sts_senteval(source_dir=raw_dir, out_dir=tmp_path)
     for name in ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R"):
@@ -234,7 +234,7 @@ def test_a_copy_of_the_published_files_with_an_extra_loadable_file_is_not_publis
 
 def test_content_hash_reads_every_byte(minilm_path, tmp_path):
     """A change in the middle of a large file (not only its first and last MiB) changes the content."""
-    from adapters.identity import content_sha256
+    from bench.adapters.identity import content_sha256
 
     copy = tmp_path / "copy"
     shutil.copytree(minilm_path, copy)
@@ -253,7 +253,7 @@ def test_dtype_auto_is_named_by_what_it_resolves_to(tmp_path, monkeypatch):
     bfloat16 on cuda: another fingerprint, another cache file, another experiment."""
     import torch
 
-    import adapters.base
+    import bench.adapters.base
 
     st = {"template": "prefix"}  # the sentence-transformers family, whose default dtype is float32
     cpu = load_model("all-MiniLM-L6-v2", dtype="auto", device="cpu", cache_dir=tmp_path, **st)
@@ -261,7 +261,7 @@ def test_dtype_auto_is_named_by_what_it_resolves_to(tmp_path, monkeypatch):
     assert cpu.fingerprint == plain.fingerprint and cpu.fingerprint["dtype"] == "float32"
     assert cpu.mteb_model_meta.experiment_kwargs == st and cpu.settings()["dtype"] == "float32"
     cpu_cache, cpu_experiment = cpu.cache.path, cpu.mteb_model_meta.experiment_name
-    monkeypatch.setattr(adapters.base, "resolve_device", lambda device: "cuda")  # a GPU that does bf16
+    monkeypatch.setattr(bench.adapters.base, "resolve_device", lambda device: "cuda")  # a GPU that does bf16
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
     gpu = load_model("all-MiniLM-L6-v2", dtype="auto", cache_dir=tmp_path, **st)
     assert (gpu.fingerprint["dtype"], gpu.fingerprint["device_kind"]) == ("bfloat16", "cuda")

@@ -1,4 +1,4 @@
-"""Instruction use is measured from each setting's own rendering (adapters/base.py `instruction_use`).
+"""Instruction use is measured from each setting's own rendering (bench/adapters/base.py `instruction_use`).
 
 One text rendered under two different instructions: the same model input means the setting is
 instruction-blind. Every registered family is covered here (a new family fails `test_every_family_is_covered`
@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from adapters.registry import load_model
+from bench.adapters.registry import load_model
 from bench.results.marks import follows_instructions, is_baseline
 
 FAMILIES = {"mteb", "sentence-transformers", "gstransform", "inbedder", "instructor", "metaeol", "openai",
@@ -21,17 +21,17 @@ FAMILIES = {"mteb", "sentence-transformers", "gstransform", "inbedder", "instruc
 
 @pytest.fixture(scope="module")
 def sts_metadata():
-    import tasks
+    from bench import tasks
 
     return tasks.TASKS["DemoInstructSTS"]().metadata
 
 
 def test_every_family_is_covered():
     """The harness's own families (tests register toy ones in the same process)."""
-    from adapters.registry import FAMILIES as REGISTERED, discover
+    from bench.adapters.registry import FAMILIES as REGISTERED, discover
 
     discover()
-    assert {f for f, cls in REGISTERED.items() if cls.__module__.startswith("adapters.")} == FAMILIES
+    assert {f for f, cls in REGISTERED.items() if cls.__module__.startswith("bench.adapters.")} == FAMILIES
 
 
 @pytest.mark.parametrize(("spec", "options", "follows"), [
@@ -68,7 +68,7 @@ def test_mteb_implementation_is_probed_through_its_own_loader(sts_metadata):
 
 
 def test_gstransform_routes_by_instruction():
-    from adapters.gstransform import GSTransformEncoder
+    from bench.adapters.gstransform import GSTransformEncoder
 
     bare = GSTransformEncoder.__new__(GSTransformEncoder)  # its rendering needs no transforms
     assert bare.instruction_use()["follows_instructions"] is True

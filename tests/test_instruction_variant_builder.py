@@ -1,5 +1,5 @@
-"""`bench build-data instruction-variants` (dataset_builders/instruction_variants.py) against the fake OpenAI
-server, and the hand-checked built-in variants file tasks/instruction_variants/generic-sts.yaml."""
+"""`bench build-data instruction-variants` (bench/dataset_builders/instruction_variants.py) against the fake OpenAI
+server, and the hand-checked built-in variants file bench/tasks/instruction_variants/generic-sts.yaml."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import re
 
 import pytest
 
-import tasks
+from bench import tasks
 from bench.core.errors import BenchError, ConfigError, DataError, UnknownNameError
 from bench.core.variants import builtin_variant_files, load_variants
-from dataset_builders import llm_prompts as P
-from dataset_builders.instruction_variants import build_instruction_variants
-from dataset_builders.registry import get_builder
-from tasks.generic import RERANKING_INSTRUCTIONS, STS_INSTRUCTIONS
+from bench.dataset_builders import llm_prompts as P
+from bench.dataset_builders.instruction_variants import build_instruction_variants
+from bench.dataset_builders.registry import get_builder
+from bench.tasks.generic import RERANKING_INSTRUCTIONS, STS_INSTRUCTIONS
 
 CHAT = "/v1/chat/completions"
 STS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")

@@ -12,16 +12,16 @@ import yaml
 from datasets import Dataset
 from scipy.stats import kendalltau
 
-import tasks
+from bench import tasks
 from bench.core.errors import ConfigError, UnknownNameError
 from bench.results.store import find_results
 from bench.run.runner import RunOptions, run
 from bench.results.sensitivity import collect, stability_by_task, summarize
 from bench.results.summary import run_table
 from bench.core.variants import load_variants
-from dataset_builders.sts_senteval import build_sts_senteval
-from tasks import TASKS, FewRelClustering
-from tasks.variants import variant_task
+from bench.dataset_builders.sts_senteval import build_sts_senteval
+from bench.tasks import TASKS, FewRelClustering
+from bench.tasks.variants import variant_task
 from test_robustness import ScaledHashEncoder, fewrel_six_dir  # noqa: F401 - a fixture
 from toy_encoders import HashEncoder
 
@@ -314,8 +314,8 @@ def test_mapping_variant_for_a_retrieval_task_sets_both_prompts():
 
 def test_any_mteb_task_runs_with_variants_through_bench_run(tmp_path, monkeypatch):
     """`--tasks SciFact` is MTEB's SciFact (its class, prompt and scoring); here its data is given in memory."""
-    import tasks as tasks_pkg
-    from tasks.generic import mteb_task_class
+    from bench import tasks as tasks_pkg
+    from bench.tasks.generic import mteb_task_class
 
     real = mteb_task_class("SciFact")
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from adapters.instructor import InstructorEncoder
+from bench.adapters.instructor import InstructorEncoder
 from bench.core.errors import ConfigError
 
 PAIRS = [["Represent the emotion: ", "I love this card!"], ["Represent the intent of the customer message: ", "Refund please"],

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.core.errors import DataError
-from dataset_builders.label_derived import (
+from bench.dataset_builders.label_derived import (
     BANKING_TEST,
     GO_EMOTION,
     STS_INSTRUCTION,

@@ -43,7 +43,7 @@ def test_bench_run_logs_it_first(monkeypatch, caplog):
     for name in ("WORLD_SIZE", "RANK", "LOCAL_RANK"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(run_command, "_launcher_argv", lambda: LAUNCHER)
-    monkeypatch.setitem(sys.modules, "adapters.distributed", None)  # the first import after the check: stop there
+    monkeypatch.setitem(sys.modules, "bench.adapters.distributed", None)  # the first import after the check: stop there
     with caplog.at_level("WARNING"), pytest.raises(ImportError):
         run_command._cmd_run(argparse.Namespace())
     assert [r.getMessage() for r in caplog.records] == [

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-import adapters.generative
-from adapters.generative import GenerativeEncoder, LayerTap, find_layers
-from adapters.prompteol import PromptEOLEncoder
+import bench.adapters.generative
+from bench.adapters.generative import GenerativeEncoder, LayerTap, find_layers
+from bench.adapters.prompteol import PromptEOLEncoder
 
 TEXTS = ["I am so happy my card finally arrived!", "Why was I charged twice?", "Hello", "the bank is closed today"]
 INSTRUCTION = "How does the customer feel?"
@@ -73,7 +73,7 @@ def _vectors(cls, path, monkeypatch, *, reference, **options):
     its hidden states (`output_hidden_states=True`), as when no layer list is found."""
     with monkeypatch.context() as patch:
         if reference:
-            patch.setattr(adapters.generative, "find_layers", lambda stack: None)
+            patch.setattr(bench.adapters.generative, "find_layers", lambda stack: None)
         enc = cls(path, use_cache=False, batch_size=3, **options)
         enc.ensure_loaded()
         asked = _all_states_asked(enc.model)

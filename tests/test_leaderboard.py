@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from bench.cli.main import main
-from leaderboard import REASONS, build, validate_all
-from leaderboard.plots import robustness_svg, robustness_values
-from leaderboard.reference import metric_range, task_reference
-from leaderboard.schema import check
-from leaderboard.submission import read_submission
-from leaderboard.validate import validate
+from bench.leaderboard import REASONS, build, validate_all
+from bench.leaderboard.plots import robustness_svg, robustness_values
+from bench.leaderboard.reference import metric_range, task_reference
+from bench.leaderboard.schema import check
+from bench.leaderboard.submission import read_submission
+from bench.leaderboard.validate import validate
 from leaderboard_fixtures import add_variants, copy_model, copy_results, demo_results, edit_json, result_files  # noqa: F401 (fixture)
-from tasks.abstasks.base import PACKAGED_DATA_DIR
+from bench.tasks.abstasks.base import PACKAGED_DATA_DIR
 
 pytestmark = pytest.mark.slow  # the session fixture runs the demo suite twice with the real model
 
@@ -71,7 +71,7 @@ def test_schema_files_are_valid_json_schemas():
     from jsonschema import Draft202012Validator
 
     for name in ("result", "run_record", "manifest"):
-        path = Path(__file__).resolve().parents[1] / "leaderboard" / "schemas" / f"{name}.schema.json"
+        path = Path(__file__).resolve().parents[1] / "bench" / "leaderboard" / "schemas" / f"{name}.schema.json"
         Draft202012Validator.check_schema(json.loads(path.read_text()))
 
 
@@ -319,7 +319,7 @@ def test_build_exports_and_averages(demo_results, tmp_path, capsys):
 
 
 def test_a_new_suite_gets_a_table_without_code_changes(demo_results, tmp_path, monkeypatch):
-    import tasks
+    from bench import tasks
 
     monkeypatch.setitem(tasks.SUITES, "my-suite", ("DemoNYTClustering", "DemoIntentEmotion"))
     data = build([demo_results], tmp_path / "site").data
@@ -481,7 +481,7 @@ def test_rank_and_baseline(demo_results, tmp_path):
 
 
 def test_ranks_follow_the_first_average_with_ties_and_gaps():
-    from leaderboard.table import _rank
+    from bench.leaderboard.table import _rank
 
     rows = [
         {"average": 50.0, "baseline": True}, {"average": 40.0, "baseline": False}, {"average": 40.0, "baseline": False},
@@ -492,7 +492,7 @@ def test_ranks_follow_the_first_average_with_ties_and_gaps():
 
 
 def test_best_ignores_the_baseline():
-    from leaderboard.table import _best
+    from bench.leaderboard.table import _best
 
     rows = [{"baseline": True, "scores": {"a": 90.0, "b": 1.0}}, {"baseline": False, "scores": {"a": 10.0, "b": 5.0}},
             {"baseline": False, "scores": {"a": 20.0, "b": None}}]
@@ -518,7 +518,7 @@ def test_averages_never_mix_gaps_with_scores():
 
 def test_union_suites_get_separate_averages(demo_results, tmp_path, monkeypatch):
     """inbedder / all hold Δci and absolute scores: each average names the columns it covers."""
-    from tasks.registry import SUITES
+    from bench.tasks.registry import SUITES
 
     data = build([demo_results], tmp_path / "site").data
     for name in ("inbedder", "all"):
@@ -536,7 +536,7 @@ def test_union_suites_get_separate_averages(demo_results, tmp_path, monkeypatch)
 
 def test_suite_paragraph_links_papers_and_datasets(demo_results, tmp_path):
     from bench.results.suites import SUITE_STYLES
-    from leaderboard.table import dataset_page
+    from bench.leaderboard.table import dataset_page
 
     build([demo_results], tmp_path / "site")
     html = (tmp_path / "site" / "index.html").read_text()
@@ -553,7 +553,7 @@ def test_suite_paragraph_links_papers_and_datasets(demo_results, tmp_path):
 
 
 def test_model_identity_and_card_links(demo_results, tmp_path):
-    from leaderboard.table import model_card
+    from bench.leaderboard.table import model_card
 
     site = tmp_path / "site"
     data = build([demo_results], site).data
@@ -628,7 +628,7 @@ def test_stand_in_data_is_marked(demo_results, tmp_path):
 
 def test_each_plot_once_and_size_plot(demo_results, tmp_path, monkeypatch):
     """A robustness strip plot appears in the first suite holding its task only; each suite has one size plot."""
-    import tasks
+    from bench import tasks
 
     root = _submission(demo_results, tmp_path)
     for experiment in (False, True):
@@ -648,7 +648,7 @@ def test_each_plot_once_and_size_plot(demo_results, tmp_path, monkeypatch):
 
 
 def test_size_and_bar_plots_escape_and_place_points():
-    from leaderboard.plots import bars_svg, size_svg
+    from bench.leaderboard.plots import bars_svg, size_svg
 
     svg = str(size_svg("s <b>", [("m<1>", 10_000_000, 20.0, False), ("m2", 1_000_000_000, 60.0, True)]))
     assert "s &lt;b&gt;" in svg and "m&lt;1&gt;: 20.00" in svg and "m2 (baseline): 60.00" in svg and "<b>" not in svg
@@ -663,7 +663,7 @@ def test_size_and_bar_plots_escape_and_place_points():
 
 
 def test_no_mid_word_breaks_in_the_css():
-    from leaderboard.site import STATIC
+    from bench.leaderboard.site import STATIC
 
     css = (STATIC / "leaderboard.css").read_text()
     assert "overflow-wrap: anywhere" not in css and "word-break" not in css
@@ -755,8 +755,8 @@ def test_variant_results_are_accepted_and_shown_apart(demo_results, tmp_path):
 
 
 def test_a_variant_is_verified_like_any_result(demo_results, tmp_path):
-    from leaderboard.table import leaderboard_data
-    from leaderboard.verify import entry_sha256
+    from bench.leaderboard.table import leaderboard_data
+    from bench.leaderboard.verify import entry_sha256
 
     reports = validate_all([variant_submission(demo_results, tmp_path)])
     variants = [e for e in reports[0].entries if "variant" in e.record and e.model.name == "org/other"]
@@ -773,7 +773,7 @@ def test_a_variant_is_verified_like_any_result(demo_results, tmp_path):
 def test_sensitivity_plot_is_narrow_escaped_and_places_dots():
     import re
 
-    from leaderboard.plots import SENSITIVITY_WIDTH, sensitivity_svg
+    from bench.leaderboard.plots import SENSITIVITY_WIDTH, sensitivity_svg
 
     models = [{"label": "org/<b>", "mean": 50.0, "std": 10.0, "default": 55.0, "baseline": False,
                "variants": [{"label": "v01-aaaaaaaa", "set": None, "score": s} for s in (40.0, 50.0, 60.0)]},

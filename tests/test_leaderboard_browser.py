@@ -34,7 +34,7 @@ from leaderboard_fixtures import (
 )
 from test_leaderboard import HOSTILE, MINILM, make_hostile
 
-from leaderboard import build
+from bench.leaderboard import build
 
 pytestmark = pytest.mark.slow
 

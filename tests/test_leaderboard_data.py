@@ -1,4 +1,4 @@
-"""leaderboard.json's data layer (leaderboard/table.py): measured baselines, the template column, merged
+"""leaderboard.json's data layer (bench/leaderboard/table.py): measured baselines, the template column, merged
 submissions, Borda ranks and per-type means, model facts, filters, marks, and the build's counts."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 from bench.cli.main import main
 from bench.results import marks
-from leaderboard import build, validate_all
-from leaderboard.table import _borda, size_bucket, task_types, template_label
+from bench.leaderboard import build, validate_all
+from bench.leaderboard.table import _borda, size_bucket, task_types, template_label
 from leaderboard_fixtures import add_variants, copy_model, copy_results, demo_results, edit_json, result_files  # noqa: F401 (fixture)
 
 DEMO = ("DemoIntentEmotion", "DemoInstructSTS", "DemoNYTClustering")
@@ -88,7 +88,7 @@ def test_gguf_record_facts(tmp_path):
     gguf = pytest.importorskip("gguf")
     import numpy as np
 
-    from adapters.identity import gguf_facts, gguf_record_facts
+    from bench.adapters.identity import gguf_facts, gguf_record_facts
 
     file = tmp_path / "m.gguf"
     writer = gguf.GGUFWriter(file, "llama")
@@ -167,7 +167,7 @@ def test_identical_results_merge_and_the_variants_show(demo_results, tmp_path):
 
 @pytest.mark.slow
 def test_borda_and_type_means_in_the_suite_table(demo_results, tmp_path, monkeypatch):
-    import tasks
+    from bench import tasks
 
     root = copy_results(demo_results, tmp_path / "sub")
     copy_model(root, "org/other")
@@ -239,7 +239,7 @@ def test_model_facts_filters_marks_and_csv(demo_results, tmp_path):
 
 @pytest.mark.slow
 def test_build_counts_variant_results_and_takes_several_verification_files(demo_results, tmp_path, capsys):
-    from leaderboard.verify import FORMAT, entry_sha256
+    from bench.leaderboard.verify import FORMAT, entry_sha256
 
     root = copy_results(demo_results, tmp_path / "sub")
     add_variants(result_files(root, "DemoInstructSTS"), [0.50, 0.60, 0.40])

@@ -1,7 +1,7 @@
 """Leaderboard fault probes: hostile or damaged submissions, each rejected with a named reason.
 
 Table-driven: every probe builds one bad submission and names the rejection reason it must get
-(leaderboard/validate.py REASONS). A final probe feeds them all to one build with a good submission:
+(bench/leaderboard/validate.py REASONS). A final probe feeds them all to one build with a good submission:
 the build finishes, the good one is published and every bad one is listed. Links to a credentials
 file outside (SECRET) must leave no trace of it in anything the build prints or writes. Forged scores (manifest
 deleted, manifest re-hashed) pass validation by design (a manifest detects accidents, not forgery)
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard import REASONS, build
-from leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, json_depth
-from leaderboard.submission import read_submission
-from leaderboard.validate import validate
+from bench.leaderboard import REASONS, build
+from bench.leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, json_depth
+from bench.leaderboard.submission import read_submission
+from bench.leaderboard.validate import validate
 from leaderboard_fixtures import demo_results, edit_json, result_files  # noqa: F401 (fixture)
 
 GIB = 2**30
@@ -322,7 +322,7 @@ def test_a_lookalike_name_is_rejected_naming_the_name_it_imitates(bad_submission
     ("org/model-I", ["org/model-l"], None),
 ])
 def test_lookalike_rule(name, board, imitates):
-    from leaderboard.names import problem
+    from bench.leaderboard.names import problem
 
     found = problem(name, "r.json", board)
     assert (found is None) == (imitates is None), found
@@ -333,7 +333,7 @@ def test_lookalike_rule(name, board, imitates):
 def test_problem_messages_quote_a_bounded_view(demo_results, tmp_path):
     """A value of 1 MB where a number belongs, a 1 MB field name and a terminal escape: every problem is short."""
     from bench.core.bounded import STRING_CHARS
-    from leaderboard.schema import FILE_CHARS, MESSAGE_CHARS, Problem
+    from bench.leaderboard.schema import FILE_CHARS, MESSAGE_CHARS, Problem
 
     root = _copy(demo_results, tmp_path)
     result, record = result_files(root, DEMO_TASK)
@@ -511,7 +511,7 @@ def test_unloadable_model_is_not_verified_and_says_why(demo_results, tmp_path, c
     ({"main_score": 0.5, "hf_subset": "default", "languages": ["eng-Latn"]}, {"main_score": 0.5, "hf_subset": "x"}, True),
 ])
 def test_tolerance(claimed, recomputed, ok):
-    from leaderboard.verify import TOLERANCE, compare
+    from bench.leaderboard.verify import TOLERANCE, compare
 
     assert TOLERANCE == 1e-4
     _, differ = compare({"scores": {"test": [claimed]}}, {"scores": {"test": [recomputed]}})

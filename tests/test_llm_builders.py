@@ -1,4 +1,4 @@
-"""LLM dataset builders (dataset_builders/llm_sets.py) on real raw files, against the fake OpenAI server."""
+"""LLM dataset builders (bench/dataset_builders/llm_sets.py) on real raw files, against the fake OpenAI server."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import re
 import pytest
 
 from bench.core.llm_client import LLMClient
-from dataset_builders import llm_prompts as P
-from dataset_builders.label_derived import BANKING_TEST, STSB_TEST, parse_banking, parse_stsb, read_source
-from dataset_builders.llm_sets import build_instruct_stsb, build_intent_emotion, build_robustness_instructions
-from dataset_builders.registry import get_builder
+from bench.dataset_builders import llm_prompts as P
+from bench.dataset_builders.label_derived import BANKING_TEST, STSB_TEST, parse_banking, parse_stsb, read_source
+from bench.dataset_builders.llm_sets import build_instruct_stsb, build_intent_emotion, build_robustness_instructions
+from bench.dataset_builders.registry import get_builder
 
 CHAT = "/v1/chat/completions"
 
@@ -101,7 +101,7 @@ def test_intent_emotion_triplets_follow_appendix_a(fake_openai, raw_dir, tmp_pat
 
 
 def test_intent_emotion_loads_in_the_task(fake_openai, raw_dir, tmp_path):
-    from tasks import get_tasks
+    from bench.tasks import get_tasks
 
     fake_openai.chat_handler = rewrite_handler
     build(build_intent_emotion, fake_openai, raw_dir, tmp_path / "out", tmp_path / "cache", size=3)

@@ -73,7 +73,7 @@ def llama_server(request, tmp_path_factory):
 
 @pytest.mark.timeout(1800)
 def test_build_and_run_with_smollm2(llama_server, raw_dir, tmp_path, monkeypatch):
-    from dataset_builders.llm_sets import build_instruct_stsb, build_intent_emotion
+    from bench.dataset_builders.llm_sets import build_instruct_stsb, build_intent_emotion
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "data"

@@ -22,9 +22,9 @@ from toy_encoders import HashEncoder
 
 from bench.cli.main import main
 from bench.core.errors import ConfigError, DataError, MissingDataError
-from tasks import TASKS, get_tasks
-from tasks.generic import INSTRUCTOR_SOURCE, MTEB_PROMPT_SOURCE
-from tasks.variants import variant_task
+from bench.tasks import TASKS, get_tasks
+from bench.tasks.generic import INSTRUCTOR_SOURCE, MTEB_PROMPT_SOURCE
+from bench.tasks.variants import variant_task
 
 BANKING = "Banking77Classification"
 STSB = "STSBenchmark"

@@ -10,9 +10,9 @@ from scipy.stats import hmean as scipy_hmean
 from sklearn.metrics import v_measure_score
 
 from helpers import scores_of, write_csv, write_jsonl
-from tasks import InstructSTSB, IntentEmotion, NYTClustering
-from tasks.demo import DemoInstructSTS, DemoIntentEmotion
-from tasks.metrics import cluster_v_measure, harmonic_mean, triplet_successes
+from bench.tasks import InstructSTSB, IntentEmotion, NYTClustering
+from bench.tasks.demo import DemoInstructSTS, DemoIntentEmotion
+from bench.tasks.metrics import cluster_v_measure, harmonic_mean, triplet_successes
 from toy_encoders import HashEncoder, LookupEncoder
 
 

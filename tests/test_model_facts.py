@@ -1,5 +1,5 @@
 """model_meta.json of a model MTEB does not register says what the model's own files say, and no more
-(adapters/identity.py `model_facts`): a GGUF header, a sentence-transformers folder's configs and card."""
+(bench/adapters/identity.py `model_facts`): a GGUF header, a sentence-transformers folder's configs and card."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.identity import (
+from bench.adapters.identity import (
     SINGLE_SCRIPT_LANGUAGES,
     card_front_matter,
     gguf_check,
@@ -51,11 +51,11 @@ def test_a_gguf_header_gives_context_license_languages_and_size_but_no_dimension
 
 
 def test_the_fast_header_scan_reads_what_ggufs_own_reader_reads():
-    """adapters/identity.py `_scan_gguf` steps over long arrays (the vocabulary) instead of decoding them:
+    """bench/adapters/identity.py `_scan_gguf` steps over long arrays (the vocabulary) instead of decoding them:
     every other field and every tensor's size and type equal gguf's GGUFReader's, on the real file."""
     import gguf
 
-    from adapters.identity import _GGUF_KEPT_ITEMS, _gguf_reader_fields, _scan_gguf
+    from bench.adapters.identity import _GGUF_KEPT_ITEMS, _gguf_reader_fields, _scan_gguf
 
     fast, fast_tensors = _scan_gguf(_smollm2_gguf())
     full, full_tensors = _gguf_reader_fields(gguf, _smollm2_gguf())
@@ -105,7 +105,7 @@ def test_licenses_are_mtebs_values_or_a_url_given_in_the_file():
 
 # ------------------------------------------------------------------ a sentence-transformers folder
 def test_a_local_sentence_transformers_folder_files_what_its_files_say(minilm_path, tmp_path):
-    from adapters.registry import load_model
+    from bench.adapters.registry import load_model
 
     copy = tmp_path / "my-minilm"
     shutil.copytree(minilm_path, copy)
@@ -127,10 +127,10 @@ def test_a_local_sentence_transformers_folder_files_what_its_files_say(minilm_pa
 
 
 def test_an_encoder_on_a_gguf_file_records_its_quantisation_and_base_model(minilm_path):
-    """What ModelMeta has no field for goes to the run record's `model.facts` (adapters/base.py `record_facts`)."""
+    """What ModelMeta has no field for goes to the run record's `model.facts` (bench/adapters/base.py `record_facts`)."""
     from types import SimpleNamespace
 
-    from adapters.base import BaseEncoder
+    from bench.adapters.base import BaseEncoder
 
     facts = BaseEncoder.record_facts(SimpleNamespace(_source=str(_smollm2_gguf())))
     assert facts["quantisation"] == "Q4_1"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from adapters.registry import (
+from bench.adapters.registry import (
     coerce_option,
     describe_families,
     family_options,

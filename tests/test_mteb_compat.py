@@ -1,4 +1,4 @@
-"""The one shim into MTEB's internals (tasks/mteb_compat.py): fails loudly when an MTEB release changes it."""
+"""The one shim into MTEB's internals (bench/tasks/mteb_compat.py): fails loudly when an MTEB release changes it."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import importlib
 
 import mteb
 
-import tasks
-from tasks.mteb_compat import create_query_dataloader, mteb_query_dataloader, mteb_registry, mteb_task_list
+from bench import tasks
+from bench.tasks.mteb_compat import create_query_dataloader, mteb_query_dataloader, mteb_registry, mteb_task_list
 
 
 def test_mtebs_private_registry_is_still_the_dict_get_task_reads():
     module = importlib.import_module("mteb.get_tasks")
-    assert isinstance(module._TASKS_REGISTRY, dict), "MTEB changed its task registry: update tasks/mteb_compat.py"
+    assert isinstance(module._TASKS_REGISTRY, dict), "MTEB changed its task registry: update bench/tasks/mteb_compat.py"
     assert module._TASKS_REGISTRY is mteb_registry()
     assert "STS12" in module._TASKS_REGISTRY  # MTEB's own tasks are still there
 

@@ -1,4 +1,4 @@
-"""MTEB finds the harness's tasks by type and its suites as benchmarks (tasks/mteb_compat.py, tasks/benchmarks.py).
+"""MTEB finds the harness's tasks by type and its suites as benchmarks (bench/tasks/mteb_compat.py, bench/tasks/benchmarks.py).
 
 Real MTEB calls only: `mteb.get_tasks` with its filters, `mteb.get_benchmark(s)`, `mteb.evaluate` on a
 benchmark, and MTEB's own per-type aggregation. The before/after comparison runs in a fresh interpreter,
@@ -18,13 +18,13 @@ import mteb
 import pytest
 from mteb.benchmarks.benchmark import BenchmarkAggregation
 
-import tasks
+from bench import tasks
 from bench.core.errors import ConfigError
-from tasks import mteb_compat
-from tasks.abstasks import AbsTaskInstructionTriplet
-from tasks.abstasks.label_sampled import AbsTaskLabelTriplet
-from tasks.benchmarks import BENCHMARK_NAMES, SuiteTasks, benchmark_name
-from tasks.registry import SUITES
+from bench.tasks import mteb_compat
+from bench.tasks.abstasks import AbsTaskInstructionTriplet
+from bench.tasks.abstasks.label_sampled import AbsTaskLabelTriplet
+from bench.tasks.benchmarks import BENCHMARK_NAMES, SuiteTasks, benchmark_name
+from bench.tasks.registry import SUITES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -142,7 +142,7 @@ def test_mteb_before_and_after_import_tasks():
         importlib.reload(sys.modules["mteb.benchmarks.get_benchmark"])  # forget MTEB's cached benchmarks
         sys.modules.pop("mteb.benchmarks.benchmarks", None)
         os.environ["INSTRUCT_BENCH_DATA_DIR"] = tempfile.mkdtemp()  # no task folders at all
-        import tasks
+        from bench import tasks
         lazy = {"mteb_benchmarks_built": "mteb.benchmarks.benchmarks" in sys.modules}
         bench = mteb.get_benchmark("InBedder-awareness")
         lazy["len"] = len(bench)
@@ -161,7 +161,7 @@ def test_mteb_before_and_after_import_tasks():
         }
         print(json.dumps({"before": before, "after": after, "lazy": lazy,
                           "own": {n: c.metadata.superseded_by is None for n, c in tasks.TASKS.items()
-                                  if f"{c.__module__}.{c.__qualname__}".startswith("tasks.")}}))
+                                  if f"{c.__module__}.{c.__qualname__}".startswith("bench.tasks.")}}))
     """)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     env.pop("INSTRUCT_BENCH_DATA_DIR", None)

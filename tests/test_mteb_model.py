@@ -20,9 +20,9 @@ import sentence_transformers
 from mteb.types import PromptType
 from sentence_transformers import SentenceTransformer
 
-from adapters.mteb_model import MTEBModel
-from adapters.registry import MODELS, load_model
-from tasks.mteb_compat import create_query_dataloader
+from bench.adapters.mteb_model import MTEBModel
+from bench.adapters.registry import MODELS, load_model
+from bench.tasks.mteb_compat import create_query_dataloader
 
 MINILM = MODELS["all-MiniLM-L6-v2"].path()
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -72,7 +72,7 @@ def stand_in(monkeypatch):
 def _calls():
     """(task metadata, prompt type, dataloader) of three encode calls: instructed queries, documents,
     and a plain task (MTEB's STSBenchmark)."""
-    import tasks
+    from bench import tasks
 
     intent = tasks.TASKS["DemoIntentEmotion"]().metadata
     sts = mteb.get_task("STSBenchmark").metadata
@@ -128,7 +128,7 @@ def test_text_reaching_the_model_is_what_mtebs_implementation_sends(name, stand_
 
 
 def test_listed_format_is_what_the_model_receives(stand_in, tmp_path):
-    from adapters.mteb_zoo import instruction_models
+    from bench.adapters.mteb_zoo import instruction_models
 
     rows = {r["model"]: r for r in instruction_models()}
     e5 = rows["intfloat/e5-mistral-7b-instruct"]

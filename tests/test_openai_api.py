@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapters.openai_api import (
+from bench.adapters.openai_api import (
     OpenAIEmbeddingEncoder,
     _message,
     budget_tokens,
@@ -22,7 +22,7 @@ from adapters.openai_api import (
     plan_requests,
     public_url,
 )
-from adapters.registry import load_model
+from bench.adapters.registry import load_model
 from bench.cli.main import main
 from bench.core.errors import ConfigError, EncodingError
 from bench.run.runner import RunOptions, dry_run, run
@@ -303,7 +303,7 @@ def test_run_records_ledger_and_rerun_from_cache_sends_nothing(api, tmp_path):
 
 def test_key_is_never_written_or_logged(api, tmp_path, caplog, capsys):
     caplog.set_level(logging.DEBUG)
-    for name in ("openai", "httpx", "httpx2", "httpcore", "adapters", "bench"):
+    for name in ("openai", "httpx", "httpx2", "httpcore", "bench"):
         logging.getLogger(name).setLevel(logging.DEBUG)
     code = main(["-v", "run", "--model", "openai:text-embedding-3-small", "--base-url", api.base_url,
                  "--tasks", "DemoInstructSTS", "--output-dir", str(tmp_path / "out"),

@@ -244,7 +244,7 @@ def test_cli_leaves_library_bars_on_a_terminal(monkeypatch):
 
 # ------------------------------------------------------------------------------- pass labels
 def test_pass_labels():
-    from adapters.base import pass_label
+    from bench.adapters.base import pass_label
 
     assert [pass_label("STS12", "sentence", n) for n in (1, 2, 3)] == [
         "STS12 (sentence 1)", "STS12 (sentence 2)", "STS12 (sentence 1)"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from adapters.prompteol import METAEOL, PROMPTEOL, PromptEOLEncoder, clean_sentence, proportional_layer
+from bench.adapters.prompteol import METAEOL, PROMPTEOL, PromptEOLEncoder, clean_sentence, proportional_layer
 from bench.core.errors import ConfigError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.registry import load_model, resolve
+from bench.adapters.registry import load_model, resolve
 from bench.core.errors import UnknownNameError
 
 
@@ -35,10 +35,10 @@ def test_run_flags_are_tagged_with_exactly_the_families_that_take_them():
     """`bench run --help` tags each family flag with every family whose constructor takes the option and for
     which it means something: --template is openai's too, --max-seq-length instructor's, and the API family
     runs no weights here, so it takes neither --device nor --dtype."""
-    from adapters.registry import FAMILIES, cli_flags
+    from bench.adapters.registry import FAMILIES, cli_flags
 
     tags = {option: set(owners.split(", ")) for option, (_, owners) in cli_flags().items()}
-    ours = {f for f, cls in FAMILIES.items() if cls.__module__.startswith("adapters.")}  # not the tests' toy families
+    ours = {f for f, cls in FAMILIES.items() if cls.__module__.startswith("bench.adapters.")}  # not the tests' toy families
     assert tags["template"] & ours == {"sentence-transformers", "openai"}
     assert tags["max_seq_length"] & ours == {"sentence-transformers", "instructor"}
     weights = ours - {"openai"}

@@ -13,7 +13,7 @@ import pytest
 from bench.core.errors import StorageError
 from bench.results.store import SCRATCH_PREFIX, AtomicResultCache, find_results
 from results_repo_check import folder_problems, result_file_problems
-from tasks import get_tasks
+from bench.tasks import get_tasks
 from toy_encoders import HashEncoder
 
 LEGACY_LINE = {"task": "OldTask", "split": "test", "subset": "default", "version": {"mteb": "2.15.0"},

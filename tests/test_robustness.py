@@ -18,12 +18,12 @@ from bench.core.errors import DataError
 from bench.results.outcome import TaskOutcome
 from bench.run.runner import RunOptions, run
 from bench.results.summary import run_table
-from dataset_builders.clustering_sets import CLUSTER_LLM, build_few_rel
-from tasks import SUITES, TASKS, FewRelClustering, NYTTopicClustering
-from tasks.abstasks import AbsTaskInstructionRobustness
-from tasks.abstasks.base import PACKAGED_DATA_DIR
-from tasks.abstasks.instruction_robustness import INSTRUCTION_SETS
-from tasks.metrics import cluster_v_measure, robustness_gaps
+from bench.dataset_builders.clustering_sets import CLUSTER_LLM, build_few_rel
+from bench.tasks import SUITES, TASKS, FewRelClustering, NYTTopicClustering
+from bench.tasks.abstasks import AbsTaskInstructionRobustness
+from bench.tasks.abstasks.base import PACKAGED_DATA_DIR
+from bench.tasks.abstasks.instruction_robustness import INSTRUCTION_SETS
+from bench.tasks.metrics import cluster_v_measure, robustness_gaps
 
 INBEDDER_JSON = "InBedder/derived/task_descriptions_and_instructions.json"
 
@@ -170,7 +170,7 @@ def test_blind_model_encodes_the_corpus_once_and_scores_30_equal_v_measures(fewr
     assert len(values) == 1
     assert outcome.main_score == outcome.scores["delta_ci_worst_case"] == 0.0
 
-    from adapters.registry import load_model
+    from bench.adapters.registry import load_model
 
     texts, labels = _corpus(fewrel_dir / "FewRelClustering" / "test.jsonl")
     model = load_model("all-MiniLM-L6-v2", template="none", use_cache=False)

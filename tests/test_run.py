@@ -9,12 +9,12 @@ from pathlib import Path
 import mteb
 import pytest
 
-from adapters.registry import load_model
-from adapters.mteb_model import MTEBModel
+from bench.adapters.registry import load_model
+from bench.adapters.mteb_model import MTEBModel
 from bench.run.runner import RunOptions, run
-from dataset_builders.label_derived import build_instruct_stsb_proxy, build_intent_emotion_proxy
-from tasks import get_tasks
-from tasks.abstasks.base import PACKAGED_DATA_DIR
+from bench.dataset_builders.label_derived import build_instruct_stsb_proxy, build_intent_emotion_proxy
+from bench.tasks import get_tasks
+from bench.tasks.abstasks.base import PACKAGED_DATA_DIR
 
 pytestmark = pytest.mark.slow
 
@@ -134,7 +134,7 @@ def test_killed_mid_task_resumes_with_the_same_scores(tmp_path, monkeypatch):
 
 
 def test_a_later_failure_keeps_finished_tasks(tmp_path, monkeypatch):
-    import tasks.abstasks.instruction_sts as sts
+    import bench.tasks.abstasks.instruction_sts as sts
 
     def broken(*args, **kwargs):
         raise RuntimeError("scoring crashed")

@@ -1,4 +1,4 @@
-"""The sampling layer that turns labelled texts into GSTransform pairs and triplets (tasks/sampling.py)."""
+"""The sampling layer that turns labelled texts into GSTransform pairs and triplets (bench/tasks/sampling.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bench.core.errors import DataError
-from tasks.sampling import sample_pairs, sample_triplets
+from bench.tasks.sampling import sample_pairs, sample_triplets
 
 TEXTS = [f"text {i}" for i in range(60)]
 LABELS = ["a"] * 30 + ["b"] * 20 + ["c"] * 10

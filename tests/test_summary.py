@@ -13,8 +13,8 @@ import pytest
 from bench.cli.main import main
 from bench.results.outcome import TaskOutcome
 from bench.results.summary import format_score, results_table, run_table, suite_averages
-from tasks import SUITES, DemoInstructSTS, DemoNYTClustering
-from tasks.data import stand_in_of
+from bench.tasks import SUITES, DemoInstructSTS, DemoNYTClustering
+from bench.tasks.data import stand_in_of
 from toy_encoders import HashEncoder
 
 AWARENESS = {"InstructSTSB": 0.40, "IntentEmotion": 0.25, "NYTClustering": 0.10}

@@ -22,7 +22,7 @@ import pytest
 
 from bench.cli.main import main
 from fake_openai import FakeOpenAI, fake_vector
-from leaderboard import build
+from bench.leaderboard import build
 from leaderboard_fixtures import demo_results, edit_json, result_files  # noqa: F401 (fixture)
 
 KEY = "sk-maintainer-SeCrEt-7f3a"  # the maintainer's $OPENAI_API_KEY: it must reach no submitter's server

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.base import BaseEncoder
+from bench.adapters.base import BaseEncoder
 
 
 class HashEncoder(BaseEncoder):

@@ -76,7 +76,7 @@ def _version_text() -> str:
 def _configure_logging(verbose: bool, quiet: bool) -> None:
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
     logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[_StderrHandler()])
-    for name in ("bench", "tasks", "adapters", "dataset_builders", "leaderboard"):
+    for name in ("bench",):
         logging.getLogger(name).setLevel(level)
     # Libraries stay at WARNING: their INFO lines would drown the harness's progress.
     for name in ("mteb", "sentence_transformers", "transformers", "datasets"):
@@ -111,7 +111,7 @@ def _quiet_library_bars() -> None:
 
 def _other_rank() -> bool:
     """A rank other than 0 of a `torchrun`/`accelerate launch` run (read from the launcher's variables)."""
-    from adapters.distributed import is_worker
+    from bench.adapters.distributed import is_worker
 
     return is_worker()
 

@@ -6,7 +6,7 @@ one process that drives the evaluation, it leaves every accelerator idle meanwhi
 `submit`s each view's scoring as soon as the view is encoded and `gather`s the scores at the end:
 
 * in a plain run the job runs at once, in line (nothing changes);
-* in a launched run (torchrun) the distributed team (`adapters/distributed.py`) registers itself as the
+* in a launched run (torchrun) the distributed team (`bench/adapters/distributed.py`) registers itself as the
   executor, and each job goes to another rank's scoring thread, which runs beside that rank's
   encoding; a job no rank has taken when the task gathers runs on the caller.
 

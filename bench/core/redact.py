@@ -9,7 +9,7 @@ and `error:` lines all pass through `redact`, so such a URL is written as
 The value of `$OPENAI_API_KEY` is masked wherever it appears, URL or not.
 
 `credential_param` names the parameters that are credentials rather than part of what an endpoint
-serves; the embedding cache uses it to key an endpoint by its other parameters (adapters/openai_api.py).
+serves; the embedding cache uses it to key an endpoint by its other parameters (bench/adapters/openai_api.py).
 """
 
 from __future__ import annotations

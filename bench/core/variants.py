@@ -17,13 +17,13 @@ and `source:`), or at the top level when there is nothing else:
 
 An instruction is a string, or a mapping of the task's instruction slots (retrieval/reranking: query,
 document; multi-criterion tasks: one per criterion/aspect). How a task takes a variant is the task's
-business (`tasks/variants.py`); this module only reads, checks and names.
+business (`bench/tasks/variants.py`); this module only reads, checks and names.
 
 Why the label carries a hash: a variant's label names its MTEB experiment folder and its cache of
 results, so editing an instruction in the file gives a new folder instead of silently reusing (or
 overwriting) the old instruction's result.
 
-Built-in files (`bench list variants`) live in `tasks/instruction_variants/` and are named without
+Built-in files (`bench list variants`) live in `bench/tasks/instruction_variants/` and are named without
 their suffix: `--instruction-variants inbedder-robustness`.
 """
 
@@ -40,7 +40,7 @@ from bench.core.config_files import read_yaml_or_json
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
 
-BUILTIN_DIR = Path(__file__).resolve().parents[2] / "tasks" / "instruction_variants"
+BUILTIN_DIR = Path(__file__).resolve().parents[1] / "tasks" / "instruction_variants"
 SUFFIXES = (".yaml", ".yml", ".json")
 FILE_KEYS = ("name", "description", "source", "tasks")
 MAX_NAME = 200  # characters of a task or set name

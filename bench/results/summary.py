@@ -8,7 +8,7 @@ what the column is called). An average is marked partial ("2 of 3 tasks, partial
 some of its tasks, since it is then not comparable with the paper's; a suite whose tasks mix score kinds
 (Δci, a difference of V-measures, next to absolute scores: `inbedder`, `all`) gets no average at all.
 Marks come from `bench.results.marks` (one set for the CLI, the site and LaTeX): a score computed on
-stand-in data (the folder's manifest says `proxy`, see `tasks.data.stand_in_of`) carries ‡, one computed on
+stand-in data (the folder's manifest says `proxy`, see `bench.tasks.data.stand_in_of`) carries ‡, one computed on
 a local copy of the data (`--data-dir`) †, an instruction-blind setting's row ∅ (a baseline: never
 ranked, never bold); each mark used is explained once under the table.
 
@@ -709,7 +709,7 @@ def _experiment_text(experiment: dict[str, Any] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted((experiment or {}).items())) or "default"
 
 
-_DIGEST = re.compile(r"-[0-9a-f]{8}$")  # what adapters.options.experiment_label / fit_experiment append
+_DIGEST = re.compile(r"-[0-9a-f]{8}$")  # what bench.adapters.options.experiment_label / fit_experiment append
 
 
 def readable_experiment(experiment: dict[str, Any] | None, settings: dict[str, Any] | None = None) -> str:

@@ -23,7 +23,7 @@ CATALOG_PATH = Path(__file__).with_name("task_catalog.json")
 
 def build() -> dict[str, Any]:
     """The catalog from the task classes themselves (imports `tasks`, hence MTEB)."""
-    from tasks import SUITES, TASKS
+    from bench.tasks import SUITES, TASKS
 
     return {
         "suites": {suite: list(members) for suite, members in SUITES.items()},
@@ -41,7 +41,7 @@ def _stored() -> dict[str, Any]:
 
 def catalog() -> dict[str, Any]:
     """The live registry when `tasks` is imported, else the stored file."""
-    return build() if "tasks" in sys.modules else _stored()
+    return build() if "bench.tasks" in sys.modules else _stored()
 
 
 def suites() -> dict[str, tuple[str, ...]]:

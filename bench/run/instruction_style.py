@@ -16,7 +16,7 @@ def instruction_style_for(model_spec: str, requested: str | None) -> str:
     """The style to give tasks: the requested one, or for `auto`/None the model family's convention."""
     if requested and requested != AUTO:
         return requested
-    from adapters.registry import resolve
+    from bench.adapters.registry import resolve
     from bench.core.errors import BenchError
 
     try:

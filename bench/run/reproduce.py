@@ -4,9 +4,9 @@ maintainer would run it.
 The leaderboard reads results through the results layer and runs nothing itself; what a verification
 may load is decided here, beside the run, because only the run knows the model families: the model
 by what it is (a registered name or hub id at its recorded revision), of the recorded settings only
-the family's vector options (adapters/options.py), never a path outside the working directory, and
+the family's vector options (bench/adapters/options.py), never a path outside the working directory, and
 an API model only against the endpoint the maintainer names. The threat model is in
-leaderboard/verify.py.
+bench/leaderboard/verify.py.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.options import family_options, runtime_options
-from adapters.registry import MODELS, MTEB_FAMILY, ST_FAMILY, family_class, resolve
+from bench.adapters.options import family_options, runtime_options
+from bench.adapters.registry import MODELS, MTEB_FAMILY, ST_FAMILY, family_class, resolve
 from bench.core.bounded import printable
 from bench.core.fileio import sha256_json, unsafe_member_name
 from bench.core.variants import Variant, VariantFile

@@ -12,7 +12,7 @@ would send to the model (after the cache), and an encoder with `estimate_usage(i
 its token/cost estimate.
 
 Launched with `torchrun`/`accelerate launch`, every rank calls `run`: rank 0 evaluates as above and
-shares encoding with the others, which only `serve` it (`adapters/distributed.py`) and return no
+shares encoding with the others, which only `serve` it (`bench/adapters/distributed.py`) and return no
 outcomes; results, run records and the table come from rank 0 alone.
 """
 
@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.options import public_value
+from bench.adapters.options import public_value
 from bench.core.errors import ConfigError, MissingDataError
 from bench.core.fileio import atomic_write_json
 from bench.run.instruction_style import instruction_style_for
@@ -63,7 +63,7 @@ class RunOptions:
     model_revision: str | None = None
     tasks: list[str] | None = None
     suite: str | None = None
-    # Family constructor options (`--model-args`, `--model-config`, family flags); see adapters.registry.
+    # Family constructor options (`--model-args`, `--model-config`, family flags); see bench.adapters.registry.
     model_options: dict[str, Any] = field(default_factory=dict)
     # Shorthands for common model options; None = the family's default. They override model_options.
     template: str | None = None
@@ -81,18 +81,18 @@ class RunOptions:
     # Instruction style for tasks that offer several (GSTransform): auto|question|command|gstransform.
     instruction_style: str | None = None
     # A variants file (or built-in name): each of its tasks is also run under each of its instructions,
-    # each variant an MTEB experiment beside the default run (bench/core/variants.py, tasks/variants.py).
+    # each variant an MTEB experiment beside the default run (bench/core/variants.py, bench/tasks/variants.py).
     instruction_variants: str | Any = None  # a path or built-in name, or a bench.core.variants.VariantFile
 
 
 def run(options: RunOptions) -> list[TaskOutcome]:
     """Evaluate the model on the tasks; return one outcome per task, in order (none on ranks but 0)."""
-    from adapters.distributed import world_from_env
+    from bench.adapters.distributed import world_from_env
 
     world = world_from_env()
     if world is None:
         return _evaluate(options)
-    from adapters.distributed import serve, session
+    from bench.adapters.distributed import serve, session
 
     with session(world):
         if not world.is_main:
@@ -116,7 +116,7 @@ def _evaluate(options: RunOptions) -> list[TaskOutcome]:
 
 def rank_usage() -> list[dict[str, float]] | None:
     """Each rank's seconds of encoding and scoring so far, in a launched run (rank 0's view)."""
-    from adapters.distributed import usage
+    from bench.adapters.distributed import usage
 
     return usage()
 
@@ -135,7 +135,7 @@ def rank_busy(before: list[dict[str, float]], after: list[dict[str, float]] | No
 def result_store(stores: dict[Path, Any], output_dir: str, task: Any) -> Any:
     """The result cache a task's result goes to (bench/results/store.py `results_root`): MTEB's tasks on MTEB's
     data in OUTPUT, where `mteb submit-results` looks; anything else under OUTPUT/instruct-bench."""
-    from tasks.mteb_compat import is_mtebs_task
+    from bench.tasks.mteb_compat import is_mtebs_task
 
     root = results_root(output_dir, mtebs=is_mtebs_task(task))
     if not stores:  # the folder the user named first: a file in its way is named as such
@@ -201,8 +201,8 @@ def load_run_variants(options: RunOptions) -> Any:
     if not options.instruction_variants:
         return None
     from bench.core.variants import VariantFile, load_variants
-    from tasks import TASKS
-    from tasks.mteb_compat import mteb_registry
+    from bench.tasks import TASKS
+    from bench.tasks.mteb_compat import mteb_registry
 
     if isinstance(options.instruction_variants, VariantFile):  # built in code (leaderboard verify)
         return options.instruction_variants
@@ -212,10 +212,10 @@ def load_run_variants(options: RunOptions) -> Any:
 def task_jobs(tasks: list[Any], variants: Any) -> list[tuple[Any, Any]]:
     """(task, None) for each task, each followed by (its copy under a variant, variant) per variant.
 
-    The copies are made before anything is evaluated (tasks/variants.py says why); the variants of a
+    The copies are made before anything is evaluated (bench/tasks/variants.py says why); the variants of a
     task run right after it, so the encoder's in-memory store of the task's vectors serves them.
     """
-    from tasks.variants import variant_task
+    from bench.tasks.variants import variant_task
 
     jobs: list[tuple[Any, Any]] = []
     for task in tasks:
@@ -239,7 +239,7 @@ def variant_experiment(model: Any, variant: Any) -> Iterator[None]:
     if variant is None:
         yield
         return
-    from adapters.options import fit_experiment
+    from bench.adapters.options import fit_experiment
     from bench.core.variants import EXPERIMENT_KEY
 
     meta = model.mteb_model_meta
@@ -257,8 +257,8 @@ def build_tasks(options: RunOptions, variants: Any = None) -> list[Any]:
     A named task without local data is an error; a suite run skips such tasks with a warning, so that
     `--suite gstransform --data-dir D` runs every task whose data was built instead of none.
     """
-    from tasks import get_tasks, task_names
-    from tasks.data import default_data_dir
+    from bench.tasks import get_tasks, task_names
+    from bench.tasks.data import default_data_dir
 
     if variants is not None and not options.tasks and not options.suite:  # the file's tasks
         options = replace(options, tasks=list(variants.variants))
@@ -283,7 +283,7 @@ def prompt_source(options: RunOptions) -> str:
     """Which instruction a task under an MTEB name gives the model: MTEB's own (`metadata.prompt`, for
     MTEB's implementation of the model, so the result is MTEB's computation of MTEB's task) or the
     harness's (INSTRUCTOR's / InBedder's, for the harness's families: always an experiment)."""
-    from adapters.registry import MTEB_FAMILY, spec_family
+    from bench.adapters.registry import MTEB_FAMILY, spec_family
 
     try:
         family = spec_family(options.model, given_model_options(options))
@@ -294,7 +294,7 @@ def prompt_source(options: RunOptions) -> str:
 
 def build_model(options: RunOptions) -> Any:
     """The encoder a run uses: its model options plus run-level settings (cache, progress bar)."""
-    from adapters.registry import load_model
+    from bench.adapters.registry import load_model
 
     return load_model(
         options.model,
@@ -365,7 +365,7 @@ def _counting_encoder(model: Any, seen: set[str], missing: list[Any]) -> Iterato
     """Within the block, `model.encode_inputs` counts cache misses into `missing` instead of encoding."""
     import numpy as np
 
-    from adapters.cache import input_key
+    from bench.adapters.cache import input_key
 
     cache = model.cache
 
@@ -439,8 +439,8 @@ def _run_record(
     model: Any, task: Any, options: RunOptions, key: dict[str, Any], stats: Any, started: datetime, seconds: float,
     usage: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    from adapters.distributed import current_world
-    from tasks.data import stand_in_of
+    from bench.adapters.distributed import current_world
+    from bench.tasks.data import stand_in_of
 
     meta = task.metadata
     return {

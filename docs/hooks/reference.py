@@ -5,7 +5,7 @@ A page marker is replaced by generated Markdown when the site is built:
     <!-- generated: cli -->        every `bench` command and subcommand: usage, description, options
                                    (from the argparse parsers, `bench.cli.main.build_parser`)
     <!-- generated: families -->   every model family: class, summary, options with type, default and
-                                   whether they change vectors (from the constructors, adapters/options.py)
+                                   whether they change vectors (from the constructors, bench/adapters/options.py)
 
 `cli_reference()` and `families_reference()` are pure functions of the code (tests/test_docs.py calls
 them); mkdocs.yml names this file under `hooks:`.
@@ -232,7 +232,7 @@ def _flags(cls: type) -> set[str]:
 
 
 def _family_section(name: str, cls: type) -> str:
-    from adapters.options import family_options, runtime_options
+    from bench.adapters.options import family_options, runtime_options
 
     options = family_options(cls)
     runtime = runtime_options(cls)
@@ -259,7 +259,7 @@ def _family_section(name: str, cls: type) -> str:
 
 def families_reference() -> str:
     """Markdown for every registered model family: class, summary, and its options from the constructor."""
-    from adapters.registry import FAMILIES, discover, family_class
+    from bench.adapters.registry import FAMILIES, discover, family_class
 
     discover()
     names = sorted(FAMILIES, key=lambda n: (n not in FIRST_FAMILIES, FIRST_FAMILIES.index(n) if n in FIRST_FAMILIES else 0, n))

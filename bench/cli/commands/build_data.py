@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from bench.cli.commands.listing import builders_table
-    from dataset_builders.registry import LLM_OPTIONS, get_builder
+    from bench.dataset_builders.registry import LLM_OPTIONS, get_builder
 
     if args.name == "list":
         print(builders_table())

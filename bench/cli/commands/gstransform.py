@@ -58,14 +58,14 @@ def read_texts(path: Path, column: str) -> list[str]:
         raise DataError(f"--texts {path} does not exist.")
     if path.suffix == ".txt":
         return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    from tasks.data import read_local_rows
+    from bench.tasks.data import read_local_rows
 
     rows = read_local_rows(path, [column])
     return [str(r[column]) for r in rows if r[column] is not None and str(r[column]).strip()]
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from adapters.gstransform import TrainSettings, train_transform
+    from bench.adapters.gstransform import TrainSettings, train_transform
     from bench.cli.report import print_summary
     from bench.core.llm_client import LLMClient, LLMConfig
 

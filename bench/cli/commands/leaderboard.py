@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from leaderboard.site import build
+    from bench.leaderboard.site import build
 
     result = build(args.results, args.out, data_dirs=[Path(d) for d in args.data_dir], verifications=args.verification)
     for report in result.reports:
@@ -94,7 +94,7 @@ def _verified_line(data: dict) -> str:
 
 
 def _print_flags(models: list[dict]) -> None:
-    """Rows whose scores equal another row's (leaderboard/table.py `same_scores`): shown, never rejected."""
+    """Rows whose scores equal another row's (bench/leaderboard/table.py `same_scores`): shown, never rejected."""
     from bench.core.bounded import printable
 
     flagged = [(m["label"], flag) for m in models for flag in m["flags"]]
@@ -119,9 +119,9 @@ def verdict_line(v: Any) -> str:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from bench.core.errors import BenchError
     from bench.core.fileio import atomic_write_json
-    from leaderboard.submission import read_submission
-    from leaderboard.validate import validate
-    from leaderboard.verify import verification_file, verify_report
+    from bench.leaderboard.submission import read_submission
+    from bench.leaderboard.validate import validate
+    from bench.leaderboard.verify import verification_file, verify_report
 
     out = Path(args.out)
     if out.is_dir():

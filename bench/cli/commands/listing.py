@@ -4,7 +4,7 @@ Tables wrap to the terminal's width (`shutil.get_terminal_size`: the terminal, e
 columns): long cells (descriptions, option lists) wrap inside their column, at spaces only. Names (tasks,
 models, family prefixes, datasets) are never wrapped, nor is any word broken: a table of names alone may
 be wider than the terminal, which then folds whole lines, never a name in a cell. `bench list cache` reads
-the embedding cache's SQLite files directly (`adapters.cache.cache_files`), so it starts without torch.
+the embedding cache's SQLite files directly (`bench.adapters.cache.cache_files`), so it starts without torch.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     if args.what == "tasks":
-        from tasks import TASKS
+        from bench.tasks import TASKS
 
         rows = [[n, c.metadata.type, c.metadata.main_score, c.metadata.dataset["path"]] for n, c in TASKS.items()]
         headers = ["Task", "Type", "Main score", "Dataset"]
@@ -39,7 +39,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             print("\n".join(wrapped_text(f"{n}: {kind}, main score {score}, dataset {path}", indent="  ")
                             for n, kind, score, path in rows))
     elif args.what == "suites":
-        from tasks import SUITE_DESCRIPTIONS, SUITES
+        from bench.tasks import SUITE_DESCRIPTIONS, SUITES
 
         rows = [[n, ", ".join(t), SUITE_DESCRIPTIONS[n]] for n, t in SUITES.items()]
         print(wrapped_table(rows, ["Suite", "Tasks", "About"], wrap=[1, 2]))
@@ -135,7 +135,7 @@ def wrapped_text(text: str, width: int | None = None, indent: str = "") -> str:
 
 # ------------------------------------------------------------------------------------------- models
 def models_table() -> str:
-    from adapters.registry import MODELS, describe_families
+    from bench.adapters.registry import MODELS, describe_families
 
     rows = [[n, e.family, e.description] for n, e in MODELS.items()]
     parts = [wrapped_table(rows, ["Model", "Family", "About"], wrap=[2]), ""]
@@ -155,7 +155,7 @@ def zoo_table() -> str:
     """MTEB's instruction-aware registry models: `--model ORG/NAME` runs each as MTEB does."""
     from collections import Counter
 
-    from adapters.mteb_zoo import instruction_models
+    from bench.adapters.mteb_zoo import instruction_models
 
     models = instruction_models()
     shown = [m for m in models if not m["query"].startswith("custom")]
@@ -187,7 +187,7 @@ def _options_text(family: dict) -> str:
 # ------------------------------------------------------------------------------------------- builders
 def builders_table() -> str:
     """Every `bench build-data` builder: its name, whether it calls an LLM, and what it writes."""
-    from dataset_builders.registry import builders
+    from bench.dataset_builders.registry import builders
 
     rows = [[n, "LLM" if b.uses_llm else "labels", b.description] for n, b in builders().items()]
     return wrapped_table(rows, ["Builder", "Kind", "About"], wrap=[2])
@@ -210,7 +210,7 @@ def variants_table() -> str:
 # ------------------------------------------------------------------------------------------- cache
 def cache_table(root: Path | None = None) -> str:
     """One row per cache file (one model setting each): entries, dimension and size on disk."""
-    from adapters.cache import cache_files, default_cache_dir
+    from bench.adapters.cache import cache_files, default_cache_dir
 
     root = root or default_cache_dir()
     files = cache_files(root)

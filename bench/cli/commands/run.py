@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
     which.add_argument("-t", "--tasks", nargs="+", metavar="TASK", help="task names (see `bench list tasks`)")
     which.add_argument("--suite", help="suite name (default: demo; see `bench list suites`)")
     if full:
-        from adapters.registry import cli_flags
+        from bench.adapters.registry import cli_flags
 
         family = run.add_argument_group("model options (each goes to the model family's constructor; "
                                         "see `bench list models`)")
@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
 
 def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     """The model spec and its options: config file, then --model-args, then family flags."""
-    from adapters.registry import DEFAULT_MODEL, parse_model_args, read_model_config
+    from bench.adapters.registry import DEFAULT_MODEL, parse_model_args, read_model_config
 
     spec, options = read_model_config(args.model_config) if args.model_config else (None, {})
     options.update(parse_model_args(args.model_args or ""))
@@ -97,7 +97,7 @@ def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any
 def _cmd_run(args: argparse.Namespace) -> int:
     if (warning := single_process_launch_warning()) is not None:
         logger.warning(warning)
-    from adapters.distributed import is_worker
+    from bench.adapters.distributed import is_worker
     from bench.run.runner import RunOptions, dry_run, run
     from bench.results.summary import run_table
 
@@ -172,11 +172,11 @@ def _num_processes(argv: list[str]) -> int | None:
 def local_data_note(outcomes: list[Any]) -> str | None:
     """One line when an MTEB task's result was computed on local data (a `local-…` dataset revision):
     it is filed under OUTPUT/instruct-bench, not where `mteb submit-results` looks (bench/results/store.py)."""
-    from tasks.mteb_compat import mteb_registry
+    from bench.tasks.mteb_compat import mteb_registry
 
     registry = mteb_registry()
     local = list(dict.fromkeys(o.task for o in outcomes if _on_local_data(o.record) and o.task in registry
-                               and not str(registry[o.task].__module__).startswith("tasks.")))
+                               and not str(registry[o.task].__module__).startswith("bench.tasks.")))
     if not local:
         return None
     named = ", ".join(local[:4]) + (f", +{len(local) - 4} more" if len(local) > 4 else "")

@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from leaderboard.submission import pack, read_submission
-    from leaderboard.validate import validate
+    from bench.leaderboard.submission import pack, read_submission
+    from bench.leaderboard.validate import validate
 
     source = Path(args.directory)
     if not source.is_dir():

@@ -1,5 +1,0 @@
-"""Embedder families behind MTEB's encoder protocol; `load_model(spec)` builds one from a `--model` spec."""
-
-from adapters.registry import DEFAULT_MODEL, MODELS, load_model
-
-__all__ = ["DEFAULT_MODEL", "MODELS", "load_model"]

@@ -1,0 +1,114 @@
+"""Loading Hugging Face language models and reading their hidden states, shared by the LM families.
+
+The families (generative InBedder-style readouts, PromptEOL/MetaEOL) differ in prompts and in which
+states they average; the plumbing is the same: a tokenizer with the right padding side, a model in the
+run's dtype on the run's device, left-padded batches whose position ids ignore the padding (as
+`generate` computes them, so a padded batch gives what each input gives alone), and a layer index
+that accepts negative values like Python lists. A path ending in `.gguf` is loaded through transformers'
+GGUF support (`from_pretrained(folder, gguf_file=name)`; needs the `gguf` package, extra `[generative]`),
+so `--model inbedder:SmolLM2-135M-Instruct.Q4_1.gguf` needs no conversion by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.core.errors import ConfigError, ModelLoadError
+
+ARCHITECTURES = ("auto", "causal", "masked", "seq2seq")
+
+
+def _source(path: str, revision: str | None) -> tuple[str, dict[str, Any]]:
+    """(folder or hub id, from_pretrained kwargs) for a model path, hub id or GGUF file."""
+    from bench.adapters.identity import split_gguf
+
+    folder, gguf = split_gguf(path)
+    kwargs: dict[str, Any] = {"revision": _hub_revision(path, revision)}
+    if gguf:
+        kwargs["gguf_file"] = gguf
+    return folder, kwargs
+
+
+def load_tokenizer(path: str, *, revision: str | None, padding_side: str, truncation_side: str) -> Any:
+    from transformers import AutoTokenizer
+
+    folder, kwargs = _source(path, revision)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(
+            folder, padding_side=padding_side, truncation_side=truncation_side, **kwargs
+        )
+    except Exception as e:
+        raise ModelLoadError(_load_message("tokenizer", path, e)) from None
+    tokenizer.padding_side, tokenizer.truncation_side = padding_side, truncation_side
+    if tokenizer.pad_token_id is None:  # as InBedder and most LM embedders do
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def detect_architecture(path: str, revision: str | None) -> str:
+    """causal, masked or seq2seq from the model config (`architectures`, `is_encoder_decoder`)."""
+    from transformers import AutoConfig
+
+    folder, kwargs = _source(path, revision)
+    try:
+        config = AutoConfig.from_pretrained(folder, **kwargs)
+    except Exception as e:
+        raise ModelLoadError(_load_message("config", path, e)) from None
+    if getattr(config, "is_encoder_decoder", False):
+        return "seq2seq"
+    names = " ".join(getattr(config, "architectures", None) or [])
+    if "MaskedLM" in names or (not names and config.model_type in ("bert", "roberta", "deberta-v2", "electra")):
+        return "masked"
+    return "causal"
+
+
+def load_lm(path: str, *, architecture: str, revision: str | None, dtype: str, device: str) -> Any:
+    """The LM head model for `architecture`, in eval mode on `device`."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM
+
+    classes = {"causal": AutoModelForCausalLM, "masked": AutoModelForMaskedLM, "seq2seq": AutoModelForSeq2SeqLM}
+    if architecture not in classes:
+        raise ConfigError(f"Unknown architecture '{architecture}'; choose one of {', '.join(ARCHITECTURES)}.")
+    folder, kwargs = _source(path, revision)
+    try:
+        model = classes[architecture].from_pretrained(folder, dtype=getattr(torch, dtype), **kwargs)
+    except Exception as e:
+        raise ModelLoadError(_load_message(f"{architecture} LM", path, e)) from None
+    return model.to(device).eval()
+
+
+def lm_facts(model: Any) -> dict[str, Any]:
+    """Size and hidden size of a loaded LM, for model_meta.json (a GGUF file or local folder has no registry entry)."""
+    config = getattr(model, "config", None)
+    hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", None)
+    return {"n_parameters": sum(p.numel() for p in model.parameters()), "embed_dim": hidden}
+
+
+def causal_position_ids(attention_mask: Any) -> Any:
+    """Positions counted over real tokens only (left padding gets position 1, as in `generate`)."""
+    positions = attention_mask.long().cumsum(-1) - 1
+    return positions.masked_fill(attention_mask == 0, 1)
+
+
+def layer_index(layer: int, n_states: int) -> int:
+    """`layer` into `hidden_states` (0 = embeddings, n-1 = last layer; negative counts from the end)."""
+    index = layer if layer >= 0 else n_states + layer
+    if not 0 <= index < n_states:
+        raise ConfigError(
+            f"layer {layer} does not exist: this model has {n_states} hidden states "
+            f"(0 = embeddings .. {n_states - 1} = last layer; -1 = last)."
+        )
+    return index
+
+
+def _hub_revision(path: str, revision: str | None) -> str | None:
+    return None if Path(path).exists() or (revision or "").startswith("local-") else revision
+
+
+def _load_message(what: str, path: str, error: Exception) -> str:
+    return (
+        f"Could not load the {what} from '{path}' ({type(error).__name__}: {str(error).splitlines()[0][:200]}). "
+        f"Check the path or hub id; offline, use a local directory."
+    )

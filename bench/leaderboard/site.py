@@ -1,0 +1,195 @@
+"""`bench leaderboard build`: validate submissions, then write a static site and the exports.
+
+    SITE/index.html               one sortable, filterable table per suite, plots, rejected submissions
+    SITE/models/<id>.html          one page per model: every task's scores and its run records
+    SITE/leaderboard.json|.csv     the same data for machines
+    SITE/assets/leaderboard.css|js
+
+Plain HTML, CSS and a little JavaScript (sorting and filtering only; the tables are complete without
+it), relative links only, no CDN: it works from file:// and from any static host. Pages are rendered
+with Jinja2 with autoescaping on, so every string from a submission (model names, settings, run
+records) is shown as text, never interpreted as HTML.
+
+Every score on every page (tables, plots, model pages) is ×100 with two decimals, stated once per page.
+Each plot appears once: a task's robustness strip plot in the first suite (in `bench list suites`
+order) that holds the task, a score-against-size plot in each suite, per-aspect bars on model pages,
+and, in the "Instruction sensitivity" section after the suites, one strip plot per task with
+instruction-variant results (leaderboard.json's `sensitivity`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+
+from bench.core.errors import BenchError
+from bench.core.fileio import atomic_write_text, ensure_dir
+from bench.core.redact import redact_value
+from bench.leaderboard.plots import bars_svg, robustness_svg, robustness_values, sensitivity_svg, size_svg
+from bench.leaderboard.reference import metric_range
+from bench.leaderboard.submission import read_submission
+from bench.leaderboard.table import by_id, leaderboard_data, size_label, write_exports
+from bench.leaderboard.validate import Report, validate
+from bench.leaderboard.verify import load_verifications
+
+logger = logging.getLogger(__name__)
+
+STATIC = Path(__file__).resolve().parent / "static"
+PLOT_MODELS = 12  # models per robustness / sensitivity plot on the index page (best first)
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    reports: list[Report]
+    data: dict[str, Any]
+
+    @property
+    def rejected(self) -> list[Report]:
+        return [r for r in self.reports if not r.valid]
+
+
+def validate_all(inputs: Sequence[str | Path], *, data_dirs: Iterable[Path] = ()) -> list[Report]:
+    """One report per input, in order. A result an earlier input gave again, identical (result file and run
+    record), is merged (`Report.merged`); a different result for the same key is a duplicate of the first."""
+    taken: dict[tuple, tuple[str, str]] = {}
+    data_dirs = tuple(data_dirs)
+    return [validate(read_submission(p), data_dirs=data_dirs, taken=taken) for p in inputs]
+
+
+def build(
+    inputs: Sequence[str | Path], out: str | Path, *, data_dirs: Iterable[Path] = (),
+    verifications: Iterable[str | Path] = (),
+) -> BuildResult:
+    """Validate `inputs` and write the site; results reproduced in `verifications` files are shown as verified."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BenchError(f"--out {out} exists and is not a folder")
+    verified = load_verifications(verifications)
+    reports = validate_all(inputs, data_dirs=data_dirs)
+    # A credential a run record should never have held (a URL's userinfo or query values, from an older
+    # harness or an edited file) is masked before anything is published (bench/core/redact.py).
+    data = redact_value(leaderboard_data(reports, verified))
+    render(data, out)
+    return BuildResult(out, reports, data)
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("bench.leaderboard", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["x100"] = lambda v: "" if v is None else f"{v:.2f}"  # a score already ×100
+    env.filters["times100"] = lambda v: "" if v is None else f"{100 * v:.2f}"  # a raw MTEB score
+    env.filters["size"] = size_label
+    env.filters["pretty_json"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+    env.filters["score"] = _score_cell
+    env.filters["breakable"] = _breakable
+    env.filters["words"] = _words
+    return env
+
+
+def _breakable(text: str) -> Markup:
+    """Escaped text that may wrap after each '/' (org/model), and nowhere inside a word."""
+    return Markup(escape(text)).replace("/", Markup("/<wbr>"))
+
+
+def _words(text: str) -> Markup:
+    """Escaped text that wraps at spaces only (not after the hyphen of '1st-gen' or 'template=query-…')."""
+    return Markup(" ").join(Markup('<span class="nw">%s</span>') % word for word in str(text).split())
+
+
+def _score_cell(value: Any, key: str) -> str:
+    """A score as the papers print it: metrics ×100 with two decimals; counts as they are, other numbers (seconds) with two."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "" if value is None else str(value)
+    bounds = metric_range(key)
+    if bounds and bounds[1] <= 1:
+        return f"{100 * value:.2f}"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def render(data: dict[str, Any], out: Path) -> None:
+    env = _environment()
+    models = by_id(data)
+    ensure_dir(out / "models", what="leaderboard site", option="--out")
+    assets = ensure_dir(out / "assets", what="leaderboard site", option="--out")
+    for name in ("leaderboard.css", "leaderboard.js"):
+        atomic_write_text(assets / name, (STATIC / name).read_text(encoding="utf-8"), what="leaderboard site", option="--out")
+    write_exports(data, out)
+    plotted: set[str] = set()
+    plots = {s["name"]: _suite_plots(s, models, plotted) for s in data["suites"]}
+    sizes = {s["name"]: _size_plot(s, models) for s in data["suites"]}
+    sensitivity = {t["task"]: _sensitivity_plot(t) for t in data["sensitivity"]}
+    atomic_write_text(out / "index.html", env.get_template("index.html").render(
+        data=data, models=models, plots=plots, sizes=sizes, sensitivity=sensitivity, plot_models=PLOT_MODELS, root="."))
+    keep = {f"{m['id']}.html" for m in data["models"]}
+    for m in data["models"]:
+        page = env.get_template("model.html").render(model=m, data=data, plots=_model_plots(m),
+                                                     variants=_model_variants(data, m["id"]), root="..")
+        atomic_write_text(out / "models" / f"{m['id']}.html", page)
+    for stale in (out / "models").glob("*.html"):
+        if stale.name not in keep:
+            stale.unlink()
+
+
+def _suite_plots(suite: dict[str, Any], models: dict[str, dict[str, Any]], plotted: set[str]) -> list[Any]:
+    """Robustness plots for a suite's tasks whose scores hold per-instruction V-measures, unless an
+    earlier suite already showed the task (`plotted` collects the tasks shown)."""
+    ranked = sorted(suite["rows"], key=lambda r: (r["average"] is None, -(r["average"] or 0)))[:PLOT_MODELS]
+    plots = []
+    for col in suite["columns"]:
+        if col["task"] in plotted:
+            continue
+        groups = []
+        for row in ranked:
+            result = models[row["model_id"]]["results"].get(col["task"])
+            values = robustness_values(result["scores"]) if result else None
+            if values:
+                groups.append((models[row["model_id"]]["label"], values))
+        if groups:
+            plotted.add(col["task"])
+            plots.append(robustness_svg(f"{col['label']}: V-measure per instruction", groups))
+    return plots
+
+
+def _size_plot(suite: dict[str, Any], models: dict[str, dict[str, Any]]) -> Any:
+    """The suite's first average against model size, for models with both; None when fewer than one."""
+    points = [
+        (models[r["model_id"]]["label"], models[r["model_id"]]["n_parameters"], r["average"], r["baseline"])
+        for r in suite["rows"] if r["average"] is not None and models[r["model_id"]]["n_parameters"]
+    ]
+    return size_svg(f"{suite['name']}: {suite['average_label']} against model size", points) if points else None
+
+
+def _sensitivity_plot(task: dict[str, Any]) -> Any:
+    """A task's strip plot of scores per instruction variant: the PLOT_MODELS best models by mean."""
+    return sensitivity_svg(f"{task['task']}: score per instruction variant", f"{task['main_score_name']} ×100",
+                           task["models"][:PLOT_MODELS])
+
+
+def _model_variants(data: dict[str, Any], model_id: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(task, this model's entry) of each task in the sensitivity section that this model was varied on."""
+    return [(task, m) for task in data["sensitivity"] for m in task["models"] if m.get("model_id") == model_id]
+
+
+def _model_plots(model: dict[str, Any]) -> dict[str, list[Any]]:
+    """Per task: the per-criterion / per-aspect bars, and the per-instruction strip plot for robustness tasks."""
+    out: dict[str, list[Any]] = {}
+    for task, result in model["results"].items():
+        plots = out.setdefault(task, [])
+        if result["details"]:
+            plots.append(bars_svg(f"{task}: per criterion / aspect", [(d["label"], d["value"]) for d in result["details"]]))
+        values = robustness_values(result["scores"])
+        if values:
+            plots.append(robustness_svg(f"{task}: V-measure per instruction", [(model["label"], values)]))
+    return out

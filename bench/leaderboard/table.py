@@ -1,0 +1,671 @@
+"""The leaderboard's data: accepted results grouped into model rows and suite tables, and its exports.
+
+Everything the site shows is in `leaderboard_data(...)`, which is also written as `leaderboard.json`
+(and, one row per model and task, `leaderboard.csv`), so the site and the exports cannot disagree.
+Scores in suite tables are ×100, as in the papers; per-task score dicts keep MTEB's raw values.
+Each result, suite row and model carries `verification`: "verified" when a verification file from
+`bench leaderboard verify` reproduced that exact result (for a row or model: every one of its
+results), else "self-reported" (bench/leaderboard/verify.py).
+
+A row is a **baseline** when every one of its results' run records is instruction-blind
+(`bench.results.marks.is_baseline`: measured by the run, `model.instruction_use`; `--template none` for
+older records): shown marked, never ranked (`rank`, `borda_rank`), never shaded `best`, left out of rank
+stability. Its `template` shows "none"; otherwise the instruction template the setting used
+(`template_label`: `instruction_template`, `template`, InBedder's `pattern`, INSTRUCTOR's
+`instruction_format`; "mteb" for MTEB's own implementation).
+
+Suite tables rank two ways, as MTEB's leaderboard reads: `rank` by the suite's first average (the
+papers' averages, None unless a row has every task) and `borda_rank` by Borda count over the task
+columns (`borda`: per task, one point per ranked row with a lower score, half a point per tie; a row
+missing a task gets nothing for it and costs the others nothing, so a row is ranked on what it has; MTEB
+instead gives every row that ran a task n − rank points with n all rows, so there a row also beats each
+row that did not run it). With two or more MTEB task types in a suite, `task_types` lists them and
+each row has `type_means` (mean ×100 per type, None unless the row has every task of that type).
+
+The marks (local copy, stand-in, verified, baseline) and their symbols and meanings are
+`bench.results.marks.MARKS`, given as `marks`; `filters` lists the values the site filters models by.
+
+Results run under instruction variants (`bench run --instruction-variants`) are never model rows:
+they go to `sensitivity` (`sensitivity_data`), per task: each model's score under every variant, their
+spread (`bench.results.sensitivity.summarize`, the same statistics `bench results` prints) and how stable the
+ranking of the models is across variants (`rank_stability`; baselines are left out of it, as they are
+never ranked). Its scores are ×100 like the suite tables'; each variant carries its own verification.
+
+Two model rows (different name, revision or setting) whose scores are identical on every task both
+have (at least one; every score of every split compared exactly, as submitted) are flagged, not
+rejected (`same_scores`): each carries `flags` ("same scores as <other row> ...") and `same_scores_as`
+(the other rows' ids), and the site marks it. A submission copied under another name shows up so; a
+setting that ignores instructions can honestly score like another, so readers judge.
+
+leaderboard.csv is opened in spreadsheets, which run a cell starting with = + - @ (or tab, CR) as a
+formula: such a text cell gets a leading "'" (OWASP's advice on CSV injection); the numeric columns
+(`CSV_NUMBERS`) are written as numbers and left as they are, so a score of -10.59 stays -10.59.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.results import marks
+from bench.results import suites as suite_styles
+from bench.results.marks import follows_instructions, is_baseline
+from bench.results.sensitivity import collect, is_variant, stability_by_task
+from bench.leaderboard.reference import metric_range, task_reference
+from bench.leaderboard.validate import REASONS, Entry, ModelKey, Report, base_key
+from bench.leaderboard.verify import SELF_REPORTED, VERIFIED, verification_of
+
+OTHER_SUITE = "other"
+BASELINE_TEMPLATE = "none"  # the template column of an instruction-blind setting (a baseline)
+# Settings that name the instruction template a family used, in order; present with None: no template.
+TEMPLATE_KEYS = ("instruction_template", "template", "pattern", "instruction_format")
+SIZE_BUCKETS = (("<100M", 10**8), ("100M–1B", 10**9), ("1B–10B", 10**10), (">10B", None))  # label, below
+TYPE_LABELS = {  # MTEB task type -> a short column header
+    "BitextMining": "Bitext", "Classification": "Class.", "Clustering": "Clust.", "InstructionReranking": "Instr. rerank.",
+    "InstructionRetrieval": "Instr. retr.", "MultilabelClassification": "Multilabel", "PairClassification": "Pair class.",
+    "Reranking": "Rerank.", "Retrieval": "Retr.", "STS": "STS", "Summarization": "Summ.",
+}
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+READOUT_KEYS = ("readout", "output_value", "pooling", "pooling_mode", "layer", "prompt_method")
+CSV_COLUMNS = (
+    "model", "revision", "setting", "family", "n_parameters", "readout", "template", "task", "task_type",
+    "main_score_name", "main_score", "main_score_x100", "dataset_revision", marks.LOCAL_COPY.key, marks.STAND_IN.key,
+    "instructions_sha256", "submission", "file", "verification", marks.BASELINE.key, "instruction_aware",
+    "variant", "variant_set",
+)
+CSV_NUMBERS = frozenset({"n_parameters", "main_score", "main_score_x100"})  # written from numbers, never neutralised
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
+
+
+@dataclass
+class ModelRow:
+    """One model at one revision under one setting, with every accepted result."""
+
+    key: ModelKey
+    results: dict[str, Entry] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        """File-name-safe and unique: a readable stem plus a hash of the full key."""
+        digest = hashlib.sha256("\x00".join((self.key.name, self.key.revision, self.key.experiment)).encode()).hexdigest()[:10]
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", self.key.label).strip("-.")[:60] or "model"
+        return f"{stem}-{digest}"
+
+    @property
+    def baseline(self) -> bool:
+        """Instruction-blind on every result (`marks.is_baseline`, measured): shown marked, never ranked or shaded best."""
+        return bool(self.results) and all(is_baseline(e.record) for e in self.results.values())
+
+    @property
+    def instruction_aware(self) -> bool | None:
+        """False for a baseline, True when any result's setting follows instructions, else None (unknown)."""
+        if self.baseline:
+            return False
+        found = {follows_instructions(e.record) for e in self.results.values()}
+        return True if True in found else None
+
+    @property
+    def instruction_use(self) -> dict[str, Any] | None:
+        """The run record's measurement (`model.instruction_use`), of the first task that has one."""
+        for _, e in sorted(self.results.items()):
+            use = e.record["model"].get("instruction_use")
+            if isinstance(use, dict):
+                return use
+        return None
+
+    @property
+    def first(self) -> Entry:
+        return next(iter(self.results.values()))
+
+    def metadata(self) -> dict[str, Any]:
+        model = self.first.record["model"]
+        settings = model.get("settings") or {}
+        meta = next((e.model_meta for e in self.results.values() if e.model_meta), None) or {}
+        known = _mteb_meta(self.key.name)
+        n_parameters, size_source = _int(meta.get("n_parameters")), "submission's model_meta.json"
+        if n_parameters is None and known.get("n_parameters"):
+            n_parameters, size_source = known["n_parameters"], "MTEB's model registry, by model name"
+        facts = record_facts(self.first.record)
+        return {
+            "family": model.get("family"),
+            marks.BASELINE.key: self.baseline,
+            "instruction_aware": self.instruction_aware,
+            "instruction_use": self.instruction_use,
+            "model_card": model_card(self.key.name, meta),
+            "n_parameters": n_parameters,
+            "size_source": size_source if n_parameters else None,
+            "embed_dim": _int(meta.get("embed_dim")) or known.get("embed_dim"),
+            "readout": ", ".join(f"{k}={settings[k]}" for k in READOUT_KEYS if settings.get(k) is not None) or None,
+            "template": BASELINE_TEMPLATE if self.baseline else template_label(self.first.record),
+            "template_format": settings.get("instruction_template_format"),
+            "spec": model.get("spec"),
+            "dtype": settings.get("dtype"),
+            "max_tokens": _number(meta.get("max_tokens")) or known.get("max_tokens"),
+            "license": _text(meta.get("license")) or known.get("license"),
+            "release_date": _date(meta.get("release_date")) or known.get("release_date"),
+            "memory_usage_mb": _number(meta.get("memory_usage_mb")) or known.get("memory_usage_mb"),
+            "quantisation": facts.get("quantisation"),
+            "base_model": facts.get("base_model"),
+            "size_bucket": size_bucket(n_parameters),
+        }
+
+
+def model_card(name: str, meta: dict[str, Any]) -> str | None:
+    """The model card's address for a hub model (from model_meta.json's `reference`, else its hub id); None for local ones."""
+    if name.startswith("local/") or not HUB_ID.match(name):
+        return None
+    card = f"https://huggingface.co/{name}"
+    reference = meta.get("reference")
+    # only a page of this very model: a submission's model_meta.json must not link its row to another model's card
+    if isinstance(reference, str) and (reference == card or reference.startswith(card + "/")):
+        return reference
+    return card
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _number(value: Any) -> int | float | None:
+    """A positive finite number (JSON has no infinity), else None; a whole float as an int (MTEB's 256.0 -> 256)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        return None
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _text(value: Any, limit: int = 100) -> str | None:
+    return value if isinstance(value, str) and 0 < len(value) <= limit else None
+
+
+def _date(value: Any) -> str | None:
+    return value if isinstance(value, str) and DATE.match(value) else None
+
+
+def _mteb_meta(name: str) -> dict[str, Any]:
+    """The facts MTEB's registry gives for a model of this name (empty when it has none)."""
+    import mteb
+
+    try:
+        meta = mteb.get_model_meta(name)
+    except Exception:  # noqa: BLE001 - any lookup failure means "unknown", never a build failure
+        return {}
+    return {"n_parameters": _int(meta.n_parameters), "embed_dim": _int(meta.embed_dim),
+            "max_tokens": _number(getattr(meta, "max_tokens", None)), "license": _text(getattr(meta, "license", None)),
+            "release_date": _date(getattr(meta, "release_date", None)),
+            "memory_usage_mb": _number(getattr(meta, "memory_usage_mb", None))}
+
+
+def size_bucket(n_parameters: int | None) -> str | None:
+    """The size class the site filters by: "<100M", "100M–1B", "1B–10B", ">10B"; None when unknown."""
+    if not n_parameters:
+        return None
+    return next(label for label, below in SIZE_BUCKETS if below is None or n_parameters < below)
+
+
+def template_label(record: dict[str, Any]) -> str | None:
+    """The instruction template a run used, as the template column shows it.
+
+    "none" for an instruction-blind setting (`marks.is_baseline`), "mteb" for MTEB's own implementation
+    (its prompts are its own), else the first of TEMPLATE_KEYS the settings hold ("none" when it is
+    there but unset, as PromptEOL/MetaEOL without `instruction_template`); None when no setting says.
+    Only these keys: a prompt set (`prompts`) or readout is not an instruction template.
+    """
+    model = record.get("model") or {}
+    if is_baseline(record):
+        return BASELINE_TEMPLATE
+    if model.get("family") == "mteb":
+        return "mteb"
+    settings = model.get("settings") or {}
+    for key in TEMPLATE_KEYS:
+        if key in settings:
+            value = settings[key]
+            return BASELINE_TEMPLATE if value is None else str(value)
+    return None
+
+
+def record_facts(record: dict[str, Any]) -> dict[str, Any]:
+    """Facts of the model file the run recorded (`model.facts`, from `bench.adapters.identity.gguf_record_facts`):
+    `quantisation` and `base_model` of a GGUF file; an older record's quantisation from its identity check."""
+    model = record.get("model") or {}
+    facts = _dict(model.get("facts"))
+    check = _dict(_dict(model.get("identity_check")).get("gguf"))
+    return {"quantisation": _text(facts.get("quantisation")) or _text(check.get("file_type")),
+            "base_model": _text(facts.get("base_model"), 200)}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def model_rows(entries: list[Entry]) -> list[ModelRow]:
+    rows: dict[ModelKey, ModelRow] = {}
+    for e in entries:
+        rows.setdefault(e.model, ModelRow(e.model)).results[e.task] = e
+    return sorted(rows.values(), key=lambda r: r.key)
+
+
+def main_score(entry: Entry) -> float:
+    """Mean main score over the test split's subsets (one subset for the harness's tasks)."""
+    subsets = entry.result["scores"]["test"]
+    return sum(s["main_score"] for s in subsets) / len(subsets)
+
+
+def size_label(n: int | None) -> str:
+    if not n:
+        return ""
+    for unit, scale in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return str(n)
+
+
+def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None,
+                 twins: dict[ModelKey, list[tuple[ModelRow, int]]] | None = None) -> list[dict[str, Any]]:
+    """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist;
+    `twins` (from `same_scores`) flags rows."""
+    from bench.tasks import SUITE_DESCRIPTIONS, SUITES
+    from bench.tasks.registry import ordered_suites
+
+    suites: dict[str, tuple[str, ...]] = {**ordered_suites(), **SUITES}
+    in_suites = {t for tasks in SUITES.values() for t in tasks}
+    other = tuple(sorted({t for r in rows for t in r.results if t not in in_suites}))
+    if other:
+        suites[OTHER_SUITE] = other
+    tables = []
+    for name, tasks in suites.items():
+        style = suite_styles.style(name)
+        columns = suite_styles.columns(name, tasks)
+        refs = {t: task_reference(t) for t, _ in columns}
+        avgs = suite_styles.suite_averages(name, {t: r.main_score if r else "" for t, r in refs.items()})
+        types = task_types(columns, refs)
+        table_rows = [_suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key, []), types)
+                      for row in rows if any(t in row.results for t, _ in columns)]
+        if not table_rows:
+            continue
+        table_rows.sort(key=lambda r: (r["average"] is None, -(r["average"] or 0)))
+        _rank(table_rows)
+        _borda(table_rows)
+        shown = [(t, label) for t, label in columns if any(r["scores"][t] is not None for r in table_rows)]
+        labels = dict(columns)
+        tables.append({
+            "name": name,
+            "description": SUITE_DESCRIPTIONS.get(name, "tasks that belong to no suite"),
+            "measures": style.measures,
+            "papers": [{"label": p.label, "url": p.url} for p in style.papers],
+            "metrics": _metrics(shown, refs),
+            "source": style.source,
+            "averages": [
+                {"label": a.label, "note": a.note, "tasks": list(a.tasks) if a.tasks else None,
+                 "covers": [labels[t] for t in (a.tasks or tuple(labels))]}
+                for a in avgs
+            ],
+            "average_label": avgs[0].label,
+            "task_types": types,
+            "columns": [_column(t, label) for t, label in shown],
+            "missing": [label for t, label in columns if (t, label) not in shown],
+            "rows": table_rows,
+            "best": _best(table_rows),
+        })
+    return tables
+
+
+def _all_verified(entries: list[Entry], verified: dict[str, Any] | None) -> str:
+    ok = bool(entries) and all(verification_of(e, verified or {}) == VERIFIED for e in entries)
+    return VERIFIED if ok else SELF_REPORTED
+
+
+def task_types(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The suite's MTEB task types ({"type", "label", "tasks", "columns"}, in column order) when it holds
+    two or more; else [] (one type's mean is the suite's average)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for task, label in columns:
+        ref = refs.get(task)
+        if ref is not None and ref.type:
+            found.setdefault(ref.type, []).append((task, label))
+    if len(found) < 2:
+        return []
+    return [{"type": kind, "label": TYPE_LABELS.get(kind, kind), "tasks": [t for t, _ in cols],
+             "columns": [label for _, label in cols]} for kind, cols in found.items()]
+
+
+def _suite_row(
+    suite: str, row: ModelRow, columns: list[tuple[str, str]], avgs: tuple[suite_styles.Average, ...],
+    verified: dict[str, Any] | None = None, twins: list[tuple[ModelRow, int]] = (),
+    types: list[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    scores = {t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns}
+    averages = suite_styles.averages(suite, scores, avgs)
+    return {
+        "model_id": row.id, "scores": scores, "averages": averages, "average": next(iter(averages.values())),
+        "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
+        marks.BASELINE.key: row.baseline,
+        "rank": None, "borda_rank": None, "borda": None,
+        marks.LOCAL_COPY.key: sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t])),
+        marks.STAND_IN.key: sorted(t for t, _ in columns if t in row.results and stand_in(row.results[t].record)),
+        "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
+        "flags": [_flag(other, shared) for other, shared in twins],
+    }
+
+
+def _rank(rows: list[dict[str, Any]]) -> None:
+    """Competition ranks (1, 2, 2, 4) by the first average, sorted rows in; baselines and rows without it get none."""
+    ranked = [r for r in rows if r["average"] is not None and not r[marks.BASELINE.key]]
+    for i, r in enumerate(ranked):
+        r["rank"] = ranked[i - 1]["rank"] if i and r["average"] == ranked[i - 1]["average"] else i + 1
+
+
+def _borda(rows: list[dict[str, Any]]) -> None:
+    """Borda count over the task columns among the rows that are not baselines (MTEB's "Rank (Borda)").
+
+    Per task, each such row with a score gets one point per such row with a lower score and half a point
+    per tie; `borda` is the total, `borda_rank` the competition rank (1, 2, 2, 4) by it. A row missing a
+    task gets no point for it and costs no other row one (MTEB gives n − rank over all n rows, so there a
+    row also beats every row that did not run the task). Baselines get neither.
+    """
+    ranked = [r for r in rows if not r[marks.BASELINE.key]]
+    if not ranked:
+        return
+    points = [0.0] * len(ranked)
+    for task in ranked[0]["scores"]:
+        have = [(i, r["scores"][task]) for i, r in enumerate(ranked) if r["scores"][task] is not None]
+        for i, score in have:
+            points[i] += sum(1.0 if score > other else 0.5 if score == other else 0.0 for j, other in have if j != i)
+    for r, p in zip(ranked, points, strict=True):
+        r["borda"] = p
+        r["borda_rank"] = 1 + sum(q > p for q in points)
+
+
+def stand_in(record: dict[str, Any]) -> bool:
+    """True when the run record says the score comes from stand-in (proxy) data; older records say nothing (False)."""
+    return (record.get("task", {}).get("dataset") or {}).get("stand_in") is True
+
+
+def _metrics(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[str, Any]]:
+    """How each main score of the shown columns is computed, once per metric, with the columns that use it."""
+    found: dict[str, list[str]] = {}
+    for task, label in columns:
+        ref = refs.get(task)
+        if ref is not None:
+            found.setdefault(ref.main_score, []).append(label)
+    return [{"main_score": m, "columns": labels, "note": suite_styles.metric_note(m)} for m, labels in found.items()]
+
+
+def _local_copy(entry: Entry) -> bool:
+    """True when the result was computed on a local copy of the data (accepted with --data-dir)."""
+    ref = task_reference(entry.task)
+    return ref is not None and entry.result["dataset_revision"] not in ref.revisions
+
+
+def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The highest score of each column among the models that are not the baseline (highlighted on the site)."""
+    best: dict[str, float] = {}
+    for row in rows:
+        if row[marks.BASELINE.key]:
+            continue
+        for task, value in row["scores"].items():
+            if value is not None and (task not in best or value > best[task]):
+                best[task] = value
+    return best
+
+
+def _column(task: str, label: str) -> dict[str, Any]:
+    ref = task_reference(task)
+    return {
+        "task": task, "label": label, "main_score": ref.main_score if ref else "", "type": ref.type if ref else "",
+        "dataset": dataset_page(task),
+    }
+
+
+def dataset_page(task: str) -> dict[str, str] | None:
+    """The task's dataset on the hub ({"path", "url"}, from its metadata); None for packaged demo data."""
+    from bench.tasks import TASKS
+
+    cls = TASKS.get(task)
+    if cls is None or getattr(cls, "packaged", False):
+        return None
+    path = str(cls.metadata.dataset.get("path", ""))
+    return {"path": path, "url": f"https://huggingface.co/datasets/{path}"} if HUB_ID.match(path) else None
+
+
+def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything the site shows, as one JSON-ready dict.
+
+    Args:
+        verified: entry sha256 -> verdict, from `bench.leaderboard.verify.load_verifications`.
+    """
+    from bench.core.versions import package_versions
+
+    entries = [e for r in reports if r.valid for e in r.entries]
+    rows = model_rows([e for e in entries if not is_variant(e.record)])
+    twins = same_scores(rows)
+    models = [_model_json(r, verified, twins.get(r.key, [])) for r in rows]
+    return {
+        "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        "harness_version": package_versions().get("instruct-bench"),
+        "marks": [{"key": m.key, "symbol": m.symbol, "label": m.label, "meaning": m.meaning} for m in marks.MARKS],
+        "filters": filters(models),
+        "suites": suite_tables(rows, verified, twins),
+        "models": models,
+        "sensitivity": sensitivity_data(entries, rows, verified),
+        "accepted": [{"submission": r.submission, "results": len(r.entries), "merged": len(r.merged)}
+                     for r in reports if r.valid],
+        "rejected": [
+            {"submission": r.submission, "problems": [{**p.__dict__, "explanation": REASONS.get(p.reason, "")} for p in r.problems]}
+            for r in reports if not r.valid
+        ],
+    }
+
+
+def filters(models: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The values present of each model field the site filters by, in display order."""
+    present = {key: {m[key] for m in models} for key in ("family", "size_bucket", "instruction_aware", "verification")}
+    return {
+        "families": sorted(f for f in present["family"] if isinstance(f, str)),
+        "sizes": [label for label, _ in SIZE_BUCKETS if label in present["size_bucket"]],
+        "instruction_aware": [v for v in (True, False, None) if v in present["instruction_aware"]],
+        "verification": [v for v in (VERIFIED, SELF_REPORTED) if v in present["verification"]],
+    }
+
+
+def same_scores(rows: list[ModelRow]) -> dict[ModelKey, list[tuple[ModelRow, int]]]:
+    """For each row, the other rows with the same scores on every task both have: (row, tasks shared).
+
+    Every score of every split must be equal as submitted (MTEB rounds to 1e-6, so equal floats are no
+    accident), on at least one shared task; rows are paired through their identical results, so rows
+    with nothing in common are never compared.
+    """
+    prints = {r.key: {task: json.dumps(e.result["scores"], sort_keys=True) for task, e in r.results.items()} for r in rows}
+    by_key = {r.key: r for r in rows}
+    groups: dict[tuple[str, str], list[ModelKey]] = {}
+    for key, tasks in prints.items():
+        for task, scores in tasks.items():
+            groups.setdefault((task, scores), []).append(key)
+    pairs = {pair for group in groups.values() for pair in itertools.combinations(sorted(group), 2)}
+    twins: dict[ModelKey, list[tuple[ModelRow, int]]] = {}
+    for a, b in sorted(pairs):
+        shared = prints[a].keys() & prints[b].keys()
+        if all(prints[a][t] == prints[b][t] for t in shared):
+            twins.setdefault(a, []).append((by_key[b], len(shared)))
+            twins.setdefault(b, []).append((by_key[a], len(shared)))
+    return twins
+
+
+def _flag(other: ModelRow, shared: int) -> str:
+    return f"same scores as {other.key.label} @ {other.key.revision} on every task both have ({shared})"
+
+
+def _model_json(row: ModelRow, verified: dict[str, Any] | None = None,
+                twins: list[tuple[ModelRow, int]] = ()) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "name": row.key.name,
+        "revision": row.key.revision,
+        "setting": row.key.experiment,
+        "label": row.key.label,
+        **row.metadata(),
+        "submissions": sorted({e.submission for e in row.results.values()}),
+        "verification": _all_verified(list(row.results.values()), verified),
+        "flags": [_flag(other, shared) for other, shared in twins],
+        "same_scores_as": [other.id for other, _ in twins],
+        "results": {
+            task: {
+                "main_score_name": e.record["task"]["main_score"],
+                "main_score": main_score(e),
+                "scores": e.result["scores"]["test"][0],
+                "dataset_revision": e.result["dataset_revision"],
+                marks.LOCAL_COPY.key: _local_copy(e),
+                marks.STAND_IN.key: stand_in(e.record),
+                "stand_in_note": (e.record["task"].get("dataset") or {}).get("stand_in_note"),
+                "details": details(task, e.result["scores"]["test"][0], e.record["task"]["main_score"]),
+                "file": e.file,
+                "submission": e.submission,
+                "verification": verification_of(e, verified or {}),
+                "record": e.record,
+            }
+            for task, e in sorted(row.results.items())
+        },
+    }
+
+
+def sensitivity_data(entries: list[Entry], rows: list[ModelRow], verified: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Per task with variant results: every model's variants, their spread, and the rank stability.
+
+    Models within a task are ordered by mean score (best first); `model_id` links a model's row (its
+    run under the task's own instructions) where the leaderboard has one.
+    """
+    variant_entries = {(e.task, base_key(e), e.record["variant"]["label"]): e for e in entries if is_variant(e.record)}
+    if not variant_entries:
+        return []
+    groups = collect((Path(e.file), e.result, e.record) for e in entries)
+    ids = {r.key: r.id for r in rows}
+    baseline: dict[tuple[str, ModelKey], bool] = {}  # instruction-blind under every variant (marks.is_baseline)
+    for (task, key, _), e in variant_entries.items():
+        baseline[(task, key)] = baseline.get((task, key), True) and is_baseline(e.record)
+    stability = stability_by_task(g for g in groups if not baseline[(g.task, ModelKey(*g.model))])
+    out: dict[str, dict[str, Any]] = {}
+    for g in groups:
+        key = ModelKey(*g.model)
+        summary = g.summary()
+        variants = []
+        for v in g.scores:
+            e = variant_entries[(g.task, key, v.label)]
+            variants.append({"label": v.label, "set": v.set, "index": e.record["variant"].get("index"),
+                             "instruction": v.instruction, "score": 100 * v.score, "file": e.file,
+                             "submission": e.submission, "verification": verification_of(e, verified or {})})
+        task = out.setdefault(g.task, {"task": g.task, "main_score_name": g.main_score_name, "models": []})
+        task["models"].append({
+            "name": key.name, "revision": key.revision, "setting": key.experiment, "label": key.label,
+            "model_id": ids.get(key), marks.BASELINE.key: baseline[(g.task, key)],
+            "default": None if g.default is None else 100 * g.default,
+            **{k: None if summary[k] is None else 100 * summary[k] for k in ("mean", "std", "min", "max")},
+            "n": summary["n"],
+            "set_means": {k: 100 * v for k, v in summary.get("set_means", {}).items()},
+            "set_differences": {k: 100 * v for k, v in summary.get("set_differences", {}).items()},
+            "verification": _all_verified([variant_entries[(g.task, key, v.label)] for v in g.scores], verified),
+            "variants": variants,
+        })
+    result = []
+    for name in sorted(out):
+        task = out[name]
+        task["models"].sort(key=lambda m: (m[marks.BASELINE.key], -m["mean"]))
+        task["set_differences"] = list(dict.fromkeys(d for m in task["models"] for d in m["set_differences"]))
+        task["stability"] = _stability_json(stability.get(name), ids)
+        result.append(task)
+    return result
+
+
+def _stability_json(found: dict[str, Any] | None, ids: dict[ModelKey, str]) -> dict[str, Any] | None:
+    """`rank_stability`'s result with model labels (and row ids) in place of key tuples."""
+    if found is None:
+        return None
+    top = ModelKey(*found["top_by_mean"])
+    return {**found, "top_by_mean": top.label, "top_model_id": ids.get(top),
+            "other_top": len(found["variants_with_other_top"])}
+
+
+def details(task: str, scores: dict[str, Any], main_score_name: str) -> list[dict[str, Any]]:
+    """The per-criterion / per-aspect scores `bench run` prints beside the main score, ×100, for the model page.
+
+    Scores and gaps only (a metric in [0, 1] or [-1, 1]): shares and counts would need another axis.
+    """
+    from bench.results.summary import detail_values
+
+    return [
+        {"key": k, "label": label, "value": 100 * v}
+        for k, label, v in detail_values(task, scores, main_score_name)
+        if (metric_range(k) or (0, 2))[1] <= 1
+    ]
+
+
+def csv_text(data: dict[str, Any]) -> str:
+    """One row per (model, task): the main score and where it came from; then one per instruction
+    variant (`variant`: its label, `variant_set`: its set), so the spread can be analysed from the CSV."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for m in data["models"]:
+        for task, r in m["results"].items():
+            _write_row(writer, {
+                "model": m["name"], "revision": m["revision"], "setting": m["setting"], "family": m["family"],
+                "n_parameters": m["n_parameters"] or "", "readout": m["readout"] or "", "template": m["template"] or "",
+                "task": task, "task_type": r["record"]["task"]["type"], "main_score_name": r["main_score_name"],
+                "main_score": f"{r['main_score']:.6f}", "main_score_x100": f"{100 * r['main_score']:.2f}",
+                "dataset_revision": r["dataset_revision"], marks.LOCAL_COPY.key: r[marks.LOCAL_COPY.key],
+                marks.STAND_IN.key: r[marks.STAND_IN.key], "instructions_sha256": r["record"]["task"]["instructions_sha256"],
+                "submission": r["submission"], "file": r["file"], "verification": r["verification"],
+                marks.BASELINE.key: m[marks.BASELINE.key], "instruction_aware": _csv_bool(m["instruction_aware"]),
+            })
+    models = by_id(data)
+    for t in data["sensitivity"]:
+        for entry in t["models"]:
+            m = models.get(entry.get("model_id"), {})
+            for v in entry["variants"]:
+                _write_row(writer, {
+                    "model": entry["name"], "revision": entry["revision"], "setting": entry["setting"],
+                    "family": m.get("family") or "", "n_parameters": m.get("n_parameters") or "",
+                    "readout": m.get("readout") or "", "template": m.get("template") or "", "task": t["task"],
+                    "main_score_name": t["main_score_name"], "main_score": f"{v['score'] / 100:.6f}",
+                    "main_score_x100": f"{v['score']:.2f}", "submission": v["submission"], "file": v["file"],
+                    "verification": v["verification"], marks.BASELINE.key: entry[marks.BASELINE.key],
+                    "instruction_aware": _csv_bool(m.get("instruction_aware")),
+                    "variant": v["label"], "variant_set": v["set"] or "",
+                })
+    return buffer.getvalue()
+
+
+def _csv_bool(value: bool | None) -> Any:
+    """True/False as the csv module writes them; unknown (None) as an empty cell."""
+    return "" if value is None else value
+
+
+def _write_row(writer: csv.DictWriter, row: dict[str, Any]) -> None:
+    """One CSV row with every text cell a spreadsheet would run as a formula neutralised; numbers kept."""
+    writer.writerow({k: _cell(v) if k not in CSV_NUMBERS else v for k, v in row.items()})
+
+
+def _cell(value: Any) -> Any:
+    """A text cell starting with = + - @ tab or CR, with a leading "'" (OWASP CSV injection)."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
+def write_exports(data: dict[str, Any], out: Path) -> tuple[Path, Path]:
+    from bench.core.fileio import atomic_write_json, atomic_write_text
+
+    json_path, csv_path = out / "leaderboard.json", out / "leaderboard.csv"
+    atomic_write_json(json_path, data)
+    atomic_write_text(csv_path, csv_text(data))
+    return json_path, csv_path
+
+
+def by_id(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {m["id"]: m for m in data["models"]}

@@ -1,0 +1,216 @@
+"""What every instruction-aware task shares: where its data comes from, `--limit`, and its instructions.
+
+A task never knows how a model encodes: it hands (text, instruction) pairs to `model.encode` through
+MTEB's query dataloader, whose batches carry `text`, `query` and `instruction`, so any
+instruction-aware MTEB encoder can use them.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from datasets import Dataset, DatasetDict
+from mteb.abstasks import AbsTask
+
+from bench.core.errors import ConfigError, DataError, EncodingError, MissingDataError
+from bench.core.fileio import sha256_json
+from bench.tasks.data import (
+    Schema,
+    default_data_dir,
+    find_local_file,
+    load_hub_rows,
+    local_revision,
+    read_local_rows,
+    stratified_indices,
+    validate_rows,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from mteb.types import EncodeKwargs
+
+logger = logging.getLogger(__name__)
+
+PACKAGED_DATA_DIR = Path(__file__).resolve().parents[1] / "demo_data"
+
+
+class InstructionTask(AbsTask):
+    """Base of the harness's tasks.
+
+    Attributes:
+        schema: columns of one published data file and their kinds.
+        hub_configs: the dataset's configs (one file each); None when the dataset has one config,
+            whose local file is then named after the split (`test.jsonl`).
+        task_version: bumped whenever scoring or data handling changes a number.
+        packaged: True for the demo tasks, whose data ships inside this package.
+        data_folder: local folder when the corpus is another task's (NYTTopicClustering reads
+            NYTClustering's files); None means the task's own name.
+        suites: the suites this task belongs to (`bench.tasks.registry`); "all" is implied.
+
+    A subclass whose body defines `metadata` registers itself (`bench.tasks.registry.register_task`).
+    """
+
+    schema: ClassVar[Schema]
+    hub_configs: ClassVar[tuple[str, ...] | None] = None
+    task_version: ClassVar[str] = "1"
+    packaged: ClassVar[bool] = False
+    data_folder: ClassVar[str | None] = None
+    suites: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "metadata" in cls.__dict__:
+            from bench.tasks.registry import register_task
+
+            register_task(cls)
+
+    def __init__(
+        self, *, data_dir: str | Path | None = None, limit: int | None = None, seed: int = 42, **kwargs: Any
+    ) -> None:
+        super().__init__(seed=seed, **kwargs)
+        if limit is not None and limit <= 0:
+            raise DataError(f"--limit must be a positive number of examples, got {limit}.")
+        self.limit = limit
+        self.data_dir = PACKAGED_DATA_DIR if self.packaged else (Path(data_dir) if data_dir else default_data_dir())
+        self.local_files = self._find_local_files() if self.data_dir else None
+        self._apply_local_revision()
+
+    def _apply_local_revision(self) -> None:
+        """Local data is identified by its content, so results never mix with the hub revision's."""
+        if self.local_files:
+            dataset = {**type(self).metadata.dataset, "revision": local_revision(list(self.local_files.values()))}
+            self.metadata = type(self).metadata.model_copy(update={"dataset": dataset})
+
+    def unload_data(self) -> None:
+        # MTEB drops instance metadata on unload; a reload reads the same local files, so restore it.
+        super().unload_data()
+        self._apply_local_revision()
+
+    # ----------------------------------------------------------------- data
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """Configs, or the single split, each one file in the published layout."""
+        return self.hub_configs or (self.metadata.eval_splits[0],)
+
+    @property
+    def data_source(self) -> str:
+        if self.packaged:
+            return "package"
+        # The folder's name only: a result never carries a local path.
+        return f"local:{Path(self.data_dir).name}" if self.local_files else "hub"
+
+    def _find_local_files(self) -> dict[str, Path]:
+        folder = self.data_folder or self.metadata.name
+        task_dir = Path(self.data_dir) / folder
+        if not task_dir.is_dir():
+            shared = f" (the corpus is shared with {folder})" if self.data_folder else ""
+            raise MissingDataError(
+                f"No folder for task {self.metadata.name} in the data directory {self.data_dir}{shared}: "
+                f"expected {task_dir}/ with {', '.join(f'{p}.jsonl|.csv' for p in self.parts)} holding the "
+                f"columns {','.join(self.schema.names)} (see docs/guides/local-data.md; "
+                f"`bench build-data list` shows the builders)."
+            )
+        return {part: find_local_file(task_dir, part) for part in self.parts}
+
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        if self.data_loaded:
+            return
+        rows_by_part = {part: self._read_part(part) for part in self.parts}
+        rows = self._assemble(rows_by_part)
+        split = self.metadata.eval_splits[0]
+        self.dataset = DatasetDict({split: Dataset.from_list(rows)})
+        self.data_loaded = True
+
+    def _read_part(self, part: str) -> list[dict[str, Any]]:
+        if self.local_files:
+            path = self.local_files[part]
+            return validate_rows(read_local_rows(path, self.schema.names), self.schema, str(path))
+        meta = self.metadata.dataset
+        config = part if self.hub_configs else None
+        rows = load_hub_rows(meta["path"], revision=meta["revision"], config=config, split=self.metadata.eval_splits[0])
+        return validate_rows(rows, self.schema, f"{meta['path']}" + (f"[{config}]" if config else ""))
+
+    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Turn the validated rows of each part into the rows of the evaluated split (and apply --limit)."""
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- provenance
+    def instruction_set(self) -> dict[str, Any]:
+        """The instructions this task gives the model, as recorded in every result."""
+        raise NotImplementedError
+
+    def instruction_set_sha256(self) -> str:
+        return sha256_json(self.instruction_set())
+
+    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(TaskMetadata update, attributes) that make a copy of this task give the model `instruction`
+        instead of its own (`bench/tasks/variants.py`). A task whose instructions cannot vary alone says why."""
+        raise ConfigError(f"{self.metadata.name} takes no instruction variants: {self.no_variants_reason}")
+
+    no_variants_reason: ClassVar[str] = "it has no task-level instruction."
+
+    def _calculate_descriptive_statistics_from_split(
+        self, split: str, *, hf_subset: str | None = None, compute_overall: bool = False, num_proc: int | None = None
+    ) -> dict[str, int]:
+        return {"num_samples": len(self.dataset[split])}
+
+
+def encode_pairs(
+    model: Any,
+    texts: Sequence[str],
+    instructions: Sequence[str],
+    *,
+    task: AbsTask,
+    hf_split: str,
+    hf_subset: str,
+    encode_kwargs: EncodeKwargs,
+) -> np.ndarray:
+    """Embed (text, instruction) pairs, each distinct pair once, in one `model.encode` call.
+
+    Triplet and STS sets reuse the same utterances across rows; sending each distinct pair once
+    makes any MTEB model, not only the harness's, skip the repeats.
+    """
+    from mteb.types import PromptType
+
+    from bench.tasks.mteb_compat import create_query_dataloader
+
+    pairs = list(zip(texts, instructions, strict=True))
+    unique = list(dict.fromkeys(pairs))
+    loader = create_query_dataloader(
+        [t for t, _ in unique], [i for _, i in unique], task_metadata=task.metadata, **encode_kwargs
+    )
+    emb = model.encode(
+        loader,
+        task_metadata=task.metadata,
+        hf_split=hf_split,
+        hf_subset=hf_subset,
+        prompt_type=PromptType.query,
+        **encode_kwargs,
+    )
+    emb = _to_numpy(emb)
+    if emb.ndim != 2 or emb.shape[0] != len(unique):
+        raise EncodingError(f"model returned embeddings of shape {emb.shape} for {len(unique)} inputs.")
+    if not np.isfinite(emb).all():
+        bad = int((~np.isfinite(emb)).any(axis=1).sum())
+        raise EncodingError(f"model returned NaN or inf for {bad} of {len(unique)} inputs of {task.metadata.name}.")
+    if len(unique) == len(pairs):  # no repeats: the rows are already in order (no copy)
+        return emb
+    position = {pair: i for i, pair in enumerate(unique)}
+    return emb[[position[p] for p in pairs]]
+
+
+def _to_numpy(emb: Any) -> np.ndarray:
+    if hasattr(emb, "detach"):
+        emb = emb.detach().float().cpu().numpy()
+    return np.asarray(emb)
+
+
+def limited(rows: list[dict[str, Any]], labels: list[Any], limit: int | None, seed: int) -> list[dict[str, Any]]:
+    """The stratified `--limit` subset of `rows` (all rows when limit is None)."""
+    if limit is None:
+        return rows
+    return [rows[i] for i in stratified_indices(labels, limit, seed=seed)]

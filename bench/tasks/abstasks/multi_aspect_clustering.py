@@ -1,0 +1,68 @@
+"""Multi-aspect clustering: the same kind of texts clustered once per aspect, each under its instruction."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, ClassVar
+
+import numpy as np
+
+from bench.core import parallel
+from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
+from bench.tasks.data import Schema, check_clusters
+from bench.tasks.metrics import cluster_v_measure, harmonic_mean
+
+
+class AbsTaskMultiAspectClustering(InstructionTask):
+    """Clustering by several aspects (InBedder paper §3.2, NYTClustering: topic and location).
+
+    Per aspect: embed its texts under the aspect's instruction, MiniBatchKMeans with k = number of gold
+    clusters (batch 500, seeded), V-measure. Main score: harmonic mean of the aspects' V-measures.
+
+    Attributes:
+        aspects: aspect name (also the dataset config) -> instruction.
+    """
+
+    aspects: ClassVar[dict[str, str]]
+    schema = Schema({"text": "text", "cluster": "label"})
+
+    @property
+    def hub_configs(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self.aspects)
+
+    def instruction_set(self) -> dict[str, Any]:
+        return {"aspects": dict(self.aspects)}
+
+    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        from bench.tasks.variants import mapping_update
+
+        return {}, {"aspects": mapping_update(self, "aspects", instruction)}
+
+    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        out = []
+        for aspect, rows in rows_by_part.items():
+            check_clusters(self.metadata.name, aspect, [r["cluster"] for r in rows])
+            rows = limited(rows, [r["cluster"] for r in rows], self.limit, self.seed)
+            # Labels become strings so that aspects with int and str labels fit one Arrow column.
+            out += [
+                {"text": r["text"], "cluster": str(r["cluster"]), "aspect": aspect, "instruction": self.aspects[aspect]}
+                for r in rows
+            ]
+        return out
+
+    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
+        emb = encode_pairs(
+            model, list(data_split["text"]), list(data_split["instruction"]),
+            task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
+        )
+        aspect = np.asarray(list(data_split["aspect"]))
+        labels = np.asarray(list(data_split["cluster"]))
+        scores: dict[str, Any] = {}
+        masks = {name: aspect == name for name in self.aspects}
+        jobs = [parallel.submit(functools.partial(cluster_v_measure, seed=self.seed), np.ascontiguousarray(emb[mask]),
+                                labels[mask].tolist()) for mask in masks.values()]  # over the ranks in a launched run
+        for (name, mask), v_measure in zip(masks.items(), parallel.gather(jobs), strict=True):
+            scores[f"v_measure_{name}"] = v_measure
+            scores[f"{name}_num_texts"] = int(mask.sum())
+        scores["hmean_v_measure"] = harmonic_mean([scores[f"v_measure_{a}"] for a in self.aspects])
+        return scores

@@ -1,0 +1,416 @@
+"""Loading task data from the Hugging Face hub (pinned revision) or from a local directory.
+
+Local layout, the same schema as the published datasets (documented in docs/guides/local-data.md):
+
+    DATA_DIR/<TaskName>/<config>.{csv,jsonl,json,parquet}   tasks with several configs (IntentEmotion)
+    DATA_DIR/<TaskName>/<split>.{csv,jsonl,json,parquet}    tasks with one config (InstructSTSB: test.jsonl)
+    DATA_DIR/<TaskName>/[<subset>/]  a `datasets` save_to_disk folder  tasks of MTEB's registry (bench/tasks/generic.py)
+
+Local files are parsed with the standard library so that a malformed row is reported with its line
+number, and so that texts such as "NA" or "None" stay texts (pandas would turn them into NaN).
+
+A data file may be damaged or hostile; each way is one DataError naming the file, the line or row, and
+the fix, never a traceback or a stall: JSON nested past MAX_DEPTH (counted on the bytes before the
+recursive parser runs), an integer too long for Python, a CSV field past csv's 128 KiB limit (usually
+an unclosed quote), a corrupt or truncated parquet file, a text that is blank to the eye (only spaces or
+zero-width characters) or holds a lone surrogate (valid JSON, but no UTF-8 writer takes it).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+import sys
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from bench.core.bounded import (
+    MAX_DEPTH, brief, brief_line, is_blank, json_depth, json_too_deep, load_json_bounded, surrogate_problem,
+)
+from bench.core.errors import DataError
+from bench.core.fileio import sha256_file, sha256_json
+
+logger = logging.getLogger(__name__)
+
+DATA_DIR_ENV = "INSTRUCT_BENCH_DATA_DIR"
+LOCAL_SUFFIXES = (".csv", ".jsonl", ".json", ".parquet")
+MANIFEST = "manifest.json"  # written by every builder beside its files (bench/dataset_builders/)
+
+ColumnKind = Literal["text", "label", "score"]
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Columns a task type needs: texts must be non-empty strings, labels non-null, scores numbers."""
+
+    columns: Mapping[str, ColumnKind]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.columns)
+
+
+def default_data_dir() -> Path | None:
+    value = os.environ.get(DATA_DIR_ENV)
+    return Path(value).expanduser() if value else None
+
+
+def find_local_file(task_dir: Path, stem: str) -> Path:
+    """The file for one config or split; a clear error names what was expected."""
+    candidates = [task_dir / f"{stem}{suffix}" for suffix in LOCAL_SUFFIXES]
+    found = [p for p in candidates if p.is_file()]
+    if not found:
+        expected = " or ".join(p.name for p in candidates)
+        raise DataError(
+            f"Missing data file for {task_dir.name}: expected {task_dir / stem}.* ({expected}). "
+            f"See docs/guides/local-data.md for the layout."
+        )
+    return found[0]
+
+
+def read_local_rows(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of a local file, checked for the expected columns."""
+    suffix = path.suffix
+    if suffix == ".csv":
+        return _read_csv(path, columns)
+    if suffix in (".jsonl", ".json"):
+        return _read_json(path, columns)
+    if suffix == ".parquet":
+        return _read_parquet(path, columns)
+    raise DataError(f"{path}: unsupported file type '{suffix}'; use one of {', '.join(LOCAL_SUFFIXES)}.")
+
+
+def read_utf8(path: Path) -> str:
+    """A local data file's text: UTF-8, with or without the byte-order mark Excel writes (utf-8-sig).
+
+    Anything else (Latin-1, UTF-16) is a DataError naming the file, the offending byte and the fix.
+    """
+    return _decode(path, path.read_bytes())
+
+
+def _decode(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DataError(
+            f"{path} line {line}: not UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}; perhaps Latin-1 or "
+            f"Windows-1252). Re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`, or \"CSV UTF-8\" in Excel)."
+        ) from None
+
+
+def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    reader = csv.reader(io.StringIO(read_utf8(path), newline=""))
+    header = _csv_record(path, reader)
+    if header is None:
+        raise DataError(f"{path}: file is empty; expected a header line with {', '.join(columns)}.")
+    _check_columns(path, header, columns)
+    rows = []
+    while (record := _csv_record(path, reader)) is not None:
+        if not record:
+            continue
+        if len(record) != len(header):
+            raise DataError(
+                f"{path} line {reader.line_num}: malformed row, expected {len(header)} fields "
+                f"({', '.join(header)}) but found {len(record)}. Quote fields that contain commas."
+            )
+        rows.append(dict(zip(header, record)))
+    return rows
+
+
+def _csv_record(path: Path, reader: Any) -> list[str] | None:
+    """The next record, or None at the end; a csv.Error names the line the record starts on."""
+    start = reader.line_num + 1
+    try:
+        return next(reader, None)
+    except csv.Error as e:
+        if "field larger than field limit" in str(e):
+            raise DataError(
+                f"{path} line {start}: a field runs past {csv.field_size_limit():,} characters (csv's limit), usually "
+                f"because a quote opened in it is never closed, so the rest of the file reads as one field. "
+                f"Close the quote (a quote inside a field is written \"\"), or give texts that long as JSONL."
+            ) from None
+        raise DataError(f"{path} line {start}: not a valid CSV row ({brief_line(e)}).") from None
+
+
+def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    data = path.read_bytes()
+    text = _decode(path, data)
+    if text.lstrip().startswith("["):
+        numbered = list(enumerate(_json_array(path, data, text), start=1))
+        where = "item"
+    else:
+        numbered = _jsonl_records(path, data, text)
+        where = "line"
+    rows = []
+    for n, record in numbered:
+        if not isinstance(record, dict):
+            raise DataError(f"{path} {where} {n}: expected a JSON object with keys {', '.join(columns)}.")
+        missing = [c for c in columns if c not in record]
+        if missing:
+            raise DataError(f"{path} {where} {n}: malformed row, missing key(s) {', '.join(missing)}.")
+        rows.append(record)
+    return rows
+
+
+def _json_array(path: Path, data: bytes, text: str) -> Any:
+    """A `.json` file's array; its nesting is bounded on the bytes before the (recursive) parser runs."""
+    line = json_too_deep(data)
+    if line is not None:
+        raise DataError(f"{path} line {line}: arrays/objects nest more than {MAX_DEPTH} levels deep; a data "
+                        "row is one object of texts, labels and scores. Fix the file.")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}: invalid JSON ({e.msg} at line {e.lineno}).") from None
+    except ValueError:  # the only other one: an integer past sys.get_int_max_str_digits()
+        raise DataError(f"{path}: holds a number too long to read (over {sys.get_int_max_str_digits():,} digits); "
+                        "fix the file.") from None
+
+
+def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
+    """(line number, parsed line) of a JSONL file. Lines end at "\\n" only: JSON allows U+2028 and other
+    breaks that Python's `splitlines` splits at inside a string."""
+    if json_depth(data) > MAX_DEPTH:  # the whole file at once; line by line only to name the line
+        for line_no, line in enumerate(data.split(b"\n"), start=1):
+            if json_too_deep(line) is not None:
+                raise DataError(f"{path} line {line_no}: arrays/objects nest more than {MAX_DEPTH} levels deep; "
+                                "a data row is one object of texts, labels and scores. Fix the line.")
+    numbered = []
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            numbered.append((line_no, json.loads(line)))
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path} line {line_no}: malformed JSON row ({e.msg}); each line must be one complete JSON object.") from None
+        except ValueError:  # the only other one: an integer past sys.get_int_max_str_digits()
+            raise DataError(f"{path} line {line_no}: a number too long to read (over "
+                            f"{sys.get_int_max_str_digits():,} digits); fix the row.") from None
+    return numbered
+
+
+def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of a parquet file, read with pyarrow (as `datasets` does, without copying it into its cache)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+        _check_columns(path, table.column_names, columns)
+        return table.to_pylist()
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
+        raise DataError(f"{path}: not a readable parquet file ({brief_line(e)}); it may be truncated or damaged. "
+                        f"Write it again (or give the data as .jsonl or .csv).") from None
+
+
+def _check_columns(path: Path, header: Sequence[str], columns: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in header]
+    if missing:
+        found = ", ".join(h if len(h) <= 40 else h[:37] + "..." for h in header[:20]) + (" ..." if len(header) > 20 else "")
+        raise DataError(  # a header line can be a 128 KiB field: the names are cut
+            f"{path}: missing column(s) {', '.join(missing)}; found {found or 'none'}, expected {', '.join(columns)}."
+        )
+
+
+def check_clusters(task: str, aspect: str, labels: Sequence[Any]) -> None:
+    """A clustering aspect needs two or more gold clusters: with one, k-means has nothing to find and
+    V-measure is 1.0 whatever the embeddings, a score that would mean nothing."""
+    distinct = set(map(str, labels))
+    if len(distinct) < 2:
+        found = f"only {brief(next(iter(distinct)))}" if distinct else "no rows"
+        raise DataError(
+            f"{task} aspect '{aspect}': a clustering aspect needs at least two different cluster labels, found "
+            f"{found}. Fix the 'cluster' column of that aspect's file (or rebuild it with `bench build-data`)."
+        )
+
+
+def load_hub_rows(path: str, *, revision: str, config: str | None, split: str) -> list[dict[str, Any]]:
+    """Rows of a published dataset at a pinned revision."""
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(path, name=config, revision=revision, split=split)
+    except Exception as e:  # datasets raises many types; all mean "not available"
+        what = f"{path}" + (f" (config '{config}')" if config else "")
+        raise DataError(
+            f"Could not load {what} at revision {revision[:12]} from the Hugging Face hub "
+            f"({type(e).__name__}: {str(e).splitlines()[0][:200]}). Offline? Pass --data-dir DIR "
+            f"(or set {DATA_DIR_ENV}) with the files laid out as docs/guides/local-data.md shows."
+        ) from None
+    return ds.to_list()
+
+
+def validate_rows(rows: list[dict[str, Any]], schema: Schema, origin: str) -> list[dict[str, Any]]:
+    """Keep only the schema's columns and check every value; errors name the row (1-based)."""
+    if not rows:
+        raise DataError(f"{origin}: no rows.")
+    clean = []
+    for i, row in enumerate(rows, start=1):
+        out = {}
+        for column, kind in schema.columns.items():
+            if column not in row:
+                raise DataError(f"{origin} row {i}: missing column '{column}'.")
+            out[column] = _check_value(row[column], kind, f"{origin} row {i}, column '{column}'")
+        clean.append(out)
+    return clean
+
+
+def _check_value(value: Any, kind: ColumnKind, where: str) -> Any:
+    """A text must be something a model sees (zero-width characters alone are empty) and writable as
+    UTF-8 (no lone surrogate, which JSON's `\\ud800` can make); a label one value (a text or a number,
+    not a list); a score a finite number. Messages show a bounded view of the value."""
+    if kind == "text":
+        if not isinstance(value, str):
+            raise DataError(f"{where}: expected text, got {type(value).__name__} {brief(value)}.")
+        if is_blank(value):
+            raise DataError(f"{where}: empty text (only spaces or invisible characters such as U+200B). Remove the "
+                            "row or fill in the text.")
+        _check_surrogates(value, where)
+        return value
+    if kind == "label":
+        if value is None or (isinstance(value, str) and is_blank(value)):
+            raise DataError(f"{where}: empty label.")
+        if isinstance(value, str):
+            _check_surrogates(value, where)
+        elif not isinstance(value, (int, float)) or (isinstance(value, float) and not np.isfinite(value)):
+            raise DataError(f"{where}: a label must be a text or a number, got {type(value).__name__} {brief(value)}.")
+        return value
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: expected a number, got {brief(value)}.") from None
+    if not np.isfinite(score):
+        raise DataError(f"{where}: score is {score}.")
+    return score
+
+
+def _check_surrogates(text: str, where: str) -> None:
+    problem = surrogate_problem(text)
+    if problem:
+        raise DataError(f"{where}: the text {problem}.")
+
+
+def stand_in_of(local_files: Mapping[str, Path] | None) -> dict[str, Any]:
+    """`stand_in` and `stand_in_note` of a task's data, for the run record and every table that shows it.
+
+    Only the builder knows whether a folder holds the task's published set or a stand-in (a proxy built
+    from other labelled data, a small sample): it says so in the folder's `manifest.json` (`"proxy":
+    true` and a `note`). Hub and packaged data, and folders without a manifest, are not stand-ins.
+    """
+    for folder in sorted({Path(p).parent for p in (local_files or {}).values()}):
+        manifest = folder / MANIFEST
+        try:
+            data = load_json_bounded(manifest.read_bytes(), str(manifest), error=DataError, max_bytes=16 * 2**20,
+                                     unique_keys=False)
+        except FileNotFoundError:
+            continue
+        except DataError as e:  # damaged or hostile (deep, huge, a repeated key): the builder did not write it
+            logger.warning("%s is unreadable (%s); the data is not marked as a stand-in.", manifest, e)
+            continue
+        if isinstance(data, dict) and data.get("proxy"):
+            note = data.get("note")
+            return {"stand_in": True, "stand_in_note": str(note) if note else "stand-in data (see its manifest.json)"}
+    return {"stand_in": False, "stand_in_note": None}
+
+
+def local_revision(files: Sequence[Path]) -> str:
+    """A revision string for local data: changes whenever any file's content changes."""
+    digest = sha256_json(sorted((p.name, sha256_file(p)) for p in files))
+    return f"local-{digest[:12]}"
+
+
+# ----------------------------------------------------------------- `datasets` save_to_disk copies
+# A folder `Dataset(Dict).save_to_disk` wrote: dataset_dict.json (a DatasetDict) or state.json (a Dataset).
+SAVED_MARKERS = ("dataset_dict.json", "state.json")
+# state.json holds `_fingerprint`, a hash of how the copy was made (the same rows loaded on two machines
+# may get two), not of its rows: it is left out of the revision.
+SAVED_UNHASHED = ("state.json",)
+
+
+def is_saved_dataset(folder: Path) -> bool:
+    """Whether `folder` is the output of `datasets` `save_to_disk` (of a DatasetDict or a Dataset)."""
+    return folder.is_dir() and any((folder / marker).is_file() for marker in SAVED_MARKERS)
+
+
+def saved_dataset_files(root: Path, folders: Sequence[Path]) -> dict[str, Path]:
+    """The data files (`.arrow`, `.json`) of save_to_disk folders, keyed by their path under `root`, sorted."""
+    files = {}
+    for folder in folders:
+        for path in folder.rglob("*"):
+            if path.suffix in (".arrow", ".json") and path.is_file():
+                files[path.relative_to(root).as_posix()] = path
+    return dict(sorted(files.items()))
+
+
+def saved_revision(files: Mapping[str, Path]) -> str:
+    """`local-<hash>` of save_to_disk folders: every arrow and json file (but state.json), with its place
+    in the folder, in sorted order; the same rows saved twice give the same revision."""
+    parts = [(key, sha256_file(path)) for key, path in sorted(files.items()) if path.name not in SAVED_UNHASHED]
+    return f"local-{sha256_json(parts)[:12]}"
+
+
+def read_saved_dataset(folder: Path) -> Any:
+    """`datasets.load_from_disk(folder)`; a damaged copy is one DataError naming the folder and the fix."""
+    import datasets
+
+    try:
+        return datasets.load_from_disk(str(folder))
+    except Exception as e:  # datasets/pyarrow raise many types for a damaged copy; all mean "unreadable"
+        raise DataError(
+            f"{folder}: not a readable `datasets` save_to_disk folder ({type(e).__name__}: {brief_line(e)}). "
+            f"Save it again with `load_dataset(...).save_to_disk(...)` (see docs/guides/local-data.md)."
+        ) from None
+
+
+def stratified_indices(labels: Sequence[Any], n: int, *, seed: int) -> list[int]:
+    """At most `n` row indices, sampled per label in proportion to label frequency, in original order.
+
+    Every label keeps at least one row when n allows it, so a quick `--limit` run still sees every
+    cluster or class. Deterministic given the seed.
+    """
+    if n <= 0:
+        raise ValueError("limit must be positive")
+    if n >= len(labels):
+        return list(range(len(labels)))
+    groups: dict[Any, list[int]] = defaultdict(list)
+    for i, label in enumerate(labels):
+        groups[label].append(i)
+    keys = sorted(groups, key=str)
+    quotas = _largest_remainder({k: len(groups[k]) for k in keys}, n)
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for k in keys:
+        members = groups[k]
+        chosen.extend(members[j] for j in rng.choice(len(members), size=quotas[k], replace=False))
+    return sorted(chosen)
+
+
+def _largest_remainder(sizes: Mapping[Any, int], n: int) -> dict[Any, int]:
+    total = sum(sizes.values())
+    floor_share = {k: max(1, int(n * s / total)) if n >= len(sizes) else int(n * s / total) for k, s in sizes.items()}
+    floor_share = {k: min(v, sizes[k]) for k, v in floor_share.items()}
+    remainder = n - sum(floor_share.values())
+    order = sorted(sizes, key=lambda k: (-(n * sizes[k] / total - int(n * sizes[k] / total)), str(k)))
+    while remainder > 0:
+        progressed = False
+        for k in order:
+            if remainder and floor_share[k] < sizes[k]:
+                floor_share[k] += 1
+                remainder -= 1
+                progressed = True
+        if not progressed:
+            break
+    while remainder < 0:  # minimum-one rule overshot: take back from the largest groups
+        k = max(floor_share, key=lambda key: (floor_share[key], str(key)))
+        floor_share[k] -= 1
+        remainder += 1
+    return floor_share
