@@ -44,8 +44,14 @@ def main() -> None:
         for repeat in range(args.repeats):
             for limit in (1, args.concurrency):
                 texts = [f"run {repeat} limit {limit} text {i:05d}" for i in range(n)]  # one length: plan order kept
-                enc = OpenAIEmbeddingEncoder("fake", base_url=server.base_url, batch_size=args.per_request,
-                                             max_concurrency=limit, use_cache=False, show_progress_bar=False)
+                enc = OpenAIEmbeddingEncoder(
+                    "fake",
+                    base_url=server.base_url,
+                    batch_size=args.per_request,
+                    max_concurrency=limit,
+                    use_cache=False,
+                    show_progress_bar=False,
+                )
                 enc.ensure_loaded()  # the client's import and set-up are not request time
                 server.max_in_flight = 0
                 tick = time.perf_counter()
@@ -55,16 +61,22 @@ def main() -> None:
                 rate = args.requests / seconds
                 best[limit] = max(best.get(limit, 0.0), rate)
                 in_flight[limit] = max(in_flight.get(limit, 0), server.max_in_flight)
-                print(f"repeat {repeat + 1}: max_concurrency={limit:<3} {rate:7.1f} requests/s "
-                      f"(max in flight {server.max_in_flight})")
+                print(
+                    f"repeat {repeat + 1}: max_concurrency={limit:<3} {rate:7.1f} requests/s "
+                    f"(max in flight {server.max_in_flight})"
+                )
     finally:
         server.close()
     seq, conc = best[1], best[args.concurrency]
-    print(f"\n{args.requests} requests of {args.per_request} texts, {args.latency * 1000:g} ms server latency, "
-          f"best of {args.repeats}:")
+    print(
+        f"\n{args.requests} requests of {args.per_request} texts, {args.latency * 1000:g} ms server latency, "
+        f"best of {args.repeats}:"
+    )
     print(f"  max_concurrency=1: {seq:7.1f} requests/s (ceiling {1 / args.latency:.1f})")
-    print(f"  max_concurrency={args.concurrency}: {conc:7.1f} requests/s (ceiling "
-          f"{min(args.concurrency, 8) / args.latency:.1f}; max in flight {in_flight[args.concurrency]})")
+    print(
+        f"  max_concurrency={args.concurrency}: {conc:7.1f} requests/s (ceiling "
+        f"{min(args.concurrency, 8) / args.latency:.1f}; max in flight {in_flight[args.concurrency]})"
+    )
     print(f"  ratio: {conc / seq:.2f}x")
 
 

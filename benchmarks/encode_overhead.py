@@ -72,8 +72,15 @@ def main() -> None:
 
     def harness(use_cache: bool) -> np.ndarray:
         with tempfile.TemporaryDirectory() as cache_dir:
-            enc = SentenceTransformerEncoder(path, template="none", device=args.device, use_cache=use_cache,
-                                             cache_dir=cache_dir, batch_size=args.batch_size, show_progress_bar=False)
+            enc = SentenceTransformerEncoder(
+                path,
+                template="none",
+                device=args.device,
+                use_cache=use_cache,
+                cache_dir=cache_dir,
+                batch_size=args.batch_size,
+                show_progress_bar=False,
+            )
             enc.model, enc._loaded = bare_model, True  # same weights object: time the machinery, not loading
             return enc.encode_inputs(inputs)
 
@@ -85,16 +92,23 @@ def main() -> None:
     from bench.adapters.registry import load_model
 
     sts = mteb.get_task("STSBenchmark").metadata
-    call = {"task_metadata": sts, "hf_split": "test", "hf_subset": "default", "batch_size": args.batch_size,
-            "show_progress_bar": False}
+    call = {
+        "task_metadata": sts,
+        "hf_split": "test",
+        "hf_subset": "default",
+        "batch_size": args.batch_size,
+        "show_progress_bar": False,
+    }
     mtebs = SentenceTransformerEncoderWrapper(bare_model)
 
     def loader():  # MTEB's dataloader of the texts, made anew for each call as MTEB's evaluators do
-        return create_dataloader(Dataset.from_dict({"text": texts}), task_metadata=sts, input_column="text",
-                                 batch_size=args.batch_size)
+        return create_dataloader(
+            Dataset.from_dict({"text": texts}), task_metadata=sts, input_column="text", batch_size=args.batch_size
+        )
 
-    family = load_model("all-MiniLM-L6-v2", use_cache=False, device=args.device, batch_size=args.batch_size,
-                        show_progress_bar=False)
+    family = load_model(
+        "all-MiniLM-L6-v2", use_cache=False, device=args.device, batch_size=args.batch_size, show_progress_bar=False
+    )
     family.ensure_loaded()
     family.st = bare_model  # same weights object, as above
 
@@ -102,9 +116,13 @@ def main() -> None:
         family._memo = None  # the in-process memo would serve every repeat after the first
         return np.asarray(family.encode(loader(), **call))
 
-    variants = {"bare": bare, "harness": lambda: harness(False), "harness+cache": lambda: harness(True),
-                "mteb": lambda: np.asarray(mtebs.encode(loader(), **call)),
-                "mteb family": family_encode}
+    variants = {
+        "bare": bare,
+        "harness": lambda: harness(False),
+        "harness+cache": lambda: harness(True),
+        "mteb": lambda: np.asarray(mtebs.encode(loader(), **call)),
+        "mteb family": family_encode,
+    }
     bare()  # warm-up
     times: dict[str, list[float]] = {k: [] for k in variants}
     outputs = {}
@@ -115,8 +133,10 @@ def main() -> None:
             times[name].append(time.perf_counter() - tick)
 
     drift = max(float(np.abs(outputs[k] - outputs["bare"]).max()) for k in variants)
-    print(f"{len(texts)} unique real sentences, all-MiniLM-L6-v2, batch {args.batch_size}, device {args.device}, "
-          f"torch threads {torch.get_num_threads()}, repeats {args.repeats}")
+    print(
+        f"{len(texts)} unique real sentences, all-MiniLM-L6-v2, batch {args.batch_size}, device {args.device}, "
+        f"torch threads {torch.get_num_threads()}, repeats {args.repeats}"
+    )
     print(f"{'variant':<15}{'median s':>10}{'min s':>10}{'sent/s':>10}{'vs bare':>10}")
     base = statistics.median(times["bare"])
     for name, ts in times.items():

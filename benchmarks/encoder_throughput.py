@@ -38,8 +38,14 @@ def roberta_large_dir(minilm: str) -> str:
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     out = tempfile.mkdtemp(prefix="enc335m-")
-    config = BertConfig(vocab_size=30522, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-                        intermediate_size=4096, max_position_embeddings=514)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=1024,
+        num_hidden_layers=24,
+        num_attention_heads=16,
+        intermediate_size=4096,
+        max_position_embeddings=514,
+    )
     BertModel(config).save_pretrained(out)
     AutoTokenizer.from_pretrained(minilm).save_pretrained(out)
     word = models.Transformer(out, max_seq_length=256)
@@ -75,14 +81,25 @@ def main() -> None:
     path = roberta_large_dir(MODELS["all-MiniLM-L6-v2"].path())
     print(f"torch {torch.__version__}, device {args.device}, {torch.get_num_threads()} threads; {len(texts)} sentences")
     for dtype in ("float32", "bfloat16"):
-        enc = SentenceTransformerEncoder(path, template="none", dtype=dtype, device=args.device, use_cache=False,
-                                         batch_size=args.batch_size, show_progress_bar=False)
+        enc = SentenceTransformerEncoder(
+            path,
+            template="none",
+            dtype=dtype,
+            device=args.device,
+            use_cache=False,
+            batch_size=args.batch_size,
+            show_progress_bar=False,
+        )
         enc.ensure_loaded()
         inputs = [enc.render(t, None, None) for t in texts]
-        bare = timed(lambda enc=enc: enc.model.encode(texts, batch_size=args.batch_size, show_progress_bar=False), args.repeats)
+        bare = timed(
+            lambda enc=enc: enc.model.encode(texts, batch_size=args.batch_size, show_progress_bar=False), args.repeats
+        )
         ours = timed(lambda enc=enc: enc.encode_inputs(inputs), args.repeats)
-        print(f"335M encoder {dtype:8s}: sentence-transformers {len(texts) / bare:7.1f}/s, harness {len(texts) / ours:7.1f}/s, "
-              f"harness/ST time {ours / bare:.3f}")
+        print(
+            f"335M encoder {dtype:8s}: sentence-transformers {len(texts) / bare:7.1f}/s, harness {len(texts) / ours:7.1f}/s, "
+            f"harness/ST time {ours / bare:.3f}"
+        )
         del enc
     if args.skip_lm:
         return
@@ -90,12 +107,28 @@ def main() -> None:
 
     from bench.adapters.generative import GenerativeEncoder
 
-    config = LlamaConfig(vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=22,
-                         num_attention_heads=32, num_key_value_heads=4)  # TinyLlama-1.1B shape
-    lm = GenerativeEncoder("random-llama-1.1b", revision="random", pooling="1st-gen", architecture="causal",
-                           device=args.device, use_cache=False, batch_size=8, show_progress_bar=False)
+    config = LlamaConfig(
+        vocab_size=32000,
+        hidden_size=2048,
+        intermediate_size=5632,
+        num_hidden_layers=22,
+        num_attention_heads=32,
+        num_key_value_heads=4,
+    )  # TinyLlama-1.1B shape
+    lm = GenerativeEncoder(
+        "random-llama-1.1b",
+        revision="random",
+        pooling="1st-gen",
+        architecture="causal",
+        device=args.device,
+        use_cache=False,
+        batch_size=8,
+        show_progress_bar=False,
+    )
     lm.model = LlamaForCausalLM(config).eval().to(args.device)  # random weights, built in memory
-    lm.tokenizer = AutoTokenizer.from_pretrained(MODELS["all-MiniLM-L6-v2"].path(), padding_side="left", truncation_side="left")
+    lm.tokenizer = AutoTokenizer.from_pretrained(
+        MODELS["all-MiniLM-L6-v2"].path(), padding_side="left", truncation_side="left"
+    )
     lm._loaded = True
     prompts = [lm.render(t, "What is the sentence about?", None) for t in texts[: args.lm_n]]
     secs = timed(lambda: lm.encode_inputs(prompts), 1)

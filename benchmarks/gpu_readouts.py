@@ -65,9 +65,17 @@ def causal_lm(name: str, shape: dict, batches: list[int]) -> list[dict]:
 
         seconds = timed(forward, 10)
         tokens = batch * width / seconds
-        rows.append({"model": name, "params_b": round(params / 1e9, 2), "dtype": "bfloat16", "batch": batch,
-                     "prompts_per_s": round(batch / seconds, 1), "padded_tokens_per_s": round(tokens),
-                     "mfu": round(2 * params * tokens / PEAK_BF16, 3)})
+        rows.append(
+            {
+                "model": name,
+                "params_b": round(params / 1e9, 2),
+                "dtype": "bfloat16",
+                "batch": batch,
+                "prompts_per_s": round(batch / seconds, 1),
+                "padded_tokens_per_s": round(tokens),
+                "mfu": round(2 * params * tokens / PEAK_BF16, 3),
+            }
+        )
         print(rows[-1], flush=True)
     del model
     torch.cuda.empty_cache()
@@ -90,6 +98,7 @@ def encoder(batch: int, lengths: list[int]) -> list[dict]:
         mask = torch.ones_like(ids)
         out = {}
         for dtype, model in (("float32", model32), ("bfloat16", model16)):
+
             def forward(model=model):
                 with torch.inference_mode():
                     hidden = model(input_ids=ids, attention_mask=mask).last_hidden_state
@@ -97,8 +106,16 @@ def encoder(batch: int, lengths: list[int]) -> list[dict]:
 
             seconds = timed(forward, 10)
             out[dtype] = (forward().float(), seconds)
-            rows.append({"model": "BERT-large shape", "params_b": round(params / 1e9, 3), "dtype": dtype,
-                         "batch": batch, "tokens": length, "texts_per_s": round(batch / seconds, 1)})
+            rows.append(
+                {
+                    "model": "BERT-large shape",
+                    "params_b": round(params / 1e9, 3),
+                    "dtype": dtype,
+                    "batch": batch,
+                    "tokens": length,
+                    "texts_per_s": round(batch / seconds, 1),
+                }
+            )
         cosine = torch.nn.functional.cosine_similarity(out["float32"][0], out["bfloat16"][0]).mean().item()
         rows[-1]["speedup_vs_float32"] = round(out["float32"][1] / out["bfloat16"][1], 2)
         rows[-1]["mean_cosine_vs_float32"] = round(cosine, 5)
@@ -115,10 +132,28 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False  # float32 means float32
     facts = {"device": torch.cuda.get_device_name(), "gpus": torch.cuda.device_count(), "torch": torch.__version__}
     print(facts, flush=True)
-    rows = causal_lm("1.1B (TinyLlama shape)", dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22,
-                                                   num_attention_heads=32, num_key_value_heads=4), [32, 128])
-    rows += causal_lm("6.7B (Llama-2-7B shape)", dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
-                                                     num_attention_heads=32, num_key_value_heads=32), [32, 128])
+    rows = causal_lm(
+        "1.1B (TinyLlama shape)",
+        dict(
+            hidden_size=2048,
+            intermediate_size=5632,
+            num_hidden_layers=22,
+            num_attention_heads=32,
+            num_key_value_heads=4,
+        ),
+        [32, 128],
+    )
+    rows += causal_lm(
+        "6.7B (Llama-2-7B shape)",
+        dict(
+            hidden_size=4096,
+            intermediate_size=11008,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+        ),
+        [32, 128],
+    )
     rows += encoder(128, [32, 128])
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:

@@ -43,8 +43,9 @@ def v_measure(emb: np.ndarray, labels: list[str], seeds: int = 3) -> float:
     from sklearn.metrics import v_measure_score
 
     k = len(set(labels))
-    return float(np.mean([v_measure_score(labels, KMeans(k, random_state=s, n_init=10).fit_predict(emb))
-                          for s in range(seeds)]))
+    return float(
+        np.mean([v_measure_score(labels, KMeans(k, random_state=s, n_init=10).fit_predict(emb)) for s in range(seeds)])
+    )
 
 
 def triplet_accuracy(emb: np.ndarray, labels: list[str], n: int = 3000, seed: int = 0) -> float:
@@ -88,11 +89,22 @@ def main() -> None:
 
         server = FakeOpenAI(api_key=None).start()
         server.chat_handler = oracle_handler(dict(train))
-    client = LLMClient(LLMConfig.from_options(llm_model=args.llm_model, base_url=args.base_url or server.base_url,
-                                              llm_cache_dir=work / "llm", concurrency=4))
+    client = LLMClient(
+        LLMConfig.from_options(
+            llm_model=args.llm_model,
+            base_url=args.base_url or server.base_url,
+            llm_cache_dir=work / "llm",
+            concurrency=4,
+        )
+    )
     tick = time.perf_counter()
-    folder = train_transform([t for t, _ in train], instruction=INSTRUCTION, out_dir=work / "transforms",
-                             client=client, settings=TrainSettings(sample_size=args.train, n_clusters=args.clusters))
+    folder = train_transform(
+        [t for t, _ in train],
+        instruction=INSTRUCTION,
+        out_dir=work / "transforms",
+        client=client,
+        settings=TrainSettings(sample_size=args.train, n_clusters=args.clusters),
+    )
     train_s = time.perf_counter() - tick
     if server is not None:
         server.close()
@@ -107,9 +119,11 @@ def main() -> None:
 
     config = json.loads((folder / "config.json").read_text())
     print(f"transform: {folder}  taxonomy={config['taxonomy']}  failures={config['failures']}")
-    print(f"training: {config['training']['epochs_run']} epochs, best {config['training']['best_epoch']}, "
-          f"{train_s:.1f} s incl. LLM; apply to {len(texts)} cached texts: {apply_s:.3f} s "
-          f"(base re-encoded: {gst.base.stats.encoded})")
+    print(
+        f"training: {config['training']['epochs_run']} epochs, best {config['training']['best_epoch']}, "
+        f"{train_s:.1f} s incl. LLM; apply to {len(texts)} cached texts: {apply_s:.3f} s "
+        f"(base re-encoded: {gst.base.stats.encoded})"
+    )
     print(f"{'held-out AG News':<22}{'V-measure':>10}{'triplet acc':>13}")
     print(f"{'all-MiniLM-L6-v2':<22}{v_measure(x, labels):>10.4f}{triplet_accuracy(x, labels):>13.4f}")
     print(f"{'+ GSTransform':<22}{v_measure(z, labels):>10.4f}{triplet_accuracy(z, labels):>13.4f}")

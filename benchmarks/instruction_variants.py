@@ -23,8 +23,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
-FALLBACK = ["represent the statement: ", "Represent the sentence for semantic similarity: ",
-            "Represent this statement to compare its meaning: "]
+FALLBACK = [
+    "represent the statement: ",
+    "Represent the sentence for semantic similarity: ",
+    "Represent this statement to compare its meaning: ",
+]
 
 
 def variant_file(folder: Path, count: int) -> Path:
@@ -59,19 +62,52 @@ def main() -> None:
         build_sts_senteval(source_dir=args.raw, out_dir=data, size=args.pairs)
         variants = variant_file(Path(tmp), args.variants)
         for template in args.templates:
-            default, *varied = run(RunOptions(
-                tasks=["STSBenchmark"], data_dir=str(data), template=template, use_cache=False,
-                instruction_variants=str(variants), output_dir=str(Path(tmp) / template), show_progress_bar=False,
-            ))
+            default, *varied = run(
+                RunOptions(
+                    tasks=["STSBenchmark"],
+                    data_dir=str(data),
+                    template=template,
+                    use_cache=False,
+                    instruction_variants=str(variants),
+                    output_dir=str(Path(tmp) / template),
+                    show_progress_bar=False,
+                )
+            )
             d_enc = default.record["encode"]["texts_encoded"]
             v_enc = sum(o.record["encode"]["texts_encoded"] for o in varied)
             d_s = default.record["evaluation_seconds"]
             v_s = sum(o.record["evaluation_seconds"] for o in varied)
             scores = [100 * o.main_score for o in varied]
-            rows.append([template, len(varied), d_enc, v_enc, f"{v_enc / d_enc:.2f}", f"{d_s:.1f}", f"{v_s:.1f}",
-                         f"{v_s / d_s:.2f}", f"{min(scores):.2f}-{max(scores):.2f}"])
-    print(tabulate(rows, headers=["template", "variants", "default encoded", "variants encoded", "ratio",
-                                  "default s", "variants s", "ratio", "variant scores"], tablefmt="github"))
+            rows.append(
+                [
+                    template,
+                    len(varied),
+                    d_enc,
+                    v_enc,
+                    f"{v_enc / d_enc:.2f}",
+                    f"{d_s:.1f}",
+                    f"{v_s:.1f}",
+                    f"{v_s / d_s:.2f}",
+                    f"{min(scores):.2f}-{max(scores):.2f}",
+                ]
+            )
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "template",
+                "variants",
+                "default encoded",
+                "variants encoded",
+                "ratio",
+                "default s",
+                "variants s",
+                "ratio",
+                "variant scores",
+            ],
+            tablefmt="github",
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -65,8 +65,15 @@ def main() -> None:
     times = {}
     base = None
     for pooling in ("1st-gen", "avg-gen"):
-        enc = GenerativeEncoder(model, pooling=pooling, max_new_tokens=args.max_new_tokens, use_cache=False,
-                                batch_size=args.batch_size, device="cpu", show_progress_bar=False)
+        enc = GenerativeEncoder(
+            model,
+            pooling=pooling,
+            max_new_tokens=args.max_new_tokens,
+            use_cache=False,
+            batch_size=args.batch_size,
+            device="cpu",
+            show_progress_bar=False,
+        )
         if base is None:
             enc.ensure_loaded()
             base = enc
@@ -81,7 +88,9 @@ def main() -> None:
             best = min(best, time.perf_counter() - tick)
         times[pooling] = best
         print(f"{pooling:8s} {times[pooling]:7.2f} s  {len(texts) / times[pooling]:7.1f} sentences/s")
-    print(f"avg-gen (max_new_tokens={args.max_new_tokens}) / 1st-gen time ratio: {times['avg-gen'] / times['1st-gen']:.2f}x")
+    print(
+        f"avg-gen (max_new_tokens={args.max_new_tokens}) / 1st-gen time ratio: {times['avg-gen'] / times['1st-gen']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -39,19 +39,50 @@ def main() -> None:
         data = Path(tmp) / "data"
         build_few_rel(source_dir=args.raw, out_dir=data, seed=42, size=args.size)
         for template in args.templates:
-            (outcome,) = run(RunOptions(
-                tasks=["FewRelClustering"], data_dir=str(data), template=template, use_cache=False,
-                output_dir=str(Path(tmp) / template), show_progress_bar=False,
-            ))
+            (outcome,) = run(
+                RunOptions(
+                    tasks=["FewRelClustering"],
+                    data_dir=str(data),
+                    template=template,
+                    use_cache=False,
+                    output_dir=str(Path(tmp) / template),
+                    show_progress_bar=False,
+                )
+            )
             enc = outcome.record["encode"]
             rate = enc["texts_encoded"] / enc["encode_seconds"] if enc["encode_seconds"] else float("nan")
-            rows.append([
-                template, args.size, enc["texts_requested"], enc["unique_inputs"], enc["texts_encoded"],
-                f"{enc['encode_seconds']:.1f}", f"{outcome.record['evaluation_seconds']:.1f}", f"{rate:.0f}",
-                f"{100 * outcome.scores['correct_mean_v_measure']:.2f}", f"{100 * outcome.main_score:.2f}",
-            ])
-    print(tabulate(rows, headers=["template", "corpus", "requested", "unique", "encoded", "encode s", "eval s",
-                                  "texts/s", "correct V", "ci-gap(mean)"], tablefmt="github"))
+            rows.append(
+                [
+                    template,
+                    args.size,
+                    enc["texts_requested"],
+                    enc["unique_inputs"],
+                    enc["texts_encoded"],
+                    f"{enc['encode_seconds']:.1f}",
+                    f"{outcome.record['evaluation_seconds']:.1f}",
+                    f"{rate:.0f}",
+                    f"{100 * outcome.scores['correct_mean_v_measure']:.2f}",
+                    f"{100 * outcome.main_score:.2f}",
+                ]
+            )
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "template",
+                "corpus",
+                "requested",
+                "unique",
+                "encoded",
+                "encode s",
+                "eval s",
+                "texts/s",
+                "correct V",
+                "ci-gap(mean)",
+            ],
+            tablefmt="github",
+        )
+    )
 
 
 if __name__ == "__main__":

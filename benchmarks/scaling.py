@@ -122,14 +122,28 @@ def processes(args, tmp: Path) -> list[list]:
     for i, (device, k, env) in enumerate(counts):
         out, cache = tmp / f"a-{i}", tmp / f"a-{i}-cache"
         cmd = bench_args(data, out, "--template", "prefix", "--cache-dir", str(cache), "--device", device)
-        full = [sys.executable, "-m", "bench", *cmd] if k == 1 else [torchrun, "--nproc_per_node", str(k), "-m", "bench", *cmd]
+        full = (
+            [sys.executable, "-m", "bench", *cmd]
+            if k == 1
+            else [torchrun, "--nproc_per_node", str(k), "-m", "bench", *cmd]
+        )
         wall, _ = sh(full, cwd=args.repo, env=env)
         record = run_record(out)["encode"]
         threads = env.get("OMP_NUM_THREADS", "1" if k > 1 else "default")
         base.setdefault((device, threads), wall)
         speedup = [f"{base[key] / wall:.2f}" for key in ((device, "default"), (device, "1")) if key in base]
-        rows.append([device, k, threads, what, record["texts_encoded"],
-                     record.get("texts_encoded_by_other_ranks", 0), f"{wall:.1f}", " / ".join(speedup)])
+        rows.append(
+            [
+                device,
+                k,
+                threads,
+                what,
+                record["texts_encoded"],
+                record.get("texts_encoded_by_other_ranks", 0),
+                f"{wall:.1f}",
+                " / ".join(speedup),
+            ]
+        )
     return rows
 
 
@@ -173,8 +187,19 @@ def overhead(args, tmp: Path) -> list[list]:
     data = tmp / "data-b"
     what = build_corpus(args.raw, data, args.blind_size)
     out, prof = tmp / "b-out", tmp / "b.prof"
-    wall, _ = sh([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "bench",
-                  *bench_args(data, out, "--template", "none", "--no-cache")], cwd=args.repo)
+    wall, _ = sh(
+        [
+            sys.executable,
+            "-m",
+            "cProfile",
+            "-o",
+            str(prof),
+            "-m",
+            "bench",
+            *bench_args(data, out, "--template", "none", "--no-cache"),
+        ],
+        cwd=args.repo,
+    )
     stats = pstats.Stats(str(prof)).stats  # (file, line, name) -> (cc, nc, tottime, cumtime, callers)
 
     def cum(name: str, file_part: str = "") -> float:
@@ -186,16 +211,33 @@ def overhead(args, tmp: Path) -> list[list]:
     scoring = cum("cluster_v_measure")
     harness = total - model - load - scoring
     out2 = tmp / "b-out2"
-    _, stdout = sh([sys.executable, "-c", _TIMED_CHILD, *bench_args(data, out2, "--template", "none", "--no-cache")],
-                   cwd=args.repo)
+    _, stdout = sh(
+        [sys.executable, "-c", _TIMED_CHILD, *bench_args(data, out2, "--template", "none", "--no-cache")], cwd=args.repo
+    )
     spent = json.loads(next(line for line in stdout.splitlines() if line.startswith("SPENT")).split(" ", 1)[1])
     enc = run_record(out2)["encode"]
     forward = enc["encode_seconds"]
     rest = spent["eval"] - forward - spent["load"] - spent["kmeans"]
-    return [["cProfile", what, f"{model:.2f}", f"{harness:.2f}", f"{100 * harness / model:.1f}%", f"{load:.2f}",
-             f"{scoring:.2f}"],
-            ["wall clock", what, f"{forward:.2f}", f"{rest:.2f}", f"{100 * rest / forward:.1f}%", f"{spent['load']:.2f}",
-             f"{spent['kmeans']:.2f}"]]
+    return [
+        [
+            "cProfile",
+            what,
+            f"{model:.2f}",
+            f"{harness:.2f}",
+            f"{100 * harness / model:.1f}%",
+            f"{load:.2f}",
+            f"{scoring:.2f}",
+        ],
+        [
+            "wall clock",
+            what,
+            f"{forward:.2f}",
+            f"{rest:.2f}",
+            f"{100 * rest / forward:.1f}%",
+            f"{spent['load']:.2f}",
+            f"{spent['kmeans']:.2f}",
+        ],
+    ]
 
 
 def cached_demo(args, tmp: Path) -> list[list]:
@@ -203,11 +245,23 @@ def cached_demo(args, tmp: Path) -> list[list]:
     cmd = [sys.executable, "-m", "bench", "run", "--output-dir", str(out), "--cache-dir", str(cache), "-q"]
     cold, _ = sh(cmd, cwd=args.repo)
     reused, _ = sh(cmd, cwd=args.repo)
-    cmd_hits = [sys.executable, "-m", "bench", "run", "--output-dir", str(tmp / "c-out2"), "--cache-dir", str(cache), "-q"]
+    cmd_hits = [
+        sys.executable,
+        "-m",
+        "bench",
+        "run",
+        "--output-dir",
+        str(tmp / "c-out2"),
+        "--cache-dir",
+        str(cache),
+        "-q",
+    ]
     hits, _ = sh(cmd_hits, cwd=args.repo)
-    return [["cold (fresh output and cache dirs)", f"{cold:.1f}", "1.00"],
-            ["rerun, results reused", f"{reused:.1f}", f"{reused / cold:.2f}"],
-            ["rerun, new output dir, every vector a cache hit", f"{hits:.1f}", f"{hits / cold:.2f}"]]
+    return [
+        ["cold (fresh output and cache dirs)", f"{cold:.1f}", "1.00"],
+        ["rerun, results reused", f"{reused:.1f}", f"{reused / cold:.2f}"],
+        ["rerun, new output dir, every vector a cache hit", f"{hits:.1f}", f"{hits / cold:.2f}"],
+    ]
 
 
 def memory(args, tmp: Path) -> list[list]:
@@ -216,15 +270,41 @@ def memory(args, tmp: Path) -> list[list]:
         data = tmp / f"data-d{size}"
         what = build_corpus(args.raw, data, size)
         out = tmp / f"d-out-{size}"
-        _, stdout = sh([sys.executable, "-c", _RSS_CHILD, sys.executable, "-m", "bench",
-                        *bench_args(data, out, "--template", "none", "--no-cache")], cwd=args.repo)
+        _, stdout = sh(
+            [
+                sys.executable,
+                "-c",
+                _RSS_CHILD,
+                sys.executable,
+                "-m",
+                "bench",
+                *bench_args(data, out, "--template", "none", "--no-cache"),
+            ],
+            cwd=args.repo,
+        )
         kb = int(next(line.split()[1] for line in stdout.splitlines() if line.startswith("MAXRSS_KB")))
         rec = run_record(out)["encode"]
-        rows.append([what, size, rec["texts_requested"], rec["texts_encoded"], f"{kb / 1024:.0f}",
-                     f"{30 * size * 384 * 4 / 2**20:.0f}"])
+        rows.append(
+            [
+                what,
+                size,
+                rec["texts_requested"],
+                rec["texts_encoded"],
+                f"{kb / 1024:.0f}",
+                f"{30 * size * 384 * 4 / 2**20:.0f}",
+            ]
+        )
     if len(rows) == 2:
-        rows.append(["ratio", f"{args.rss_sizes[1] / args.rss_sizes[0]:.1f}x", "", "",
-                     f"{float(rows[1][4]) / float(rows[0][4]):.2f}x", ""])
+        rows.append(
+            [
+                "ratio",
+                f"{args.rss_sizes[1] / args.rss_sizes[0]:.1f}x",
+                "",
+                "",
+                f"{float(rows[1][4]) / float(rows[0][4]):.2f}x",
+                "",
+            ]
+        )
     return rows
 
 
@@ -250,9 +330,22 @@ def utilisation(args, tmp: Path) -> list[list]:
                 tag = f"e-{design}-{task}-{k}"
                 out, log = tmp / tag, tmp / f"{tag}-log"
                 log.mkdir()
-                cmd = ["run", "--model", "standin:7b", "--model-args", f"tokens_per_s={args.tokens_per_s},dim=4096",
-                       "-t", task, "--data-dir", str(data), "--output-dir", str(out), "--cache-dir",
-                       str(tmp / f"{tag}-cache"), "-q"]
+                cmd = [
+                    "run",
+                    "--model",
+                    "standin:7b",
+                    "--model-args",
+                    f"tokens_per_s={args.tokens_per_s},dim=4096",
+                    "-t",
+                    task,
+                    "--data-dir",
+                    str(data),
+                    "--output-dir",
+                    str(out),
+                    "--cache-dir",
+                    str(tmp / f"{tag}-cache"),
+                    "-q",
+                ]
                 launcher = [sys.executable] if k == 1 else [torchrun, "--nproc_per_node", str(k)]
                 sh([*launcher, "-m", "bench", *cmd], cwd=repo, env={"INSTRUCT_BENCH_STANDIN_LOG": str(log)})
                 shutil.rmtree(tmp / f"{tag}-cache")  # 4,096-d vectors: ~2 GB a FewRel run
@@ -262,9 +355,18 @@ def utilisation(args, tmp: Path) -> list[list]:
                 (result,) = [p for p in out.rglob(f"{task}.json") if p.parent.name != "run_records"]
                 score = json.loads(result.read_text())["scores"]["test"][0]["main_score"]
                 main_scores.setdefault(task, set()).add(round(score, 9))
-                rows.append([design, what if task == "FewRelClustering" else "STSBenchmark", k, f"{wall:.1f}",
-                             f"{100 * min(busy):.1f}%", f"{100 * sum(busy) / k:.1f}%",
-                             " ".join(f"{100 * b:.0f}" for b in busy), f"{score:.6f}"])
+                rows.append(
+                    [
+                        design,
+                        what if task == "FewRelClustering" else "STSBenchmark",
+                        k,
+                        f"{wall:.1f}",
+                        f"{100 * min(busy):.1f}%",
+                        f"{100 * sum(busy) / k:.1f}%",
+                        " ".join(f"{100 * b:.0f}" for b in busy),
+                        f"{score:.6f}",
+                    ]
+                )
                 print("  ", rows[-1], flush=True)
     for task, found in main_scores.items():
         if len(found) != 1:
@@ -281,8 +383,12 @@ def main() -> None:
     parser.add_argument("--baseline-repo", type=Path, help="(e): also measure this checkout (an earlier design)")
     parser.add_argument("--baseline-ranks", type=int, nargs="+", default=[4], help="(e): rank counts for the baseline")
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4], help="(e): rank counts")
-    parser.add_argument("--tokens-per-s", type=float, default=20000.0,
-                        help="(e): the stand-in's speed per rank (a 7B model in bf16 on an H100: ~10-20k)")
+    parser.add_argument(
+        "--tokens-per-s",
+        type=float,
+        default=20000.0,
+        help="(e): the stand-in's speed per rank (a 7B model in bf16 on an H100: ~10-20k)",
+    )
     args = parser.parse_args()
     if args.baseline_repo is not None:
         args.baseline_repo = args.baseline_repo.resolve()
@@ -299,29 +405,85 @@ def main() -> None:
         tmp = Path(name)
         if "a" in args.only:
             print("(a) processes: robustness set, --template prefix, fresh cache dir each")
-            print(tabulate(processes(args, tmp), headers=["device", "processes", "threads each", "corpus", "encoded",
-                           "by other ranks", "wall s", "speed-up vs 1 (default / 1 thread)"],
-                           tablefmt="github"), "\n", flush=True)
+            print(
+                tabulate(
+                    processes(args, tmp),
+                    headers=[
+                        "device",
+                        "processes",
+                        "threads each",
+                        "corpus",
+                        "encoded",
+                        "by other ranks",
+                        "wall s",
+                        "speed-up vs 1 (default / 1 thread)",
+                    ],
+                    tablefmt="github",
+                ),
+                "\n",
+                flush=True,
+            )
         if "b" in args.only:
-            print("(b) harness's own work: blind robustness set (--template none --no-cache): cProfile, then wall clock")
-            print(tabulate(overhead(args, tmp), headers=[
-                "measured by", "corpus (x 30 instructions)", "forward s", "harness s", "harness/forward", "load s",
-                "k-means s"], tablefmt="github"), "\n", flush=True)
+            print(
+                "(b) harness's own work: blind robustness set (--template none --no-cache): cProfile, then wall clock"
+            )
+            print(
+                tabulate(
+                    overhead(args, tmp),
+                    headers=[
+                        "measured by",
+                        "corpus (x 30 instructions)",
+                        "forward s",
+                        "harness s",
+                        "harness/forward",
+                        "load s",
+                        "k-means s",
+                    ],
+                    tablefmt="github",
+                ),
+                "\n",
+                flush=True,
+            )
         if "c" in args.only:
             print("(c) demo suite, cold vs rerun (wall of `python -m bench run`, process start included)")
-            print(tabulate(cached_demo(args, tmp), headers=["run", "wall s", "of cold"], tablefmt="github"),
-                  "\n", flush=True)
+            print(
+                tabulate(cached_demo(args, tmp), headers=["run", "wall s", "of cold"], tablefmt="github"),
+                "\n",
+                flush=True,
+            )
         if "d" in args.only:
             print("(d) peak RSS of a blind robustness run (--template none --no-cache)")
-            print(tabulate(memory(args, tmp), headers=[
-                "corpus", "texts", "requested", "encoded", "peak RSS MiB", "30 x N x 384 x 4 B (MiB)"],
-                tablefmt="github"), "\n", flush=True)
+            print(
+                tabulate(
+                    memory(args, tmp),
+                    headers=["corpus", "texts", "requested", "encoded", "peak RSS MiB", "30 x N x 384 x 4 B (MiB)"],
+                    tablefmt="github",
+                ),
+                "\n",
+                flush=True,
+            )
         if "e" in args.only:
-            print(f"(e) accelerator utilisation: stand-in at {args.tokens_per_s:,.0f} tokens/s per rank, 4,096-d; "
-                  "busy = forward seconds / task wall seconds")
-            print(tabulate(utilisation(args, tmp), headers=[
-                "design", "task", "ranks", "wall s", "busy (least busy rank)", "busy (mean)", "busy % per rank",
-                "main score"], tablefmt="github"), flush=True)
+            print(
+                f"(e) accelerator utilisation: stand-in at {args.tokens_per_s:,.0f} tokens/s per rank, 4,096-d; "
+                "busy = forward seconds / task wall seconds"
+            )
+            print(
+                tabulate(
+                    utilisation(args, tmp),
+                    headers=[
+                        "design",
+                        "task",
+                        "ranks",
+                        "wall s",
+                        "busy (least busy rank)",
+                        "busy (mean)",
+                        "busy % per rank",
+                        "main score",
+                    ],
+                    tablefmt="github",
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

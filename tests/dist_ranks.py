@@ -11,11 +11,13 @@ from typing import Any
 import numpy as np
 
 
-def rank_main(rank: int, world: int, port: int, builders: list[Callable[[], Any]], texts: list[str],
-              instruction: str, out: str) -> None:
+def rank_main(
+    rank: int, world: int, port: int, builders: list[Callable[[], Any]], texts: list[str], instruction: str, out: str
+) -> None:
     """Rank 0 encodes `texts` under `instruction` with each built model; the other ranks serve."""
-    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
-                      MASTER_PORT=str(port))
+    os.environ.update(
+        RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
+    )
     import torch
 
     torch.set_num_threads(1)

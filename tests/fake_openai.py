@@ -80,23 +80,38 @@ class FakeOpenAI:
     def _reply(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if path == "/v1/embeddings":
             inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-            data = [{"object": "embedding", "index": i, "embedding": fake_vector(str(t), self.dim)} for i, t in enumerate(inputs)]
+            data = [
+                {"object": "embedding", "index": i, "embedding": fake_vector(str(t), self.dim)}
+                for i, t in enumerate(inputs)
+            ]
             tokens = sum(len(str(t).split()) for t in inputs)
-            return 200, {"object": "list", "data": data, "model": body.get("model", "fake"),
-                         "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+            return 200, {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "fake"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
         if path == "/v1/chat/completions":
             text = self.chat_handler(body)
             prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
             completion_tokens = len(text.split())
             return 200, {
-                "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0,
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": 0,
                 "model": body.get("model", "fake"),
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
             }
         if path == "/v1/models":
-            return 200, {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "test"}]}
+            return 200, {
+                "object": "list",
+                "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "test"}],
+            }
         return 404, {"error": {"message": f"unknown path {path}", "type": "invalid_request_error"}}
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -129,9 +144,21 @@ class FakeOpenAI:
 
             def _answer(self, path: str, body: Any, failure: int | None) -> None:
                 if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
-                    status, payload = 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}
+                    status, payload = (
+                        401,
+                        {
+                            "error": {
+                                "message": "Incorrect API key provided",
+                                "type": "invalid_request_error",
+                                "code": "invalid_api_key",
+                            }
+                        },
+                    )
                 elif failure is not None:
-                    status, payload = failure, {"error": {"message": f"scripted failure {failure}", "type": "server_error"}}
+                    status, payload = (
+                        failure,
+                        {"error": {"message": f"scripted failure {failure}", "type": "server_error"}},
+                    )
                 else:
                     status, payload = server._reply(path, body)
                 data = json.dumps(payload).encode()

@@ -24,7 +24,11 @@ def demo_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("lb-results")
     cache = root.parent / "lb-cache"
     for template in (None, "none"):
-        run(RunOptions(suite="demo", template=template, output_dir=str(root), cache_dir=str(cache), show_progress_bar=False))
+        run(
+            RunOptions(
+                suite="demo", template=template, output_dir=str(root), cache_dir=str(cache), show_progress_bar=False
+            )
+        )
     return root
 
 
@@ -50,9 +54,11 @@ def result_files(root: Path, task: str, *, experiment: bool = False, model: str 
 
 # What `bench run --instruction-variants` adds (bench/core/variants.py): one result per variant, in an experiment
 # folder whose experiment is the setting's plus `instruction: <label>`, with a `variant` block in its record.
-VARIANTS = (("correct", 0, "Represent the sentence for retrieving sentences of similar meaning: "),
-            ("correct", 1, "Represent the meaning of the sentence: "),
-            ("incorrect", 0, "Represent the number of words in the sentence: "))
+VARIANTS = (
+    ("correct", 0, "Represent the sentence for retrieving sentences of similar meaning: "),
+    ("correct", 1, "Represent the meaning of the sentence: "),
+    ("incorrect", 0, "Represent the number of words in the sentence: "),
+)
 
 
 def add_variants(src: tuple[Path, Path], scores: list[float], variants: tuple = VARIANTS) -> list[tuple[Path, Path]]:
@@ -109,16 +115,28 @@ def edit_json(path: Path, change: Callable[[Any], Any]) -> None:
 
 
 SMOLLM = "HuggingFaceTB/SmolLM2-135M-Instruct"
-SMOLLM_META = {"name": SMOLLM, "revision": "12fd25f77366fa6b3b4b768ec3050bf629380bac", "n_parameters": 134515008,
-               "embed_dim": 576, "max_tokens": 8192, "license": "apache-2.0", "release_date": "2024-10-31",
-               "memory_usage_mb": 513.0}
+SMOLLM_META = {
+    "name": SMOLLM,
+    "revision": "12fd25f77366fa6b3b4b768ec3050bf629380bac",
+    "n_parameters": 134515008,
+    "embed_dim": 576,
+    "max_tokens": 8192,
+    "license": "apache-2.0",
+    "release_date": "2024-10-31",
+    "memory_usage_mb": 513.0,
+}
 
 
 def _use(follows: bool) -> dict[str, Any]:
     """`model.instruction_use` as a run measures it (bench/adapters/base.py `instruction_use`)."""
-    return {"follows_instructions": follows, "method": "render",
-            "probe": {"text": "The hotel room was clean, but the staff at the front desk were rude.",
-                      "instructions": ["What is the sentiment of this review?", "Which topic does this review discuss?"]}}
+    return {
+        "follows_instructions": follows,
+        "method": "render",
+        "probe": {
+            "text": "The hotel room was clean, but the staff at the front desk were rude.",
+            "instructions": ["What is the sentiment of this review?", "Which topic does this review discuss?"],
+        },
+    }
 
 
 def add_settings(root: Path) -> dict[str, bool]:
@@ -131,15 +149,44 @@ def add_settings(root: Path) -> dict[str, bool]:
     revision = folder.parent.parent
     minilm = json.loads((src.parent / "run_records" / src.name).read_text(encoding="utf-8"))["model"]["name"]
     added = {
-        "template=prefix": (revision / "experiments" / "template_prefix", minilm, "sentence-transformers",
-                            {"template": "prefix"}, {"template": "prefix", "instruction_template": "prefix",
-                                                     "instruction_template_format": "{instruction} {text}"}, True, 0.95),
-        "template=model": (revision / "experiments" / "template_model", minilm, "sentence-transformers",
-                           {"template": "model"}, {"template": "model", "instruction_template": "model",
-                                                   "instruction_template_format": "{text}"}, False, 1.0),
-        "prompteol": (revision.parent.parent / SMOLLM.replace("/", "__") / SMOLLM_META["revision"], SMOLLM, "prompteol",
-                      {}, {"prompts": "prompteol", "layer": -1, "instruction_template": None, "dtype": "float32",
-                           "batch_size": 32, "max_tokens": None}, False, 0.8),
+        "template=prefix": (
+            revision / "experiments" / "template_prefix",
+            minilm,
+            "sentence-transformers",
+            {"template": "prefix"},
+            {
+                "template": "prefix",
+                "instruction_template": "prefix",
+                "instruction_template_format": "{instruction} {text}",
+            },
+            True,
+            0.95,
+        ),
+        "template=model": (
+            revision / "experiments" / "template_model",
+            minilm,
+            "sentence-transformers",
+            {"template": "model"},
+            {"template": "model", "instruction_template": "model", "instruction_template_format": "{text}"},
+            False,
+            1.0,
+        ),
+        "prompteol": (
+            revision.parent.parent / SMOLLM.replace("/", "__") / SMOLLM_META["revision"],
+            SMOLLM,
+            "prompteol",
+            {},
+            {
+                "prompts": "prompteol",
+                "layer": -1,
+                "instruction_template": None,
+                "dtype": "float32",
+                "batch_size": 32,
+                "max_tokens": None,
+            },
+            False,
+            0.8,
+        ),
     }
     labels = {}
     for dst, name, family, experiment, settings, follows, factor in added.values():
@@ -147,11 +194,21 @@ def add_settings(root: Path) -> dict[str, bool]:
         if name == SMOLLM:
             (dst / "model_meta.json").write_text(json.dumps(SMOLLM_META, indent=2), encoding="utf-8")
         for record in (dst / "run_records").glob("*.json"):
-            edit_json(record, lambda d, name=name, family=family, experiment=experiment, settings=settings, follows=follows: d.update(
-                model={**{k: v for k, v in d["model"].items() if k != "identity_check"}, "name": name, "family": family,
-                       "spec": f"{family}:{name}", "experiment": experiment, "settings": settings,
-                       "instruction_use": _use(follows),
-                       **({"revision": SMOLLM_META["revision"], "content": None} if name == SMOLLM else {})}))
+            edit_json(
+                record,
+                lambda d, name=name, family=family, experiment=experiment, settings=settings, follows=follows: d.update(
+                    model={
+                        **{k: v for k, v in d["model"].items() if k != "identity_check"},
+                        "name": name,
+                        "family": family,
+                        "spec": f"{family}:{name}",
+                        "experiment": experiment,
+                        "settings": settings,
+                        "instruction_use": _use(follows),
+                        **({"revision": SMOLLM_META["revision"], "content": None} if name == SMOLLM else {}),
+                    }
+                ),
+            )
             main = json.loads(record.read_text(encoding="utf-8"))["task"]["main_score"]
 
             def rescale(d: Any, main: str = main, factor: float = factor) -> None:

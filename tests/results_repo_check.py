@@ -81,9 +81,13 @@ def run_settings_scopes(path: Path, shown: str) -> tuple[dict[tuple[str, str, st
         if both:
             problems.append(f"{where} defines both {' and '.join(both)}.")
             continue
-        keys = [(entry.get("task"), split, subset)
-                for split in _as_list(entry, "split", "splits") if split is not None
-                for subset in _as_list(entry, "subset", "subsets") if subset is not None]
+        keys = [
+            (entry.get("task"), split, subset)
+            for split in _as_list(entry, "split", "splits")
+            if split is not None
+            for subset in _as_list(entry, "subset", "subsets")
+            if subset is not None
+        ]
         if not keys:
             problems.append(f"{where} must define split(s) and subset(s).")
             continue
@@ -111,8 +115,9 @@ def result_file_problems(result_path: Path, shown: str | None = None) -> list[st
     for split, blocks in result.scores.items():
         for block in blocks:
             covered.append((result.task_name, split, block["hf_subset"]))
-            problems += _version_problems(block.get("mteb_version"),
-                                          f"{shown} scores[{split!r}][{block['hf_subset']!r}].mteb_version")
+            problems += _version_problems(
+                block.get("mteb_version"), f"{shown} scores[{split!r}][{block['hf_subset']!r}].mteb_version"
+            )
     scopes, found = run_settings_scopes(Path(result_path).parent / RUN_SETTINGS, shown)
     problems += found
     if not scopes:
@@ -120,21 +125,29 @@ def result_file_problems(result_path: Path, shown: str | None = None) -> list[st
     for key in covered:
         entries = scopes.get(key, [])
         if not entries:
-            problems.append(f"{shown} has no matching {RUN_SETTINGS} entry for task={key[0]!r}, split={key[1]!r}, "
-                            f"subset={key[2]!r}.")
+            problems.append(
+                f"{shown} has no matching {RUN_SETTINGS} entry for task={key[0]!r}, split={key[1]!r}, "
+                f"subset={key[2]!r}."
+            )
         for i, entry in enumerate(entries):
             version = entry.get("version")
-            problems += _version_problems(version.get("mteb") if isinstance(version, dict) else None,
-                                          f"{shown} run_settings entry {i} version.mteb")
+            problems += _version_problems(
+                version.get("mteb") if isinstance(version, dict) else None,
+                f"{shown} run_settings entry {i} version.mteb",
+            )
     return problems
 
 
 def result_files(root: Path) -> list[Path]:
     """Task result files under a results folder as the repository's check picks them: `.json` files
     other than model_meta.json (run records and hidden files are the harness's, never submitted)."""
-    return sorted(p for p in Path(root).rglob("*.json")
-                  if p.name != "model_meta.json" and p.parent.name != "run_records"
-                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    return sorted(
+        p
+        for p in Path(root).rglob("*.json")
+        if p.name != "model_meta.json"
+        and p.parent.name != "run_records"
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
 
 
 def folder_problems(root: Path) -> list[str]:

@@ -43,7 +43,10 @@ def test_out_of_memory_splits_that_batch_only_and_counts_the_splits(tmp_path, ca
     assert sum(c for c in calls if c <= 3) == 20  # every input encoded exactly once
     assert enc.stats.oom_splits == 7
     splits = [r.getMessage() for r in caplog.records if "out of memory" in r.getMessage()]
-    assert len(splits) == 7 and splits[0] == "toy/hash: out of memory on a batch of 8; running it as 4 + 4 rows (this batch only)."
+    assert (
+        len(splits) == 7
+        and splits[0] == "toy/hash: out of memory on a batch of 8; running it as 4 + 4 rows (this batch only)."
+    )
     calls.clear()
     enc.run_batches(list(range(5)), fn, lengths=[1] * 5)  # a later call starts from the full size again
     assert calls == [5, 2, 3] and enc.stats.oom_splits == 8  # odd: the longer rows in the smaller half
@@ -91,7 +94,9 @@ def test_other_errors_are_not_retried(tmp_path):
 def test_token_budget_shapes_batches(tmp_path):
     enc = HashEncoder(cache_dir=tmp_path, batch_size=100, max_tokens=12)
     sizes = []
-    enc.run_batches(["x" * 6, "x" * 6, "x" * 4, "x" * 4, "x" * 4, "x"], lambda b: (sizes.append(len(b)), np.ones((len(b), 1)))[1])
+    enc.run_batches(
+        ["x" * 6, "x" * 6, "x" * 4, "x" * 4, "x" * 4, "x"], lambda b: (sizes.append(len(b)), np.ones((len(b), 1)))[1]
+    )
     assert sizes == [2, 3, 1]
     with pytest.raises(ConfigError, match="max_tokens"):
         HashEncoder(cache_dir=tmp_path, max_tokens=0)

@@ -11,24 +11,35 @@ import yaml
 
 import bench.core.bounded as bounded
 from bench.core.bounded import (
-    MAX_EXPANDED, brief, is_blank, json_depth, json_too_deep, load_json_bounded, load_yaml_bounded, lone_surrogate,
-    yaml_depth, yaml_expansion,
+    MAX_EXPANDED,
+    brief,
+    is_blank,
+    json_depth,
+    json_too_deep,
+    load_json_bounded,
+    load_yaml_bounded,
+    lone_surrogate,
+    yaml_depth,
+    yaml_expansion,
 )
 from bench.core.errors import ConfigError, DataError
 
 
 # ---------------------------------------------------------------------------------------- depth
-@pytest.mark.parametrize(("text", "depth"), [
-    ("x", 0),
-    ("a: 1", 1),
-    ("[[1], {a: [2]}]", 3),
-    ("- - - x", 3),
-    ("a:\n  b:\n    c: [1, {d: e}]\n", 5),  # map a > map b > map c > list > {d: e}
-    ("a:\n- b:\n  - c\n", 4),  # map > indentless list > map > indentless list: no start token opens the lists
-    ("a:\n- 1\nb:\n- 2\nc: {d: [3]}\n", 3),  # the indentless list closes at the next key
-    ("- a: 1\n  b:\n  - 2\n- 3\n", 3),
-    ("a: &x [1, [2]]\nb: *x\n", 3),  # an alias is not followed here (yaml_expansion does)
-])
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [
+        ("x", 0),
+        ("a: 1", 1),
+        ("[[1], {a: [2]}]", 3),
+        ("- - - x", 3),
+        ("a:\n  b:\n    c: [1, {d: e}]\n", 5),  # map a > map b > map c > list > {d: e}
+        ("a:\n- b:\n  - c\n", 4),  # map > indentless list > map > indentless list: no start token opens the lists
+        ("a:\n- 1\nb:\n- 2\nc: {d: [3]}\n", 3),  # the indentless list closes at the next key
+        ("- a: 1\n  b:\n  - 2\n- 3\n", 3),
+        ("a: &x [1, [2]]\nb: *x\n", 3),  # an alias is not followed here (yaml_expansion does)
+    ],
+)
 def test_yaml_depth_from_tokens_matches_a_hand_count(text, depth):
     assert yaml_depth(text) == depth
 
@@ -60,16 +71,19 @@ def test_a_deep_yaml_stops_at_the_limit_naming_the_line(limit):
 
 
 def test_yaml_nested_100000_deep_is_refused_without_recursion():
-    for text in ("[" * 100_000 + "]" * 100_000, "{a: " * 100_000 + "}" * 100_000,
-                 "".join(" " * i + "- \n" for i in range(0, 400, 2)),  # block lists, 200 deep
-                 "a:\n" + "".join("  " * i + f"- k{i}:\n" for i in range(200))):  # map > indentless list > map ...
+    for text in (
+        "[" * 100_000 + "]" * 100_000,
+        "{a: " * 100_000 + "}" * 100_000,
+        "".join(" " * i + "- \n" for i in range(0, 400, 2)),  # block lists, 200 deep
+        "a:\n" + "".join("  " * i + f"- k{i}:\n" for i in range(200)),
+    ):  # map > indentless list > map ...
         with pytest.raises(ConfigError, match="more than 64 levels"):
             load_yaml_bounded(text, "f.yaml")
 
 
 def test_json_depth_in_chunks_equals_the_whole(monkeypatch):
     rng = random.Random(0)
-    docs = [json.dumps([[{"a\\\"[": ["]]", {"b": [[1]]}]}] * rng.randint(1, 5)]) for _ in range(20)]
+    docs = [json.dumps([[{'a\\"[': ["]]", {"b": [[1]]}]}] * rng.randint(1, 5)]) for _ in range(20)]
     docs += ['"\\\\"[[[', '[["\\"]]]"]]', "[" * 50 + "]" * 50]
     whole = [json_depth(d.encode()) for d in docs]
     monkeypatch.setattr(bounded, "_CHUNK", 3)
@@ -164,10 +178,20 @@ def test_yaml_lone_surrogate_names_the_line():
 
 
 # ---------------------------------------------------------------------------------------- texts and brief
-@pytest.mark.parametrize(("text", "blank"), [
-    ("", True), (" \t\n", True), ("\u200b\u200c\u200d\u2060\ufeff", True), ("\u00a0\u3000", True),
-    ("\x00\x1f", True), ("\u3164\ufe0f\u034f", True), ("a", False), ("\u200bx", False), ("\u0301", False),
-])
+@pytest.mark.parametrize(
+    ("text", "blank"),
+    [
+        ("", True),
+        (" \t\n", True),
+        ("\u200b\u200c\u200d\u2060\ufeff", True),
+        ("\u00a0\u3000", True),
+        ("\x00\x1f", True),
+        ("\u3164\ufe0f\u034f", True),
+        ("a", False),
+        ("\u200bx", False),
+        ("\u0301", False),
+    ],
+)
 def test_is_blank(text, blank):
     assert is_blank(text) is blank
 
@@ -190,8 +214,17 @@ def test_brief_is_repr_for_small_values_and_bounded_for_any():
             raise AssertionError("called")
 
     huge = {f"k{i}": "v" * 10**6 for i in range(1000)}
-    for value in (laughs, cyclic, 10**5000, "x" * 10**7, Text("y" * 10**6),
-                  b"z" * 10**6, huge, set(range(10**5)), (1,) * 10**6):
+    for value in (
+        laughs,
+        cyclic,
+        10**5000,
+        "x" * 10**7,
+        Text("y" * 10**6),
+        b"z" * 10**6,
+        huge,
+        set(range(10**5)),
+        (1,) * 10**6,
+    ):
         text = brief(value)
         assert len(text) <= 80, text
     assert brief(10**5000).startswith("<integer of about 5,0")

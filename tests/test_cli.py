@@ -89,6 +89,11 @@ def test_python_m_bench_run_default_then_results(tmp_path):
     printed = proc.stdout.split("Results: ")[1].split()[0]  # the folder printed is the folder written
     assert (tmp_path / printed / "DemoNYTClustering.json").is_file()
     assert (tmp_path / printed / "run_records" / "DemoNYTClustering.json").is_file()
-    res = subprocess.run([sys.executable, "-m", "bench", "results", str(tmp_path / "out")], env=env,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "bench", "results", str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0 and "sentence-transformers/all-MiniLM-L6-v2" in res.stdout

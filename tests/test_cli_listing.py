@@ -23,8 +23,10 @@ def _run(capsys, *argv):
 
 
 def test_version_from_metadata_without_mteb_or_torch():
-    code = ("import sys\nfrom bench.cli.main import main\ntry:\n    main(['--version'])\nexcept SystemExit as e:\n"
-            "    assert e.code == 0\nprint(sorted(m for m in ('mteb', 'torch', 'numpy', 'bench.tasks', 'bench.adapters') if m in sys.modules))")
+    code = (
+        "import sys\nfrom bench.cli.main import main\ntry:\n    main(['--version'])\nexcept SystemExit as e:\n"
+        "    assert e.code == 0\nprint(sorted(m for m in ('mteb', 'torch', 'numpy', 'bench.tasks', 'bench.adapters') if m in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1000)
     assert proc.returncode == 0, proc.stderr
     first, modules = proc.stdout.splitlines()
@@ -88,12 +90,17 @@ def test_wrapped_table_keeps_short_columns_and_wraps_the_long_one():
     lines = table.splitlines()
     assert all(len(line) <= 40 for line in lines) and lines[2].startswith("| short  | word")
     assert " ".join(c.strip() for line in lines[2:] for c in line.split("|")[2:3]).split() == ["word"] * 30 + ["y"]
-    assert wrapped_table(rows[1:], ["Name", "About"], width=40) == "| Name   | About   |\n|--------|---------|\n| x      | y       |"
+    assert (
+        wrapped_table(rows[1:], ["Name", "About"], width=40)
+        == "| Name   | About   |\n|--------|---------|\n| x      | y       |"
+    )
 
 
 def test_list_cache_counts_entries_and_sizes(capsys, tmp_path):
     root = tmp_path / "embeddings"
-    a = EmbeddingCache(root, {"family": "sentence-transformers", "model": "org/a", "revision": "r1", "template": "none"})
+    a = EmbeddingCache(
+        root, {"family": "sentence-transformers", "model": "org/a", "revision": "r1", "template": "none"}
+    )
     a.put_many([f"k{i}" for i in range(5)], np.ones((5, 8), dtype=np.float32))
     a.close()
     b = EmbeddingCache(root, {"family": "inbedder", "model": "org/b", "revision": "r2", "pooling": "1st-gen"})
@@ -109,12 +116,16 @@ def test_list_cache_counts_entries_and_sizes(capsys, tmp_path):
     row = next(line for line in out.splitlines() if line.startswith("| org/a"))
     assert "family=sentence-" in row and "| 5 " in row and "| 8 " in row
     assert "unreadable" in out and f"3 file(s), 7 vectors, " in out
-    assert _run(capsys, "list", "cache", "--cache-dir", str(tmp_path / "none"))[1].startswith("No embedding cache files")
+    assert _run(capsys, "list", "cache", "--cache-dir", str(tmp_path / "none"))[1].startswith(
+        "No embedding cache files"
+    )
 
 
 def test_list_cache_reads_without_torch(tmp_path):
-    code = (f"import sys\nfrom bench.cli.main import main\nmain(['list', 'cache', '--cache-dir', {str(tmp_path)!r}])\n"
-            "print('torch' in sys.modules, 'mteb' in sys.modules)")
+    code = (
+        f"import sys\nfrom bench.cli.main import main\nmain(['list', 'cache', '--cache-dir', {str(tmp_path)!r}])\n"
+        "print('torch' in sys.modules, 'mteb' in sys.modules)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1000)
     assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "False False", proc.stderr
 
@@ -125,15 +136,18 @@ def test_human_size():
 
 def test_build_data_prints_one_summary_line(capsys, raw_dir, tmp_path):
     out_dir = tmp_path / "data"
-    code, out, _ = _run(capsys, "build-data", "gstransform", "--source-dir", str(raw_dir), "--out", str(out_dir),
-                        "--size", "40")
+    code, out, _ = _run(
+        capsys, "build-data", "gstransform", "--source-dir", str(raw_dir), "--out", str(out_dir), "--size", "40"
+    )
     assert code == 0 and len(out.strip().splitlines()) == 1
     manifest = json.loads((out_dir / "GSTToxic" / "manifest.json").read_text())  # the manifest stays in the file
     rows = manifest["outputs"]["toxic.csv"]["rows"]
     assert f"GSTToxic ({rows:,} rows, STAND-IN)" in out and "GSTAmzCF (40 rows)" in out
-    code, out, _ = _run(capsys, "build-data", "gst-amzcf", "--source-dir", str(raw_dir), "--out", str(out_dir),
-                        "--size", "40")
+    code, out, _ = _run(
+        capsys, "build-data", "gst-amzcf", "--source-dir", str(raw_dir), "--out", str(out_dir), "--size", "40"
+    )
     assert "GSTAmzCF (40 rows)" in out and "GSTToxic" not in out  # only what this build wrote
-    code, out, _ = _run(capsys, "build-data", "gst-amzcf", "--source-dir", str(raw_dir), "--out", str(out_dir),
-                        "--size", "40", "-v")
+    code, out, _ = _run(
+        capsys, "build-data", "gst-amzcf", "--source-dir", str(raw_dir), "--out", str(out_dir), "--size", "40", "-v"
+    )
     assert json.loads(out[: out.rindex("}") + 1])["tasks"]["GSTAmzCF"]["outputs"]["counterfactual.csv"]["rows"] == 40

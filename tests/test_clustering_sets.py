@@ -92,7 +92,9 @@ def test_standins_are_balanced_real_texts_with_goalex_labels(raw_dir, tmp_path):
 
 
 def test_nyt_builder_refuses_to_run_without_texts(raw_dir, tmp_path):
-    with pytest.raises(DataError, match=r"label ids only.*processed_data/nyt/topic/data\.json.*github\.com/ZihanWangKi"):
+    with pytest.raises(
+        DataError, match=r"label ids only.*processed_data/nyt/topic/data\.json.*github\.com/ZihanWangKi"
+    ):
         build_nyt(source_dir=raw_dir, out_dir=tmp_path, seed=42, size=None)
     assert not (tmp_path / "NYTClustering").exists()
 
@@ -110,8 +112,12 @@ def test_nyt_builder_with_user_supplied_texts(raw_dir, tmp_path):
     rows = _rows(tmp_path / "out" / "NYTClustering" / "topic.jsonl")
     assert len(rows) == 2160 and Counter(r["cluster"] for r in rows)["health"] == 240
     labels = json.loads((raw_dir / NYT_DIR / "topic" / "labels.json").read_text())["labels"]
-    assert rows[0] == {"text": "article 0", "cluster": ["health", "estate", "politics", "science", "sports", "business",
-                                                        "arts", "technology", "education"][labels[0]]}
+    assert rows[0] == {
+        "text": "article 0",
+        "cluster": ["health", "estate", "politics", "science", "sports", "business", "arts", "technology", "education"][
+            labels[0]
+        ],
+    }
     topic = NYTTopicClustering(data_dir=tmp_path / "out")  # the robustness task reads NYTClustering/topic
     topic.load_data()
     assert len(topic.dataset["test"]) == 2160

@@ -56,7 +56,10 @@ def test_missing_column_and_bad_json(tmp_path):
 
 
 def test_sts_score_must_be_in_range(tmp_path):
-    write_jsonl(tmp_path / "InstructSTSB" / "test.jsonl", [{"sentence1": "a", "sentence2": "b", "score": 3, "instruction": "q?"}])
+    write_jsonl(
+        tmp_path / "InstructSTSB" / "test.jsonl",
+        [{"sentence1": "a", "sentence2": "b", "score": 3, "instruction": "q?"}],
+    )
     with pytest.raises(DataError, match=r"score 3.0 outside \[0, 1\]"):
         InstructSTSB(data_dir=tmp_path).load_data()
 
@@ -105,7 +108,9 @@ def test_stratified_indices():
 def test_limit_is_applied_per_aspect_and_keeps_every_cluster(tmp_path):
     texts = [f"t{k}" for k in range(40)]
     write_csv(tmp_path / "NYTClustering" / "topic.csv", ["text", "cluster"], [[t, k % 4] for k, t in enumerate(texts)])
-    write_csv(tmp_path / "NYTClustering" / "location.csv", ["text", "cluster"], [[t, k % 2] for k, t in enumerate(texts)])
+    write_csv(
+        tmp_path / "NYTClustering" / "location.csv", ["text", "cluster"], [[t, k % 2] for k, t in enumerate(texts)]
+    )
     task = NYTClustering(data_dir=tmp_path, limit=8)
     task.load_data()
     rows = task.dataset["test"].to_list()
@@ -130,8 +135,10 @@ def test_suite_run_skips_tasks_without_local_data_but_named_tasks_fail(tmp_path,
 
 
 def _sts_rows(**changes):
-    return [{"sentence1": "a", "sentence2": "b", "score": 1, "instruction": "q?"},
-            {"sentence1": "c", "sentence2": "d", "score": 0, "instruction": "r?", **changes}]
+    return [
+        {"sentence1": "a", "sentence2": "b", "score": 1, "instruction": "q?"},
+        {"sentence1": "c", "sentence2": "d", "score": 0, "instruction": "r?", **changes},
+    ]
 
 
 def test_parquet_loads_like_jsonl(tmp_path):
@@ -160,13 +167,16 @@ def test_a_line_separator_inside_a_jsonl_text_is_text(tmp_path):
     assert "c\u2028still c\u0085" in task.dataset["test"]["sentence1"]
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("\u200b\u200c\u200d\u2060\ufeff \t", "empty text"),
-    ("\u3164\ufe0f", "empty text"),
-    ("ok \ud83d cut", "the text holds a lone surrogate"),
-    (["a", "list"], "expected text, got list"),
-    ("x" * 10_000 + "\u200b", None),  # a real text with a zero-width character is fine
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("\u200b\u200c\u200d\u2060\ufeff \t", "empty text"),
+        ("\u3164\ufe0f", "empty text"),
+        ("ok \ud83d cut", "the text holds a lone surrogate"),
+        (["a", "list"], "expected text, got list"),
+        ("x" * 10_000 + "\u200b", None),  # a real text with a zero-width character is fine
+    ],
+)
 def test_texts_must_be_visible_and_writable(tmp_path, value, message):
     write_jsonl(tmp_path / "InstructSTSB" / "test.jsonl", _sts_rows(sentence2=value))
     task = InstructSTSB(data_dir=tmp_path)
@@ -178,10 +188,14 @@ def test_texts_must_be_visible_and_writable(tmp_path, value, message):
     assert len(str(caught.value)) < 400  # a bounded view of the value, never the whole of it
 
 
-@pytest.mark.parametrize(("label", "message"), [
-    ("\u200b", "empty label"), ({"a": 1}, "a label must be a text or a number, got dict"),
-    ("x\udc00", "the text holds a lone surrogate"),
-])
+@pytest.mark.parametrize(
+    ("label", "message"),
+    [
+        ("\u200b", "empty label"),
+        ({"a": 1}, "a label must be a text or a number, got dict"),
+        ("x\udc00", "the text holds a lone surrogate"),
+    ],
+)
 def test_labels_must_be_one_visible_value(tmp_path, label, message):
     rows = [{"text": "t1", "cluster": "a"}, {"text": "t2", "cluster": label}]
     write_jsonl(tmp_path / "NYTClustering" / "topic.jsonl", rows)
@@ -194,5 +208,7 @@ def test_a_csv_error_names_the_line_its_record_starts_on(tmp_path):
     _intent_emotion_dir(tmp_path)
     path = tmp_path / "IntentEmotion" / "emotion.csv"
     path.write_text("anchor,positive,negative\na,b,c\n" + '"open,b,c\n' + "x\n" * 70_000, encoding="utf-8")
-    with pytest.raises(DataError, match=r"emotion\.csv line 3: a field runs past 131,072 characters .* Close the quote"):
+    with pytest.raises(
+        DataError, match=r"emotion\.csv line 3: a field runs past 131,072 characters .* Close the quote"
+    ):
         IntentEmotion(data_dir=tmp_path).load_data()

@@ -38,7 +38,9 @@ class _Planned:
         return [len(x) for x in inputs]
 
 
-@pytest.mark.parametrize(("n", "batch", "groups"), [(10, 2, 8), (7, 2, 1), (1, 4, 8), (64, 4, 2), (33, 5, 3), (0, 3, 8)])
+@pytest.mark.parametrize(
+    ("n", "batch", "groups"), [(10, 2, 8), (7, 2, 1), (1, 4, 8), (64, 4, 2), (33, 5, 3), (0, 3, 8)]
+)
 def test_jobs_are_the_batches_one_process_forms(n, batch, groups):
     from bench.adapters.base import plan_batches
     from bench.adapters.distributed import plan_jobs
@@ -49,7 +51,11 @@ def test_jobs_are_the_batches_one_process_forms(n, batch, groups):
     assert all(b - a == batch for a, b in jobs[:-1])
     budget = _Planned(max_tokens=3 * n + 1, groups=groups)  # under a token budget: plan_batches within each group
     span = batch * groups
-    expected = [size for g in range(0, n, span) for size in plan_batches([len(x) for x in inputs[g:g + span]], batch, 3 * n + 1)]
+    expected = [
+        size
+        for g in range(0, n, span)
+        for size in plan_batches([len(x) for x in inputs[g : g + span]], batch, 3 * n + 1)
+    ]
     assert [b - a for a, b in plan_jobs(budget, inputs, batch)] == expected
 
 
@@ -102,8 +108,15 @@ def _gst_dir(tmp: Path, minilm: str) -> str:
 
     base = load_model(f"st:{minilm}", use_cache=False)  # not the mteb entry's setting: its own cache file
     rng = np.random.default_rng(0)
-    config = {"format": "gstransform", "format_version": FORMAT_VERSION, "instruction": INSTRUCTION,
-              "applies_to": [INSTRUCTION], "base_model": f"st:{minilm}", "base_options": {}, "base_fingerprint": base.fingerprint}
+    config = {
+        "format": "gstransform",
+        "format_version": FORMAT_VERSION,
+        "instruction": INSTRUCTION,
+        "applies_to": [INSTRUCTION],
+        "base_model": f"st:{minilm}",
+        "base_options": {},
+        "base_fingerprint": base.fingerprint,
+    }
     weights = {"encoder_weight": rng.standard_normal((8, 384)), "encoder_bias": rng.standard_normal(8)}
     save_transform(tmp / "gst", weights=weights, config=config, sample=None)
     return str(tmp / "gst")
@@ -125,13 +138,17 @@ def test_every_family_encodes_each_input_once_across_two_ranks(tmp_path, minilm_
         (f"prompteol:{smollm2_path}", {}),  # metaeol is the same class with several prompts
         (f"gstransform:{_gst_dir(tmp_path, minilm_path)}", {}),
     ]
-    builders = [functools.partial(load_model, spec, batch_size=4, cache_dir=str(tmp_path / "cache"), **opts)
-                for spec, opts in specs]
+    builders = [
+        functools.partial(load_model, spec, batch_size=4, cache_dir=str(tmp_path / "cache"), **opts)
+        for spec, opts in specs
+    ]
     out = tmp_path / "out"
     out.mkdir()
     mp.start_processes(
-        dist_ranks.rank_main, args=(2, _free_port(), builders, TEXTS, INSTRUCTION, str(out)),
-        nprocs=2, start_method="spawn",
+        dist_ranks.rank_main,
+        args=(2, _free_port(), builders, TEXTS, INSTRUCTION, str(out)),
+        nprocs=2,
+        start_method="spawn",
     )
     stats = json.loads((out / "stats.json").read_text())
     for i, (spec, opts) in enumerate(specs):
@@ -146,11 +163,18 @@ def test_every_family_encodes_each_input_once_across_two_ranks(tmp_path, minilm_
 
 
 # ------------------------------------------------------------------------------------------ torchrun
-def _bench(args: list[str], cwd: Path, *, ranks: int = 1, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    launcher = [TORCHRUN, "--nproc_per_node", str(ranks), "--master_port", str(_free_port())] if ranks > 1 else [sys.executable]
+def _bench(
+    args: list[str], cwd: Path, *, ranks: int = 1, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    launcher = (
+        [TORCHRUN, "--nproc_per_node", str(ranks), "--master_port", str(_free_port())]
+        if ranks > 1
+        else [sys.executable]
+    )
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([*launcher, "-m", "bench", "run", *args], cwd=cwd, env=full_env, capture_output=True,
-                          text=True, timeout=3600)
+    return subprocess.run(
+        [*launcher, "-m", "bench", "run", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=3600
+    )
 
 
 def _records(out: Path) -> dict[str, dict]:
@@ -183,7 +207,9 @@ def one_process(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_torchrun_two_processes_equal_one(tmp_path, one_process):
-    done = _bench(["--suite", "demo", "--output-dir", "out", "--cache-dir", "cache", "--batch-size", "4"], tmp_path, ranks=2)
+    done = _bench(
+        ["--suite", "demo", "--output-dir", "out", "--cache-dir", "cache", "--batch-size", "4"], tmp_path, ranks=2
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("| Task ") == 2  # rank 0 alone prints the tables (scores, run diagnostics)
     _assert_same_scores(_scores(one_process), _scores(tmp_path / "out"))
@@ -195,7 +221,9 @@ def test_torchrun_two_processes_equal_one(tmp_path, one_process):
         assert 0 < encode["texts_encoded_by_other_ranks"] < encode["texts_encoded"]
     (cache,) = (tmp_path / "cache").glob("*.sqlite")  # one cache file, written by rank 0 alone
     with sqlite3.connect(cache) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0] == sum(r["encode"]["unique_inputs"] for r in one.values())
+        assert conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0] == sum(
+            r["encode"]["unique_inputs"] for r in one.values()
+        )
 
 
 FAULT_ON_RANK_ONE = textwrap.dedent('''
@@ -227,8 +255,16 @@ FAULT_ON_RANK_ONE = textwrap.dedent('''
         sys.meta_path.insert(0, _Fault())
 ''')
 
-STANDIN = ["--model", "standin:tiny", "--model-args", "dim=16,tokens_per_s=200000", "-t", "FewRelClustering",
-           "--batch-size", "4"]
+STANDIN = [
+    "--model",
+    "standin:tiny",
+    "--model-args",
+    "dim=16,tokens_per_s=200000",
+    "-t",
+    "FewRelClustering",
+    "--batch-size",
+    "4",
+]
 
 
 @pytest.fixture(scope="module")
@@ -236,8 +272,11 @@ def corpus(tmp_path_factory) -> Path:
     """A small robustness corpus (FewRelClustering's schema): 3 clusters of 12 texts."""
     data = tmp_path_factory.mktemp("corpus")
     (data / "FewRelClustering").mkdir()
-    rows = [{"text": f"{topic} sentence number {i} " + "word " * (i % 5), "cluster": topic}
-            for topic in ("sports", "music", "cooking") for i in range(12)]
+    rows = [
+        {"text": f"{topic} sentence number {i} " + "word " * (i % 5), "cluster": topic}
+        for topic in ("sports", "music", "cooking")
+        for i in range(12)
+    ]
     (data / "FewRelClustering" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return data
 

@@ -91,8 +91,15 @@ def test_cli_reference_names_every_command_and_option(hook) -> None:
     parser = build_parser(full_run=True)
     parsers = _all_parsers(parser)
     progs = [p.prog for p in parsers]
-    assert {"bench", "bench run", "bench list", "bench leaderboard build", "bench leaderboard verify",
-            "bench gstransform train", "bench build-data"} <= set(progs)
+    assert {
+        "bench",
+        "bench run",
+        "bench list",
+        "bench leaderboard build",
+        "bench leaderboard verify",
+        "bench gstransform train",
+        "bench build-data",
+    } <= set(progs)
     sections = _sections(hook.cli_reference())
     missing = [prog for prog in progs if prog not in sections]
     assert not missing, f"commands missing from the CLI reference: {missing}"
@@ -135,12 +142,19 @@ def test_markdown_escaping(hook) -> None:
     assert hook.md_text("a|b <x> & *y* `c|<d>`") == r"a\|b &lt;x&gt; &amp; \*y\* `c|<d>`"
     assert hook.md_code("has ` tick") == "``has ` tick``"
     assert hook.md_code("`x`") == "`` `x` ``"
-    assert hook.docstring_args("Summary.\n\nArgs:\n    pooling: how to\n        read out.\n    layer (int): index\n"
-                               "\nReturns:\n    x: not an option\n") == {"pooling": "how to read out.", "layer": "index"}
+    assert hook.docstring_args(
+        "Summary.\n\nArgs:\n    pooling: how to\n        read out.\n    layer (int): index\n"
+        "\nReturns:\n    x: not an option\n"
+    ) == {"pooling": "how to read out.", "layer": "index"}
 
 
-@pytest.mark.parametrize(("page", "marker"), [("docs/reference/cli.md", "<!-- generated: cli -->"),
-                                              ("docs/reference/families.md", "<!-- generated: families -->")])
+@pytest.mark.parametrize(
+    ("page", "marker"),
+    [
+        ("docs/reference/cli.md", "<!-- generated: cli -->"),
+        ("docs/reference/families.md", "<!-- generated: families -->"),
+    ],
+)
 def test_reference_pages_hold_their_marker(page: str, marker: str, hook) -> None:
     assert marker in (ROOT / page).read_text(encoding="utf-8")
     assert marker in hook.MARKERS
@@ -182,13 +196,17 @@ def extract_examples(path: Path) -> list[Example]:
         while j < len(lines) and not re.match(rf"^\s*{re.escape(fence[0])}{{{len(fence)},}}\s*$", lines[j]):
             j += 1
         if lang in EXAMPLE_LANGS:
-            body = "\n".join(re.sub(rf"^ {{0,{indent}}}", "", line) for line in lines[i + 1:j])  # a fence in a list
+            body = "\n".join(re.sub(rf"^ {{0,{indent}}}", "", line) for line in lines[i + 1 : j])  # a fence in a list
             before = lines[i - 1].strip() if i > 0 else ""
             skip = SKIP_MARKER.fullmatch(before)
-            error = (f"{rel}:{i}: write the skip marker as `<!-- example: skip (reason) -->`, with a reason"
-                     if ANY_MARKER.match(before) and not skip else None)
-            out.append(Example(rel, i + 1, EXAMPLE_LANGS[lang], body, skip.group("reason").strip() if skip else None,
-                               error))
+            error = (
+                f"{rel}:{i}: write the skip marker as `<!-- example: skip (reason) -->`, with a reason"
+                if ANY_MARKER.match(before) and not skip
+                else None
+            )
+            out.append(
+                Example(rel, i + 1, EXAMPLE_LANGS[lang], body, skip.group("reason").strip() if skip else None, error)
+            )
         i = j + 1
     return out
 
@@ -216,20 +234,55 @@ EXAMPLES = [e for f in doc_files() for e in extract_examples(f)]
 def test_example_extraction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     page = tmp_path / "docs" / "page.md"
     page.parent.mkdir()
-    page.write_text("\n".join([
-        "```console", "$ python -m bench list suites", "| Suite | Tasks |", "$ echo a \\", "  b", "output", "```",
-        "<!-- example: skip (needs a GPU) -->", "```bash", "nvidia-smi", "```",
-        "<!-- example: skip -->", "```sh", "echo no reason", "```",
-        "````markdown", "```bash", "echo nested, not an example", "```", "````",
-        "- a list item:", "", "    ```python", "    print('indented')", "    ```",
-        "```text", "not code", "```",
-        "```bash", "$(python -c 'print(1)') && $HOME/x", "$ echo prompt", "```",
-    ]) + "\n", encoding="utf-8")
+    page.write_text(
+        "\n".join(
+            [
+                "```console",
+                "$ python -m bench list suites",
+                "| Suite | Tasks |",
+                "$ echo a \\",
+                "  b",
+                "output",
+                "```",
+                "<!-- example: skip (needs a GPU) -->",
+                "```bash",
+                "nvidia-smi",
+                "```",
+                "<!-- example: skip -->",
+                "```sh",
+                "echo no reason",
+                "```",
+                "````markdown",
+                "```bash",
+                "echo nested, not an example",
+                "```",
+                "````",
+                "- a list item:",
+                "",
+                "    ```python",
+                "    print('indented')",
+                "    ```",
+                "```text",
+                "not code",
+                "```",
+                "```bash",
+                "$(python -c 'print(1)') && $HOME/x",
+                "$ echo prompt",
+                "```",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     found = extract_examples(page)
-    assert [(e.line, e.kind, e.skip) for e in found] == [(1, "console", None), (9, "shell", "needs a GPU"),
-                                                         (13, "shell", None), (23, "python", None),
-                                                         (29, "shell", None)]
+    assert [(e.line, e.kind, e.skip) for e in found] == [
+        (1, "console", None),
+        (9, "shell", "needs a GPU"),
+        (13, "shell", None),
+        (23, "python", None),
+        (29, "shell", None),
+    ]
     assert shell_script(found[4]) == "$(python -c 'print(1)') && $HOME/x\necho prompt\n"
     assert shell_script(found[0]) == "python -m bench list suites\necho a \\\n  b\n"
     assert found[2].marker_error and "reason" in found[2].marker_error and found[0].marker_error is None
@@ -243,8 +296,13 @@ def example_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     example in order, so a command written for the repository root works and later blocks see earlier
     blocks' outputs; the repository itself is never written to."""
     work = tmp_path_factory.mktemp("docs-examples") / "repo"
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, text=True, check=False)
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     names = listed.stdout.split("\0") if listed.returncode == 0 else []
     if not names:
         pytest.skip("not a git checkout: cannot tell which files make the working tree")
@@ -257,11 +315,19 @@ def example_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _example_env(work: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INSTRUCT_BENCH_DATA_DIR", "PYTEST_CURRENT_TEST")}
-    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               PYTHONPATH=os.pathsep.join([str(work), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-               PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INSTRUCT_BENCH_DATA_DIR", "PYTEST_CURRENT_TEST")
+    }
+    env.update(
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONPATH=os.pathsep.join([str(work), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+    )
     # one embedding cache for every example (the session's, from conftest): a text encoded once is not again
     env.setdefault("INSTRUCT_BENCH_CACHE", str(work.parent / "cache"))
     return env
@@ -279,7 +345,9 @@ def bench_command_lines(example: Example) -> list[list[str]] | None:
     return [shlex.split(m.group("args"), comments=True) for m in plain]
 
 
-def run_in_process(argvs: list[list[str]], work: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+def run_in_process(
+    argvs: list[list[str]], work: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str]:
     """Each `bench ARGS` of a block through the CLI's own entry point, in `work` with `env`; stops at the first failure."""
     from bench.cli.main import main
 
@@ -323,8 +391,14 @@ for line in sys.stdin:
 @pytest.fixture(scope="module")
 def python_worker(example_dir: Path):
     """One interpreter for every python block, in the examples' copy of the tree and environment."""
-    worker = subprocess.Popen([sys.executable, "-c", _PYTHON_WORKER], cwd=example_dir, env=_example_env(example_dir),
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    worker = subprocess.Popen(
+        [sys.executable, "-c", _PYTHON_WORKER],
+        cwd=example_dir,
+        env=_example_env(example_dir),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     yield worker
     worker.stdin.close()
     worker.wait(timeout=EXAMPLE_TIMEOUT_S)
@@ -343,8 +417,9 @@ def run_python_block(worker: subprocess.Popen, script: Path) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.id for e in EXAMPLES])
-def test_example_runs_as_written(example: Example, example_dir: Path, monkeypatch: pytest.MonkeyPatch,
-                                 request: pytest.FixtureRequest) -> None:
+def test_example_runs_as_written(
+    example: Example, example_dir: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     if example.marker_error:
         pytest.fail(example.marker_error)
     if example.skip is not None:
@@ -357,26 +432,32 @@ def test_example_runs_as_written(example: Example, example_dir: Path, monkeypatc
     if argvs is not None:
         started = time.monotonic()
         code, output = run_in_process(argvs, example_dir, env, monkeypatch)
-        assert code == 0, (f"the example at {example.id} exited {code} after {time.monotonic() - started:.1f} s:\n"
-                           f"{example.code}\n--- output (tail) ---\n{output[-OUTPUT_TAIL:]}")
+        assert code == 0, (
+            f"the example at {example.id} exited {code} after {time.monotonic() - started:.1f} s:\n"
+            f"{example.code}\n--- output (tail) ---\n{output[-OUTPUT_TAIL:]}"
+        )
         return
     if example.kind == "python":
         script = example_dir.parent / f"example_{example.file.replace('/', '_')}_{example.line}.py"
         script.write_text(example.code + "\n", encoding="utf-8")
         started = time.monotonic()
         code, output = run_python_block(request.getfixturevalue("python_worker"), script)
-        assert code == 0, (f"the example at {example.id} (python) exited {code} after {time.monotonic() - started:.1f} s:\n"
-                           f"{example.code}\n--- output (tail) ---\n{output[-OUTPUT_TAIL:]}")
+        assert code == 0, (
+            f"the example at {example.id} (python) exited {code} after {time.monotonic() - started:.1f} s:\n"
+            f"{example.code}\n--- output (tail) ---\n{output[-OUTPUT_TAIL:]}"
+        )
         return
     command = ["bash", "-e", "-o", "pipefail", "-c", shell_script(example)]
     started = time.monotonic()
-    done = subprocess.run(command, cwd=example_dir, env=env, capture_output=True, text=True,
-                          timeout=EXAMPLE_TIMEOUT_S, check=False)
+    done = subprocess.run(
+        command, cwd=example_dir, env=env, capture_output=True, text=True, timeout=EXAMPLE_TIMEOUT_S, check=False
+    )
     took = time.monotonic() - started
     output = (done.stdout + done.stderr)[-OUTPUT_TAIL:]
     assert done.returncode == 0, (
         f"the example at {example.id} ({example.kind}) exited {done.returncode} after {took:.1f} s:\n"
-        f"{example.code}\n--- output (tail) ---\n{output}")
+        f"{example.code}\n--- output (tail) ---\n{output}"
+    )
 
 
 def test_only_plain_bench_blocks_run_in_process() -> None:
@@ -384,10 +465,19 @@ def test_only_plain_bench_blocks_run_in_process() -> None:
         return Example("x.md", 1, kind, code, None, None)
 
     assert bench_command_lines(block("# a comment\nbench list suites\npython -m bench run --limit 2 -t 'A B'")) == [
-        ["list", "suites"], ["run", "--limit", "2", "-t", "A B"]]
+        ["list", "suites"],
+        ["run", "--limit", "2", "-t", "A B"],
+    ]
     assert bench_command_lines(block("$ bench --version  # which\nbench 0.1.0", "console")) == [["--version"]]
-    for other in ("bench run --out $HOME/x", "bench results | head", "bench run > log", "cd x && bench run",
-                  "bench list \\\n  suites", "echo bench", "benchmarks/x.py"):
+    for other in (
+        "bench run --out $HOME/x",
+        "bench results | head",
+        "bench run > log",
+        "cd x && bench run",
+        "bench list \\\n  suites",
+        "echo bench",
+        "benchmarks/x.py",
+    ):
         assert bench_command_lines(block(other)) is None, other
 
 
@@ -402,6 +492,7 @@ def test_a_failing_block_fails(python_worker, example_dir: Path, monkeypatch: py
     assert codes["ok"] == (0, "fine\n")
     assert codes["raises"][0] == 1 and "ValueError: planted" in codes["raises"][1]
     assert codes["exits"][0] == 3
-    code, output = run_in_process([["list", "suites"], ["run", "--tasks", "NoSuchTask"]], example_dir,
-                                  _example_env(example_dir), monkeypatch)
+    code, output = run_in_process(
+        [["list", "suites"], ["run", "--tasks", "NoSuchTask"]], example_dir, _example_env(example_dir), monkeypatch
+    )
     assert code == 2 and "error:" in output

@@ -14,8 +14,15 @@ from bench.adapters.options import option_defaults
 from bench.adapters.registry import family_class, load_model
 
 # HashEncoder's fingerprint when float32 was the default (the cache file of every earlier CPU run)
-FLOAT32 = {"family": "toy", "model": "toy/hash", "revision": "v1", "blind": False, "dim": 64, "dtype": "float32",
-           "nan_for": None}
+FLOAT32 = {
+    "family": "toy",
+    "model": "toy/hash",
+    "revision": "v1",
+    "blind": False,
+    "dim": 64,
+    "dtype": "float32",
+    "nan_for": None,
+}
 
 
 def _identity(enc):
@@ -61,7 +68,11 @@ def test_a_cuda_run_is_half_precision_and_named_so(tmp_path, monkeypatch, bf16, 
 def test_a_sentence_transformers_cuda_run_loads_bf16(tmp_path, monkeypatch, minilm_path):
     _gpu(monkeypatch)
     st = load_model(f"st:{minilm_path}", cache_dir=tmp_path)
-    assert st.dtype == "bfloat16" and st.experiment() == {"template": "prefix", "dtype": "bfloat16", "device_kind": "cuda"}
+    assert st.dtype == "bfloat16" and st.experiment() == {
+        "template": "prefix",
+        "dtype": "bfloat16",
+        "device_kind": "cuda",
+    }
 
 
 def test_mteb_and_openai_families_are_unchanged(tmp_path, monkeypatch):

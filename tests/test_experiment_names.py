@@ -12,14 +12,26 @@ from toy_encoders import HashEncoder
 class ManyOptions(HashEncoder):
     """HashEncoder with five long string options (inherits family "toy"; registers nothing)."""
 
-    def __init__(self, *, reencoder: str = "", filter_words: str = "", template: str = "", pattern: str = "",
-                 suffix: str = "", **kwargs):
+    def __init__(
+        self,
+        *,
+        reencoder: str = "",
+        filter_words: str = "",
+        template: str = "",
+        pattern: str = "",
+        suffix: str = "",
+        **kwargs,
+    ):
         super().__init__(**kwargs)
 
 
-LONG = dict(reencoder="sentence-transformers/all-mpnet-base-v2", filter_words="Sure! , Well, Based on the text",
-            template="Represent the {instruction} for retrieval: {text}", pattern="chat-template-with-system-prompt",
-            suffix="The answer in one word is:")
+LONG = dict(
+    reencoder="sentence-transformers/all-mpnet-base-v2",
+    filter_words="Sure! , Well, Based on the text",
+    template="Represent the {instruction} for retrieval: {text}",
+    pattern="chat-template-with-system-prompt",
+    suffix="The answer in one word is:",
+)
 
 
 def test_long_settings_get_a_readable_folder_name(tmp_path):

@@ -74,6 +74,7 @@ class MangledOpenAI(FakeOpenAI):
 
 def _set(key: str, value: Callable[[dict[str, Any], int], Any]) -> Callable[[list[dict[str, Any]]], None]:
     """A mangler that sets `key` of every item to `value(item, number of items)`."""
+
     def mangle(items: list[dict[str, Any]]) -> None:
         for item in items:
             item[key] = value(item, len(items))
@@ -84,6 +85,7 @@ def _set(key: str, value: Callable[[dict[str, Any], int], Any]) -> Callable[[lis
 def _first_values(*values: float) -> Callable[[list[dict[str, Any]]], None]:
     """A mangler that puts `values` at the start of the first item's vector (JSON NaN/Infinity tokens or
     numbers beyond float32)."""
+
     def mangle(items: list[dict[str, Any]]) -> None:
         items[0]["embedding"][: len(values)] = values
 
@@ -144,8 +146,11 @@ class StallServer:
     or sends a valid reply one byte every `trickle` seconds, headers included: every read of the client
     succeeds, only the whole request takes for ever."""
 
-    REPLY = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n"
-             + b'{"object": "list", "data": [' + b" " * 4000)
+    REPLY = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n"
+        + b'{"object": "list", "data": ['
+        + b" " * 4000
+    )
 
     def __init__(self, trickle: float | None = None) -> None:
         self.trickle = trickle
@@ -171,8 +176,14 @@ class StallServer:
                 head = b""
                 while b"\r\n\r\n" not in head:
                     head += conn.recv(65536) or b"\r\n\r\n"
-                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                               if line.lower().startswith(b"content-length:")), 0)
+                length = next(
+                    (
+                        int(line.split(b":")[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
                 body = head.partition(b"\r\n\r\n")[2]
                 while len(body) < length:
                     body += conn.recv(65536) or b" " * length
@@ -182,7 +193,7 @@ class StallServer:
                     conn.recv(1)  # until the client goes away
                     return
                 for i in range(len(self.REPLY)):
-                    conn.sendall(self.REPLY[i:i + 1])
+                    conn.sendall(self.REPLY[i : i + 1])
                     time.sleep(self.trickle)
             except OSError:  # the client gave up
                 return
@@ -210,8 +221,17 @@ class Servers:
     mangled: dict[str, MangledOpenAI]
 
     def close(self) -> None:
-        for s in (self.api, self.ragged, self.html, self.broken_json, self.hung, self.keyed, self.error_200,
-                  self.trickle, *self.mangled.values()):
+        for s in (
+            self.api,
+            self.ragged,
+            self.html,
+            self.broken_json,
+            self.hung,
+            self.keyed,
+            self.error_200,
+            self.trickle,
+            *self.mangled.values(),
+        ):
             s.close()
 
 
@@ -224,8 +244,12 @@ def servers():
         broken_json=RawServer(b'{"object": "list", "data": [', "application/json"),
         hung=HungServer(),
         keyed=FakeOpenAI(api_key="the-right-key").start(),
-        error_200=RawServer(json.dumps({"error": {"message": "Model is loading. " + "Please wait. " * 30 + LATE,
-                                                  "type": "unavailable"}}).encode(), "application/json"),
+        error_200=RawServer(
+            json.dumps(
+                {"error": {"message": "Model is loading. " + "Please wait. " * 30 + LATE, "type": "unavailable"}}
+            ).encode(),
+            "application/json",
+        ),
         trickle=StallServer(trickle=0.2),
         mangled={name: MangledOpenAI(mangle).start() for name, mangle in MANGLED.items()},
     )
@@ -244,8 +268,17 @@ def baseline(servers, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("baseline")
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OPENAI_API_KEY", raising=False)
-        code = main(["run", *_api_args(servers.api.base_url), "--output-dir", str(root / "out"),
-                     "--cache-dir", str(root / "cache"), "-q"])
+        code = main(
+            [
+                "run",
+                *_api_args(servers.api.base_url),
+                "--output-dir",
+                str(root / "out"),
+                "--cache-dir",
+                str(root / "cache"),
+                "-q",
+            ]
+        )
     assert code == 0
     assert len(list((root / "out").rglob("run_records/*.json"))) == 3
     return root
@@ -264,8 +297,16 @@ class Ctx:
 
     def run(self, *extra: str, url: str | None = None) -> list[str]:
         """`bench run` with the fake API model on this copy's folders, plus `extra`."""
-        return ["run", *_api_args(url or self.servers.api.base_url), "--output-dir", str(self.out),
-                "--cache-dir", str(self.cache), "-q", *extra]
+        return [
+            "run",
+            *_api_args(url or self.servers.api.base_url),
+            "--output-dir",
+            str(self.out),
+            "--cache-dir",
+            str(self.cache),
+            "-q",
+            *extra,
+        ]
 
     def data(self, task: str, demo: str) -> Path:
         """A local data folder holding the demo data of `demo` under the name `task`."""
@@ -276,8 +317,11 @@ class Ctx:
 
 def snapshot(out: Path, cache: Path) -> dict[str, Any]:
     """Every result byte and every cached vector, to compare before and after a probe."""
-    files = {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
-             for p in sorted(out.rglob("*")) if p.is_file()}
+    files = {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
     vectors = {}
     for db in sorted(cache.rglob("*.sqlite")):
         conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
@@ -357,6 +401,7 @@ def full_cache_disk(ctx: Ctx) -> None:
 
 def make_file(which: str) -> Callable[[Ctx], None]:
     """Replace the output or cache folder by a plain file."""
+
     def setup(ctx: Ctx) -> None:
         path = getattr(ctx, which)
         shutil.rmtree(path)
@@ -388,7 +433,8 @@ DEEP = 100_000  # levels of nesting in the deep-input probes: far past Python's 
 BILLION_LAUGHS = "\n".join(  # 9 levels of anchors, each aliasing the previous 9 times: 9^9 values once expanded
     ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
     + [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
-    + ["STSBenchmark: *l8", ""])
+    + ["STSBenchmark: *l8", ""]
+)
 
 
 def sts_data(edit: Callable[[Path], None]) -> Callable[[Ctx], None]:
@@ -398,6 +444,7 @@ def sts_data(edit: Callable[[Path], None]) -> Callable[[Ctx], None]:
 
 def append_jsonl_row(row: str) -> Callable[[Ctx], None]:
     """One more line, written as given (JSON escapes stay escapes), at the end of test.jsonl."""
+
     def edit(folder: Path) -> None:
         with (folder / "test.jsonl").open("a", encoding="utf-8") as f:
             f.write(row + "\n")
@@ -407,6 +454,7 @@ def append_jsonl_row(row: str) -> Callable[[Ctx], None]:
 
 def replace_sts_file(name: str, content: bytes | Callable[[Path], bytes]) -> Callable[[Ctx], None]:
     """test.jsonl replaced by `name` holding `content` (or what `content(test.jsonl)` makes of it)."""
+
     def edit(folder: Path) -> None:
         jsonl = folder / "test.jsonl"
         data = content(jsonl) if callable(content) else content
@@ -442,6 +490,7 @@ def zero_width_csv_text(ctx: Ctx) -> None:
 
 def config_file(name: str, content: str | bytes) -> Callable[[Ctx], None]:
     """A `--instruction-variants` / `--model-config` file in the probe's folder."""
+
     def setup(ctx: Ctx) -> None:
         data = content.encode("utf-8") if isinstance(content, str) else content
         (ctx.tmp / name).write_bytes(data)
@@ -456,10 +505,13 @@ def with_option(option: str, name: str) -> Callable[[Ctx], list[str]]:
 def damaged_results(edit: Callable[[dict[str, Any]], Any], *, record: bool = False) -> Callable[[Ctx], None]:
     """A copy of the results folder (the original stays intact) with one result file, or its run record,
     replaced by `edit(its JSON)` (a str is written as is)."""
+
     def setup(ctx: Ctx) -> None:
         copy = ctx.tmp / "res"
         shutil.copytree(ctx.out, copy)
-        result = sorted(p for p in copy.rglob("*.json") if p.parent.name != "run_records" and p.name != "model_meta.json")[0]
+        result = sorted(
+            p for p in copy.rglob("*.json") if p.parent.name != "run_records" and p.name != "model_meta.json"
+        )[0]
         path = result.parent / "run_records" / result.name if record else result
         new = edit(json.loads(path.read_text(encoding="utf-8")))
         path.write_text(new if isinstance(new, str) else json.dumps(new), encoding="utf-8")
@@ -537,182 +589,468 @@ def _gguf_run(ctx: Ctx, data: bytes) -> list[str]:
     """`bench run` of an InBedder readout on a .gguf file holding `data`."""
     model = ctx.tmp / "model.gguf"
     model.write_bytes(data)
-    return ["run", "--model", f"inbedder:{model}", "--tasks", "DemoInstructSTS", "--output-dir", str(ctx.out),
-            "--cache-dir", str(ctx.cache), "-q"]
+    return [
+        "run",
+        "--model",
+        f"inbedder:{model}",
+        "--tasks",
+        "DemoInstructSTS",
+        "--output-dir",
+        str(ctx.out),
+        "--cache-dir",
+        str(ctx.cache),
+        "-q",
+    ]
 
 
 PROBES = [
     # --- results folder: full disk, read-only, no permission, not a folder
-    Probe("results-disk-full", lambda c: c.run("--overwrite"), ("Cannot write results", "no space left", "free some space"),
-          fail_rename(errno.ENOSPC)),
-    Probe("results-quota", lambda c: c.run("--overwrite"), ("disk quota exceeded", "free some space"),
-          fail_rename(errno.EDQUOT)),
-    Probe("results-read-only-fs", lambda c: c.run("--overwrite"), ("read-only", "writable folder"),
-          fail_tempfile(errno.EROFS)),
-    Probe("results-permission", lambda c: c.run("--overwrite"), ("permission denied", "make it writable"),
-          fail_tempfile(errno.EACCES)),
+    Probe(
+        "results-disk-full",
+        lambda c: c.run("--overwrite"),
+        ("Cannot write results", "no space left", "free some space"),
+        fail_rename(errno.ENOSPC),
+    ),
+    Probe(
+        "results-quota",
+        lambda c: c.run("--overwrite"),
+        ("disk quota exceeded", "free some space"),
+        fail_rename(errno.EDQUOT),
+    ),
+    Probe(
+        "results-read-only-fs",
+        lambda c: c.run("--overwrite"),
+        ("read-only", "writable folder"),
+        fail_tempfile(errno.EROFS),
+    ),
+    Probe(
+        "results-permission",
+        lambda c: c.run("--overwrite"),
+        ("permission denied", "make it writable"),
+        fail_tempfile(errno.EACCES),
+    ),
     Probe("results-chmod-0555", lambda c: c.run("--overwrite"), ("permission denied",), readonly_results),
-    Probe("results-new-folder-read-only", lambda c: c.run("--overwrite", "--template", "none"),
-          ("read-only", "writable folder"), fail_mkdir(errno.EROFS, lambda c: c.out)),
-    Probe("output-dir-is-a-file", lambda c: c.run(), ("a file is in the way", "--output-dir"),
-          make_file("out")),
-    Probe("output-dir-below-a-file",
-          lambda c: ["run", *_api_args(c.servers.api.base_url), "--output-dir", str(c.tmp / "plain" / "sub"),
-                     "--cache-dir", str(c.cache), "-q"],
-          ("not a folder", "--output-dir"), lambda c: (c.tmp / "plain").write_text("x")),
+    Probe(
+        "results-new-folder-read-only",
+        lambda c: c.run("--overwrite", "--template", "none"),
+        ("read-only", "writable folder"),
+        fail_mkdir(errno.EROFS, lambda c: c.out),
+    ),
+    Probe("output-dir-is-a-file", lambda c: c.run(), ("a file is in the way", "--output-dir"), make_file("out")),
+    Probe(
+        "output-dir-below-a-file",
+        lambda c: [
+            "run",
+            *_api_args(c.servers.api.base_url),
+            "--output-dir",
+            str(c.tmp / "plain" / "sub"),
+            "--cache-dir",
+            str(c.cache),
+            "-q",
+        ],
+        ("not a folder", "--output-dir"),
+        lambda c: (c.tmp / "plain").write_text("x"),
+    ),
     # --- embedding cache
-    Probe("cache-dir-is-a-file", lambda c: c.run("--overwrite"), ("embedding cache", "--cache-dir"), make_file("cache")),
-    Probe("cache-dir-below-a-file", lambda c: c.run("--overwrite", "--cache-dir", str(c.tmp / "f" / "c")),
-          ("embedding cache", "not a folder", "--cache-dir"), lambda c: (c.tmp / "f").write_text("x")),
-    Probe("cache-disk-full", lambda c: c.run("--overwrite", "--template", "none"),
-          ("embedding cache", "disk is full", "--no-cache"), full_cache_disk),
-    Probe("cache-folder-cannot-be-created", lambda c: c.run("--overwrite", "--cache-dir", str(c.tmp / "ro" / "c")),
-          ("embedding cache", "read-only", "--cache-dir"), fail_mkdir(errno.EROFS, lambda c: c.tmp / "ro")),
+    Probe(
+        "cache-dir-is-a-file", lambda c: c.run("--overwrite"), ("embedding cache", "--cache-dir"), make_file("cache")
+    ),
+    Probe(
+        "cache-dir-below-a-file",
+        lambda c: c.run("--overwrite", "--cache-dir", str(c.tmp / "f" / "c")),
+        ("embedding cache", "not a folder", "--cache-dir"),
+        lambda c: (c.tmp / "f").write_text("x"),
+    ),
+    Probe(
+        "cache-disk-full",
+        lambda c: c.run("--overwrite", "--template", "none"),
+        ("embedding cache", "disk is full", "--no-cache"),
+        full_cache_disk,
+    ),
+    Probe(
+        "cache-folder-cannot-be-created",
+        lambda c: c.run("--overwrite", "--cache-dir", str(c.tmp / "ro" / "c")),
+        ("embedding cache", "read-only", "--cache-dir"),
+        fail_mkdir(errno.EROFS, lambda c: c.tmp / "ro"),
+    ),
     # --- data files
-    Probe("latin1-csv", _data_run("IntentEmotion"), ("emotion.csv", "not UTF-8", "Re-save the file as UTF-8"), latin1_csv),
-    Probe("one-label-aspect", _data_run("NYTClustering"), ("aspect 'topic'", "at least two different cluster labels",
-                                                           "Fix the 'cluster' column"), one_label_aspect),
+    Probe(
+        "latin1-csv", _data_run("IntentEmotion"), ("emotion.csv", "not UTF-8", "Re-save the file as UTF-8"), latin1_csv
+    ),
+    Probe(
+        "one-label-aspect",
+        _data_run("NYTClustering"),
+        ("aspect 'topic'", "at least two different cluster labels", "Fix the 'cluster' column"),
+        one_label_aspect,
+    ),
     Probe("malformed-jsonl", _data_run("InstructSTSB"), ("test.jsonl line", "malformed JSON row"), malformed_jsonl),
-    Probe("missing-task-folder", lambda c: c.run("--tasks", "IntentEmotion", "--data-dir", str(c.tmp)),
-          ("No folder for task IntentEmotion", "`bench build-data list`")),
+    Probe(
+        "missing-task-folder",
+        lambda c: c.run("--tasks", "IntentEmotion", "--data-dir", str(c.tmp)),
+        ("No folder for task IntentEmotion", "`bench build-data list`"),
+    ),
     # --- hostile or broken data files: each one line naming the file (and line or row) and the fix
-    Probe("data-lone-surrogate", _data_run("InstructSTSB"), ("test.jsonl row", "column 'sentence1'", "lone surrogate",
-                                                             "complete the pair"),
-          append_jsonl_row('{"sentence1": "cut \\ud83d here", "sentence2": "b", "score": 1, "instruction": "q?"}')),
-    Probe("data-integer-too-long", _data_run("InstructSTSB"), ("test.jsonl line", "number too long", "fix the row"),
-          append_jsonl_row('{"sentence1": "a", "sentence2": "b", "score": ' + "9" * 5000 + ', "instruction": "q?"}')),
-    Probe("data-zero-width-text", _data_run("IntentEmotion"), ("emotion.csv row", "column 'positive'", "empty text",
-                                                               "invisible"), zero_width_csv_text),
-    Probe("data-csv-field-over-limit", _data_run("IntentEmotion"), ("emotion.csv line", "131,072 characters",
-                                                                    "Close the quote"), runaway_csv_quote),
-    Probe("data-parquet-garbage", _data_run("InstructSTSB"), ("test.parquet", "not a readable parquet file", "Write it again"),
-          replace_sts_file("test.parquet", b"PAR1 this is not a parquet file at all\n" * 50)),
-    Probe("data-parquet-truncated", _data_run("InstructSTSB"), ("test.parquet", "not a readable parquet file", "truncated"),
-          replace_sts_file("test.parquet", truncated_parquet)),
-    Probe("data-jsonl-nested-deep", _data_run("InstructSTSB"), ("test.jsonl line 3", "more than 64 levels", "Fix the line"),
-          replace_sts_file("test.jsonl", b'{"a": 1}\n\n{"x": ' + b"[" * DEEP + b"]" * DEEP + b"}\n")),
-    Probe("data-json-nested-deep", _data_run("InstructSTSB"), ("test.json line 1", "more than 64 levels", "Fix the file"),
-          replace_sts_file("test.json", b"[" * DEEP + b"]" * DEEP)),
+    Probe(
+        "data-lone-surrogate",
+        _data_run("InstructSTSB"),
+        ("test.jsonl row", "column 'sentence1'", "lone surrogate", "complete the pair"),
+        append_jsonl_row('{"sentence1": "cut \\ud83d here", "sentence2": "b", "score": 1, "instruction": "q?"}'),
+    ),
+    Probe(
+        "data-integer-too-long",
+        _data_run("InstructSTSB"),
+        ("test.jsonl line", "number too long", "fix the row"),
+        append_jsonl_row('{"sentence1": "a", "sentence2": "b", "score": ' + "9" * 5000 + ', "instruction": "q?"}'),
+    ),
+    Probe(
+        "data-zero-width-text",
+        _data_run("IntentEmotion"),
+        ("emotion.csv row", "column 'positive'", "empty text", "invisible"),
+        zero_width_csv_text,
+    ),
+    Probe(
+        "data-csv-field-over-limit",
+        _data_run("IntentEmotion"),
+        ("emotion.csv line", "131,072 characters", "Close the quote"),
+        runaway_csv_quote,
+    ),
+    Probe(
+        "data-parquet-garbage",
+        _data_run("InstructSTSB"),
+        ("test.parquet", "not a readable parquet file", "Write it again"),
+        replace_sts_file("test.parquet", b"PAR1 this is not a parquet file at all\n" * 50),
+    ),
+    Probe(
+        "data-parquet-truncated",
+        _data_run("InstructSTSB"),
+        ("test.parquet", "not a readable parquet file", "truncated"),
+        replace_sts_file("test.parquet", truncated_parquet),
+    ),
+    Probe(
+        "data-jsonl-nested-deep",
+        _data_run("InstructSTSB"),
+        ("test.jsonl line 3", "more than 64 levels", "Fix the line"),
+        replace_sts_file("test.jsonl", b'{"a": 1}\n\n{"x": ' + b"[" * DEEP + b"]" * DEEP + b"}\n"),
+    ),
+    Probe(
+        "data-json-nested-deep",
+        _data_run("InstructSTSB"),
+        ("test.json line 1", "more than 64 levels", "Fix the file"),
+        replace_sts_file("test.json", b"[" * DEEP + b"]" * DEEP),
+    ),
     # --- hostile config files: --instruction-variants, --model-config
-    Probe("variants-yaml-nested-deep", with_option("--instruction-variants", "v.yaml"),
-          ("--instruction-variants", "v.yaml line 1", "more than 64 levels"),
-          config_file("v.yaml", "STSBenchmark: " + "[" * DEEP + "]" * DEEP + "\n")),
-    Probe("variants-json-nested-deep", with_option("--instruction-variants", "v.json"),
-          ("--instruction-variants", "v.json line 1", "more than 64 levels"),
-          config_file("v.json", '{"STSBenchmark": ' + "[" * DEEP + "]" * DEEP + "}")),
-    Probe("variants-billion-laughs", with_option("--instruction-variants", "v.yaml"),
-          ("--instruction-variants", "billion laughs", "fewer aliases"), config_file("v.yaml", BILLION_LAUGHS)),
-    Probe("variants-duplicate-key-yaml", with_option("--instruction-variants", "v.yaml"),
-          ("v.yaml line 3", "key 'STSBenchmark' appears twice", "keep one"),
-          config_file("v.yaml", "STSBenchmark:\n  - 'Represent: '\nSTSBenchmark:\n  - 'Embed: '\n")),
-    Probe("variants-duplicate-key-json", with_option("--instruction-variants", "v.json"),
-          ("v.json line 3", "key 'STSBenchmark' appears twice", "keep one"),
-          config_file("v.json", '{"STSBenchmark": ["Represent: "],\n "SciDocsRR": ["x"],\n "STSBenchmark": ["Embed: "]}')),
-    Probe("variants-zero-width-instruction", with_option("--instruction-variants", "v.yaml"),
-          ("STSBenchmark: instruction list #2 is empty", "invisible characters", "write the instruction"),
-          config_file("v.yaml", 'STSBenchmark:\n  - "Represent: "\n  - "\\u200b\\u2060\\ufeff "\n')),
-    Probe("variants-lone-surrogate", with_option("--instruction-variants", "v.yaml"),
-          ("v.yaml line 2", "lone surrogate"), config_file("v.yaml", 'STSBenchmark:\n  - "Represent \\ud83d: "\n')),
-    Probe("model-config-yaml-nested-deep", with_option("--model-config", "m.yaml"), ("--model-config", "more than 64 levels"),
-          config_file("m.yaml", "model_args: " + "{a: " * DEEP + "1" + "}" * DEEP + "\n")),
-    Probe("model-config-json-nested-deep", with_option("--model-config", "m.json"), ("--model-config", "more than 64 levels"),
-          config_file("m.json", '{"model_args": ' + '{"a": ' * DEEP + "1" + "}" * DEEP + "}")),
-    Probe("model-config-billion-laughs", with_option("--model-config", "m.yaml"), ("--model-config", "billion laughs"),
-          config_file("m.yaml", BILLION_LAUGHS.replace("STSBenchmark:", "model_args:"))),
-    Probe("model-config-duplicate-key", with_option("--model-config", "m.yaml"),
-          ("m.yaml line 3", "key 'timeout' appears twice", "keep one"),
-          config_file("m.yaml", "timeout: 5\nmax_retries: 1\ntimeout: 50\n")),
-    Probe("model-config-spelled-twice", with_option("--model-config", "m.yaml"),
-          ("'max-retries' and another key both give the option 'max_retries'", "keep one"),
-          config_file("m.yaml", "max_retries: 1\nmax-retries: 3\n")),
-    Probe("model-config-not-a-file", lambda c: c.run("--model-config", "/dev/zero"),
-          ("--model-config /dev/zero is larger than", "a config file holds a few KB")),
+    Probe(
+        "variants-yaml-nested-deep",
+        with_option("--instruction-variants", "v.yaml"),
+        ("--instruction-variants", "v.yaml line 1", "more than 64 levels"),
+        config_file("v.yaml", "STSBenchmark: " + "[" * DEEP + "]" * DEEP + "\n"),
+    ),
+    Probe(
+        "variants-json-nested-deep",
+        with_option("--instruction-variants", "v.json"),
+        ("--instruction-variants", "v.json line 1", "more than 64 levels"),
+        config_file("v.json", '{"STSBenchmark": ' + "[" * DEEP + "]" * DEEP + "}"),
+    ),
+    Probe(
+        "variants-billion-laughs",
+        with_option("--instruction-variants", "v.yaml"),
+        ("--instruction-variants", "billion laughs", "fewer aliases"),
+        config_file("v.yaml", BILLION_LAUGHS),
+    ),
+    Probe(
+        "variants-duplicate-key-yaml",
+        with_option("--instruction-variants", "v.yaml"),
+        ("v.yaml line 3", "key 'STSBenchmark' appears twice", "keep one"),
+        config_file("v.yaml", "STSBenchmark:\n  - 'Represent: '\nSTSBenchmark:\n  - 'Embed: '\n"),
+    ),
+    Probe(
+        "variants-duplicate-key-json",
+        with_option("--instruction-variants", "v.json"),
+        ("v.json line 3", "key 'STSBenchmark' appears twice", "keep one"),
+        config_file("v.json", '{"STSBenchmark": ["Represent: "],\n "SciDocsRR": ["x"],\n "STSBenchmark": ["Embed: "]}'),
+    ),
+    Probe(
+        "variants-zero-width-instruction",
+        with_option("--instruction-variants", "v.yaml"),
+        ("STSBenchmark: instruction list #2 is empty", "invisible characters", "write the instruction"),
+        config_file("v.yaml", 'STSBenchmark:\n  - "Represent: "\n  - "\\u200b\\u2060\\ufeff "\n'),
+    ),
+    Probe(
+        "variants-lone-surrogate",
+        with_option("--instruction-variants", "v.yaml"),
+        ("v.yaml line 2", "lone surrogate"),
+        config_file("v.yaml", 'STSBenchmark:\n  - "Represent \\ud83d: "\n'),
+    ),
+    Probe(
+        "model-config-yaml-nested-deep",
+        with_option("--model-config", "m.yaml"),
+        ("--model-config", "more than 64 levels"),
+        config_file("m.yaml", "model_args: " + "{a: " * DEEP + "1" + "}" * DEEP + "\n"),
+    ),
+    Probe(
+        "model-config-json-nested-deep",
+        with_option("--model-config", "m.json"),
+        ("--model-config", "more than 64 levels"),
+        config_file("m.json", '{"model_args": ' + '{"a": ' * DEEP + "1" + "}" * DEEP + "}"),
+    ),
+    Probe(
+        "model-config-billion-laughs",
+        with_option("--model-config", "m.yaml"),
+        ("--model-config", "billion laughs"),
+        config_file("m.yaml", BILLION_LAUGHS.replace("STSBenchmark:", "model_args:")),
+    ),
+    Probe(
+        "model-config-duplicate-key",
+        with_option("--model-config", "m.yaml"),
+        ("m.yaml line 3", "key 'timeout' appears twice", "keep one"),
+        config_file("m.yaml", "timeout: 5\nmax_retries: 1\ntimeout: 50\n"),
+    ),
+    Probe(
+        "model-config-spelled-twice",
+        with_option("--model-config", "m.yaml"),
+        ("'max-retries' and another key both give the option 'max_retries'", "keep one"),
+        config_file("m.yaml", "max_retries: 1\nmax-retries: 3\n"),
+    ),
+    Probe(
+        "model-config-not-a-file",
+        lambda c: c.run("--model-config", "/dev/zero"),
+        ("--model-config /dev/zero is larger than", "a config file holds a few KB"),
+    ),
     # --- `bench results` on damaged result files (a copy of the folder)
-    Probe("bench-results-scores-a-string", _results_copy, ("'scores' is 'oops'", "not a mapping", "Rerun its task"),
-          damaged_results(_set_scores("oops"))),
-    Probe("bench-results-main-score-a-string", _results_copy, ("main_score", "is 'high', not a number", "Rerun its task"),
-          damaged_results(_set_main_score("high"))),
-    Probe("bench-results-integer-too-long", _results_copy, (".json holds an integer of more than 4,300 digits", "Rerun its task"),
-          damaged_results(lambda d: json.dumps(d).replace('"main_score": ', '"main_score": ' + "9" * 5000 + ", \"x\": ", 1))),
-    Probe("bench-results-record-nested-deep", _results_copy, ("run_records", "more than 64 levels", "Rerun its task"),
-          damaged_results(lambda d: "[" * DEEP + "]" * DEEP, record=True)),
-    Probe("bench-results-record-model-a-list", _results_copy, ("run_records", "'model' does not hold", "Rerun its task"),
-          damaged_results(lambda d: {**d, "model": ["not", "a", "mapping"]}, record=True)),
+    Probe(
+        "bench-results-scores-a-string",
+        _results_copy,
+        ("'scores' is 'oops'", "not a mapping", "Rerun its task"),
+        damaged_results(_set_scores("oops")),
+    ),
+    Probe(
+        "bench-results-main-score-a-string",
+        _results_copy,
+        ("main_score", "is 'high', not a number", "Rerun its task"),
+        damaged_results(_set_main_score("high")),
+    ),
+    Probe(
+        "bench-results-integer-too-long",
+        _results_copy,
+        (".json holds an integer of more than 4,300 digits", "Rerun its task"),
+        damaged_results(
+            lambda d: json.dumps(d).replace('"main_score": ', '"main_score": ' + "9" * 5000 + ', "x": ', 1)
+        ),
+    ),
+    Probe(
+        "bench-results-record-nested-deep",
+        _results_copy,
+        ("run_records", "more than 64 levels", "Rerun its task"),
+        damaged_results(lambda d: "[" * DEEP + "]" * DEEP, record=True),
+    ),
+    Probe(
+        "bench-results-record-model-a-list",
+        _results_copy,
+        ("run_records", "'model' does not hold", "Rerun its task"),
+        damaged_results(lambda d: {**d, "model": ["not", "a", "mapping"]}, record=True),
+    ),
     # --- templates and options
-    Probe("template-unknown-field", lambda c: c.run("--template", "{foo} {text}"), ("unknown field(s) {foo}", "{instruction}")),
-    Probe("template-broken-brace", lambda c: c.run("--template", "{instruction {text}"), ("not a valid format string", "'{{'")),
+    Probe(
+        "template-unknown-field",
+        lambda c: c.run("--template", "{foo} {text}"),
+        ("unknown field(s) {foo}", "{instruction}"),
+    ),
+    Probe(
+        "template-broken-brace",
+        lambda c: c.run("--template", "{instruction {text}"),
+        ("not a valid format string", "'{{'"),
+    ),
     Probe("template-without-text", lambda c: c.run("--template", "{instruction}"), ("no '{text}' placeholder",)),
-    Probe("device-cuda-without-cuda", lambda c: ["run", "--model", "all-MiniLM-L6-v2", "--device", "cuda", "--tasks",
-                                                 "DemoInstructSTS", "--output-dir", str(c.out), "--cache-dir",
-                                                 str(c.tmp / "mini-cache"), "-q"],
-          ("--device cuda", "0 CUDA device", "--device cpu"), no_cuda, absent=("hub id",)),
-    Probe("device-cuda-index", lambda c: ["run", "--model", "all-MiniLM-L6-v2", "--device", "cuda:3", "--tasks",
-                                          "DemoInstructSTS", "--output-dir", str(c.out), "--cache-dir",
-                                          str(c.tmp / "mini-cache"), "-q"],
-          ("--device cuda:3", "--device cpu"), no_cuda),
+    Probe(
+        "device-cuda-without-cuda",
+        lambda c: [
+            "run",
+            "--model",
+            "all-MiniLM-L6-v2",
+            "--device",
+            "cuda",
+            "--tasks",
+            "DemoInstructSTS",
+            "--output-dir",
+            str(c.out),
+            "--cache-dir",
+            str(c.tmp / "mini-cache"),
+            "-q",
+        ],
+        ("--device cuda", "0 CUDA device", "--device cpu"),
+        no_cuda,
+        absent=("hub id",),
+    ),
+    Probe(
+        "device-cuda-index",
+        lambda c: [
+            "run",
+            "--model",
+            "all-MiniLM-L6-v2",
+            "--device",
+            "cuda:3",
+            "--tasks",
+            "DemoInstructSTS",
+            "--output-dir",
+            str(c.out),
+            "--cache-dir",
+            str(c.tmp / "mini-cache"),
+            "-q",
+        ],
+        ("--device cuda:3", "--device cpu"),
+        no_cuda,
+    ),
     # --- GGUF files that are not GGUF: read before anything loads (bench/adapters/identity.py gguf_facts)
-    Probe("gguf-garbage", lambda c: _gguf_run(c, b"this is not a model\n" * 100),
-          ("not a readable GGUF file", "Download it again")),
-    Probe("gguf-truncated", lambda c: _gguf_run(c, _GGUF.read_bytes()[:4096] if _GGUF else b"GGUF\x03\x00\x00\x00"),
-          ("not a readable GGUF file", "truncated")),
+    Probe(
+        "gguf-garbage",
+        lambda c: _gguf_run(c, b"this is not a model\n" * 100),
+        ("not a readable GGUF file", "Download it again"),
+    ),
+    Probe(
+        "gguf-truncated",
+        lambda c: _gguf_run(c, _GGUF.read_bytes()[:4096] if _GGUF else b"GGUF\x03\x00\x00\x00"),
+        ("not a readable GGUF file", "truncated"),
+    ),
     Probe("gguf-empty", lambda c: _gguf_run(c, b""), ("is empty, not a GGUF model file",)),
     Probe("unknown-dtype", lambda c: c.run("--dtype", "float8"), ("Unknown dtype 'float8'", "float32")),
     Probe("negative-timeout", lambda c: c.run("--model-args", "timeout=-1"), ("timeout", "must be positive")),
-    Probe("unknown-family-hint", lambda c: c.run()[:1] + ["--model", "nosuch:x", "--output-dir", str(c.out)],
-          ("Unknown model family 'nosuch'", "`python -m bench list models`"), absent=("familys",)),
+    Probe(
+        "unknown-family-hint",
+        lambda c: c.run()[:1] + ["--model", "nosuch:x", "--output-dir", str(c.out)],
+        ("Unknown model family 'nosuch'", "`python -m bench list models`"),
+        absent=("familys",),
+    ),
     Probe("unknown-option", lambda c: c.run("--model-args", "pooling=mean"), ("has no option 'pooling'",)),
     Probe("unknown-task", lambda c: c.run("--tasks", "IntentEmotio"), ("Did you mean: IntentEmotion",)),
     # --- API endpoints
-    Probe("api-reply-not-json", lambda c: c.run("--overwrite", url=c.servers.html.base_url),
-          ("not the JSON of an embeddings reply", "text/html", "--base-url")),
-    Probe("api-reply-broken-json", lambda c: c.run("--overwrite", url=c.servers.broken_json.base_url),
-          ("not the JSON of an embeddings reply", "--base-url")),
-    Probe("api-ragged-vectors", lambda c: c.run("--overwrite", url=c.servers.ragged.base_url),
-          ("vectors of different lengths (8, 16)", "--base-url")),
-    Probe("api-hung-endpoint", lambda c: c.run("--overwrite", "--model-args", "timeout=0.2,max_retries=1",
-                                               url=c.servers.hung.base_url),
-          ("timed out", "0.2 s per attempt, 2 attempt(s)", "timeout=SECONDS")),
-    Probe("api-trickling-endpoint", lambda c: c.run("--overwrite", "--model-args", "timeout=1,max_retries=1",
-                                                    url=c.servers.trickle.base_url),
-          ("timed out", "1 s per attempt, 2 attempt(s)", "timeout=SECONDS")),
-    Probe("api-error-body-with-200", lambda c: c.run("--overwrite", url=c.servers.error_200.base_url),
-          ("answered HTTP 200 with an error instead of embeddings: Model is loading.", "--base-url"),
-          absent=(LATE,), caches_nothing=True),
-    Probe("api-index-0-for-every-item", lambda c: c.run("--overwrite", url=c.servers.mangled["index-0"].base_url),
-          ("wrong indices (repeated 0; missing 1, 2, 3", "cannot be matched to their inputs", "--base-url",
-           "nothing of this reply was used"), caches_nothing=True),
-    Probe("api-indices-reversed-from-1",
-          lambda c: c.run("--overwrite", url=c.servers.mangled["index-reversed-from-1"].base_url),
-          ("wrong indices (missing 0; out of range", "cannot be matched", "--base-url"), caches_nothing=True),
-    Probe("api-index-repeated", lambda c: c.run("--overwrite", url=c.servers.mangled["index-repeated"].base_url),
-          ("wrong indices (repeated 0; missing", "cannot be matched", "--base-url"), caches_nothing=True),
-    Probe("api-index-absent", lambda c: c.run("--overwrite", url=c.servers.mangled["index-absent"].base_url),
-          ("indices that are not whole numbers (None", "cannot be matched", "--base-url"), caches_nothing=True),
-    Probe("api-zero-vectors", lambda c: c.run("--overwrite", url=c.servers.mangled["zero-vectors"].base_url),
-          ("returned all-zero vectors", "--base-url", "nothing of this reply was used"), caches_nothing=True),
-    Probe("api-nan-and-infinity", lambda c: c.run("--overwrite", url=c.servers.mangled["nan-inf"].base_url),
-          ("returned NaN or infinite values for 1 of", "--base-url"), caches_nothing=True),
-    Probe("api-number-beyond-float32", lambda c: c.run("--overwrite", url=c.servers.mangled["beyond-float32"].base_url),
-          ("returned NaN or infinite values for 1 of", "--base-url"), caches_nothing=True),
-    Probe("api-connection-refused", lambda c: c.run("--overwrite", "--max-retries", "0",
-                                                    url=f"http://127.0.0.1:{_closed_port()}/v1"),
-          ("Could not reach", "Check --base-url")),
-    Probe("api-credentials-in-url", lambda c: c.run("--overwrite", "--max-retries", "0",
-                                                    url=f"http://user:{MARKER}@127.0.0.1:{_closed_port()}/v1?api-key={MARKER}&sig={MARKER}"),
-          ("Could not reach", "http://127.0.0.1:"), absent=(MARKER,)),
-    Probe("api-key-rejected", lambda c: c.run("--overwrite", url=c.servers.keyed.base_url),
-          ("rejected the API key (401)", "OPENAI_API_KEY"), secret_env, absent=(MARKER,)),
-    Probe("submit-out-below-a-file", lambda c: ["submit", str(c.out), "--out", str(c.tmp / "f" / "sub.zip")],
-          ("Cannot write output", "a file is in the way", "--out"), lambda c: (c.tmp / "f").write_text("x")),
-    Probe("leaderboard-out-below-a-file",
-          lambda c: ["leaderboard", "build", "--results", str(c.out), "--out", str(c.tmp / "f" / "site")],
-          ("Cannot write leaderboard site", "is a file, not a folder", "--out"), lambda c: (c.tmp / "f").write_text("x")),
+    Probe(
+        "api-reply-not-json",
+        lambda c: c.run("--overwrite", url=c.servers.html.base_url),
+        ("not the JSON of an embeddings reply", "text/html", "--base-url"),
+    ),
+    Probe(
+        "api-reply-broken-json",
+        lambda c: c.run("--overwrite", url=c.servers.broken_json.base_url),
+        ("not the JSON of an embeddings reply", "--base-url"),
+    ),
+    Probe(
+        "api-ragged-vectors",
+        lambda c: c.run("--overwrite", url=c.servers.ragged.base_url),
+        ("vectors of different lengths (8, 16)", "--base-url"),
+    ),
+    Probe(
+        "api-hung-endpoint",
+        lambda c: c.run("--overwrite", "--model-args", "timeout=0.2,max_retries=1", url=c.servers.hung.base_url),
+        ("timed out", "0.2 s per attempt, 2 attempt(s)", "timeout=SECONDS"),
+    ),
+    Probe(
+        "api-trickling-endpoint",
+        lambda c: c.run("--overwrite", "--model-args", "timeout=1,max_retries=1", url=c.servers.trickle.base_url),
+        ("timed out", "1 s per attempt, 2 attempt(s)", "timeout=SECONDS"),
+    ),
+    Probe(
+        "api-error-body-with-200",
+        lambda c: c.run("--overwrite", url=c.servers.error_200.base_url),
+        ("answered HTTP 200 with an error instead of embeddings: Model is loading.", "--base-url"),
+        absent=(LATE,),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-index-0-for-every-item",
+        lambda c: c.run("--overwrite", url=c.servers.mangled["index-0"].base_url),
+        (
+            "wrong indices (repeated 0; missing 1, 2, 3",
+            "cannot be matched to their inputs",
+            "--base-url",
+            "nothing of this reply was used",
+        ),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-indices-reversed-from-1",
+        lambda c: c.run("--overwrite", url=c.servers.mangled["index-reversed-from-1"].base_url),
+        ("wrong indices (missing 0; out of range", "cannot be matched", "--base-url"),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-index-repeated",
+        lambda c: c.run("--overwrite", url=c.servers.mangled["index-repeated"].base_url),
+        ("wrong indices (repeated 0; missing", "cannot be matched", "--base-url"),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-index-absent",
+        lambda c: c.run("--overwrite", url=c.servers.mangled["index-absent"].base_url),
+        ("indices that are not whole numbers (None", "cannot be matched", "--base-url"),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-zero-vectors",
+        lambda c: c.run("--overwrite", url=c.servers.mangled["zero-vectors"].base_url),
+        ("returned all-zero vectors", "--base-url", "nothing of this reply was used"),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-nan-and-infinity",
+        lambda c: c.run("--overwrite", url=c.servers.mangled["nan-inf"].base_url),
+        ("returned NaN or infinite values for 1 of", "--base-url"),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-number-beyond-float32",
+        lambda c: c.run("--overwrite", url=c.servers.mangled["beyond-float32"].base_url),
+        ("returned NaN or infinite values for 1 of", "--base-url"),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-connection-refused",
+        lambda c: c.run("--overwrite", "--max-retries", "0", url=f"http://127.0.0.1:{_closed_port()}/v1"),
+        ("Could not reach", "Check --base-url"),
+    ),
+    Probe(
+        "api-credentials-in-url",
+        lambda c: c.run(
+            "--overwrite",
+            "--max-retries",
+            "0",
+            url=f"http://user:{MARKER}@127.0.0.1:{_closed_port()}/v1?api-key={MARKER}&sig={MARKER}",
+        ),
+        ("Could not reach", "http://127.0.0.1:"),
+        absent=(MARKER,),
+    ),
+    Probe(
+        "api-key-rejected",
+        lambda c: c.run("--overwrite", url=c.servers.keyed.base_url),
+        ("rejected the API key (401)", "OPENAI_API_KEY"),
+        secret_env,
+        absent=(MARKER,),
+    ),
+    Probe(
+        "submit-out-below-a-file",
+        lambda c: ["submit", str(c.out), "--out", str(c.tmp / "f" / "sub.zip")],
+        ("Cannot write output", "a file is in the way", "--out"),
+        lambda c: (c.tmp / "f").write_text("x"),
+    ),
+    Probe(
+        "leaderboard-out-below-a-file",
+        lambda c: ["leaderboard", "build", "--results", str(c.out), "--out", str(c.tmp / "f" / "site")],
+        ("Cannot write leaderboard site", "is a file, not a folder", "--out"),
+        lambda c: (c.tmp / "f").write_text("x"),
+    ),
     # --- other commands: wrong hints fixed
-    Probe("unknown-builder-hint", lambda c: ["build-data", "fewrel", "--source-dir", str(c.tmp), "--out", str(c.tmp / "d")],
-          ("Unknown dataset builder 'fewrel'", "`python -m bench build-data list`"), absent=("list dataset builders",)),
-    Probe("missing-source-no-dev-path", lambda c: ["build-data", "few-rel-clustering", "--source-dir", str(c.tmp / "raw"),
-                                                   "--out", str(c.tmp / "d")],
-          ("not found", "--source-dir"), lambda c: (c.tmp / "raw").mkdir(), absent=("/work/",)),
+    Probe(
+        "unknown-builder-hint",
+        lambda c: ["build-data", "fewrel", "--source-dir", str(c.tmp), "--out", str(c.tmp / "d")],
+        ("Unknown dataset builder 'fewrel'", "`python -m bench build-data list`"),
+        absent=("list dataset builders",),
+    ),
+    Probe(
+        "missing-source-no-dev-path",
+        lambda c: ["build-data", "few-rel-clustering", "--source-dir", str(c.tmp / "raw"), "--out", str(c.tmp / "d")],
+        ("not found", "--source-dir"),
+        lambda c: (c.tmp / "raw").mkdir(),
+        absent=("/work/",),
+    ),
 ]
 
 
@@ -762,8 +1100,11 @@ def _copy_baseline(baseline: Path, tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _main_scores(out: Path) -> dict[str, float]:
-    return {p.stem: json.loads(p.read_text())["scores"]["test"][0]["main_score"]
-            for p in out.rglob("*.json") if p.parent.name != "run_records" and p.name != "model_meta.json"}
+    return {
+        p.stem: json.loads(p.read_text())["scores"]["test"][0]["main_score"]
+        for p in out.rglob("*.json")
+        if p.parent.name != "run_records" and p.name != "model_meta.json"
+    }
 
 
 def _texts_sent(server: FakeOpenAI) -> int:
@@ -776,8 +1117,9 @@ def test_failed_rerun_keeps_the_previous_run_record(baseline, servers, tmp_path,
     out, cache = _copy_baseline(baseline, tmp_path)
     records = {p: p.read_bytes() for p in out.rglob("run_records/*.json")}
     args = ["--output-dir", str(out), "--cache-dir", str(cache), "-q"]
-    code = main(["run", *_api_args(servers.hung.base_url), "--overwrite", "--model-args",
-                 "timeout=0.1,max_retries=0", *args])
+    code = main(
+        ["run", *_api_args(servers.hung.base_url), "--overwrite", "--model-args", "timeout=0.1,max_retries=0", *args]
+    )
     assert code == 2
     assert {p: p.read_bytes() for p in out.rglob("run_records/*.json")} == records
     sent = _texts_sent(servers.api)
@@ -785,8 +1127,11 @@ def test_failed_rerun_keeps_the_previous_run_record(baseline, servers, tmp_path,
     assert capsys.readouterr().out.count("| reused ") == 3 and _texts_sent(servers.api) == sent
 
 
-@pytest.mark.parametrize("damage", [_set_main_score("high"), _set_scores("oops"), lambda d: "[" * DEEP + "]" * DEEP],
-                         ids=["main-score-a-string", "scores-a-string", "nested-deep"])
+@pytest.mark.parametrize(
+    "damage",
+    [_set_main_score("high"), _set_scores("oops"), lambda d: "[" * DEEP + "]" * DEEP],
+    ids=["main-score-a-string", "scores-a-string", "nested-deep"],
+)
 def test_a_damaged_result_is_recomputed_by_the_next_run(damage, baseline, servers, tmp_path, monkeypatch, capsys):
     """`bench run` (no --overwrite) meets a damaged result of its own: not reused, not a traceback, recomputed."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -794,8 +1139,19 @@ def test_a_damaged_result_is_recomputed_by_the_next_run(damage, baseline, server
     (path,) = [p for p in out.rglob("DemoInstructSTS.json") if p.parent.name != "run_records"]
     new = damage(json.loads(path.read_text(encoding="utf-8")))
     path.write_text(new if isinstance(new, str) else json.dumps(new), encoding="utf-8")
-    code = main(["run", *_api_args(servers.api.base_url), "--tasks", "DemoInstructSTS", "--output-dir", str(out),
-                 "--cache-dir", str(cache), "-q"])
+    code = main(
+        [
+            "run",
+            *_api_args(servers.api.base_url),
+            "--tasks",
+            "DemoInstructSTS",
+            "--output-dir",
+            str(out),
+            "--cache-dir",
+            str(cache),
+            "-q",
+        ]
+    )
     assert code == 0
     assert "| computed " in capsys.readouterr().out
     assert _main_scores(out) == _main_scores(baseline / "out")
@@ -811,8 +1167,20 @@ def test_utf8_bom_csv_loads_like_plain_utf8(servers, tmp_path, monkeypatch):
         for csv_file in (DEMO / "DemoIntentEmotion").glob("*.csv"):
             (folder / csv_file.name).write_text(csv_file.read_text(encoding="utf-8"), encoding=encoding)
         assert (folder / "emotion.csv").read_bytes().startswith(b"\xef\xbb\xbf") == (name == "bom")
-        code = main(["run", *_api_args(servers.api.base_url), "--tasks", "IntentEmotion", "--data-dir",
-                     str(tmp_path / name), "--output-dir", str(tmp_path / f"out-{name}"), "--no-cache", "-q"])
+        code = main(
+            [
+                "run",
+                *_api_args(servers.api.base_url),
+                "--tasks",
+                "IntentEmotion",
+                "--data-dir",
+                str(tmp_path / name),
+                "--output-dir",
+                str(tmp_path / f"out-{name}"),
+                "--no-cache",
+                "-q",
+            ]
+        )
         assert code == 0
         scores[name] = _main_scores(tmp_path / f"out-{name}")
     assert scores["bom"] == scores["plain"] and len(scores["bom"]) == 1
@@ -839,8 +1207,18 @@ def test_damaged_cache_entries_are_recomputed_never_served(baseline, servers, tm
         conn.execute("UPDATE emb SET checksum = ? WHERE key = ?", (bytes(8), k3))
     conn.close()
     sent = _texts_sent(servers.api)
-    code = main(["run", *_api_args(servers.api.base_url), "--overwrite", "--output-dir", str(out),
-                 "--cache-dir", str(cache), "-q"])
+    code = main(
+        [
+            "run",
+            *_api_args(servers.api.base_url),
+            "--overwrite",
+            "--output-dir",
+            str(out),
+            "--cache-dir",
+            str(cache),
+            "-q",
+        ]
+    )
     assert code == 0
     assert _texts_sent(servers.api) - sent == 3
     assert _main_scores(out) == _main_scores(baseline / "out")
@@ -861,8 +1239,11 @@ def test_read_only_cache_is_used_read_only_never_moved(baseline, servers, tmp_pa
     before = {p.name: p.read_bytes() for p in cache.rglob("*.sqlite")}
     vectors = snapshot(out, cache)["vectors"]
     real_access = os.access
-    monkeypatch.setattr(bench.adapters.cache.os, "access",
-                        lambda p, mode: False if str(p).startswith(str(cache)) else real_access(p, mode))
+    monkeypatch.setattr(
+        bench.adapters.cache.os,
+        "access",
+        lambda p, mode: False if str(p).startswith(str(cache)) else real_access(p, mode),
+    )
     sent = _texts_sent(servers.api)
     args = ["--output-dir", str(out), "--cache-dir", str(cache), "-q"]
     assert main(["run", *_api_args(servers.api.base_url), "--overwrite", *args]) == 0
@@ -884,8 +1265,18 @@ def test_read_only_cache_real_permissions(baseline, servers, tmp_path, monkeypat
         p.chmod(0o444)
     cache.chmod(0o555)
     try:
-        code = main(["run", *_api_args(servers.api.base_url), "--overwrite", "--output-dir", str(out),
-                     "--cache-dir", str(cache), "-q"])
+        code = main(
+            [
+                "run",
+                *_api_args(servers.api.base_url),
+                "--overwrite",
+                "--output-dir",
+                str(out),
+                "--cache-dir",
+                str(cache),
+                "-q",
+            ]
+        )
     finally:
         cache.chmod(0o755)
     assert code == 0
@@ -901,9 +1292,25 @@ def test_no_credential_in_any_written_or_printed_byte(servers, tmp_path):
     url = servers.api.base_url.replace("http://", f"http://user:{MARKER}@")
     env = {**os.environ, "OPENAI_API_KEY": MARKER, "HF_HUB_OFFLINE": "1"}
     mirror = f"https://mirror.example/v1?api-key={MARKER}&token={MARKER}&sig={MARKER}"
-    argv = [sys.executable, "-m", "bench", "-v", "run", "--model", "openai:fake", "--base-url", url,
-            "--tasks", "DemoInstructSTS", "--output-dir", str(out), "--cache-dir", str(cache),
-            "--model-args", f"price=0.5,base_url={mirror}"]  # the --base-url flag wins; the command records both
+    argv = [
+        sys.executable,
+        "-m",
+        "bench",
+        "-v",
+        "run",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        url,
+        "--tasks",
+        "DemoInstructSTS",
+        "--output-dir",
+        str(out),
+        "--cache-dir",
+        str(cache),
+        "--model-args",
+        f"price=0.5,base_url={mirror}",
+    ]  # the --base-url flag wins; the command records both
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1000)
     assert done.returncode == 0, done.stderr
     written = [p for p in (out, cache) for p in p.rglob("*") if p.is_file()]
@@ -921,8 +1328,19 @@ def test_written_files_respect_the_umask(servers, tmp_path, monkeypatch, umask):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     old = os.umask(umask)
     try:
-        code = main(["run", *_api_args(servers.api.base_url), "--tasks", "DemoInstructSTS", "--output-dir",
-                     str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "-q"])
+        code = main(
+            [
+                "run",
+                *_api_args(servers.api.base_url),
+                "--tasks",
+                "DemoInstructSTS",
+                "--output-dir",
+                str(tmp_path / "out"),
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                "-q",
+            ]
+        )
     finally:
         os.umask(old)
     assert code == 0
@@ -943,7 +1361,9 @@ def test_api_timeout_is_bounded_by_default(servers):
     assert default.failure_bound_s() == 6 * 12 + 0.5 + 1 + 2 + 4 + 8 == 87.5 <= 120
 
     for server, timeout in ((servers.hung, 0.3), (servers.trickle, 1.0)):
-        small = OpenAIEmbeddingEncoder("fake", base_url=server.base_url, use_cache=False, timeout=timeout, max_retries=2)
+        small = OpenAIEmbeddingEncoder(
+            "fake", base_url=server.base_url, use_cache=False, timeout=timeout, max_retries=2
+        )
         small.ensure_loaded()  # the `openai` import is not part of the bound
         tick = time.perf_counter()
         with pytest.raises(Exception, match=rf"timed out: no answer within {timeout:g} s per attempt, 3 attempt\(s\)"):
@@ -952,16 +1372,25 @@ def test_api_timeout_is_bounded_by_default(servers):
         assert 3 * timeout <= elapsed <= small.failure_bound_s() + 2.0, (server, elapsed)
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("http://user:pw@host:8000/v1", "http://***@host:8000/v1"),
-    ("https://host/v1?api-key=K&x=1", "https://host/v1?api-key=***&x=***"),
-    ("https://acct.blob.example/c?sv=2022&sig=S%2Bx&se=1", "https://acct.blob.example/c?sv=***&sig=***&se=***"),
-    ("https://h/p?token=T&access_token=A&password=P&key=K", "https://h/p?token=***&access_token=***&password=***&key=***"),
-    # any name: Azure Functions' `code`, `jwt`, `bearer`, `access_code`, and names no list foresees
-    ("https://fn.example/api?code=S1&jwt=S2&bearer=S3&access_code=S4&x=S5", "https://fn.example/api?code=***&jwt=***&bearer=***&access_code=***&x=***"),
-    ("https://h/v1?S1&a=&b=S2#S3", "https://h/v1?***&a=***&b=***#***"),  # a bare item, an empty value, a fragment
-    ("http://127.0.0.1:8765/v1", "http://127.0.0.1:8765/v1"),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://user:pw@host:8000/v1", "http://***@host:8000/v1"),
+        ("https://host/v1?api-key=K&x=1", "https://host/v1?api-key=***&x=***"),
+        ("https://acct.blob.example/c?sv=2022&sig=S%2Bx&se=1", "https://acct.blob.example/c?sv=***&sig=***&se=***"),
+        (
+            "https://h/p?token=T&access_token=A&password=P&key=K",
+            "https://h/p?token=***&access_token=***&password=***&key=***",
+        ),
+        # any name: Azure Functions' `code`, `jwt`, `bearer`, `access_code`, and names no list foresees
+        (
+            "https://fn.example/api?code=S1&jwt=S2&bearer=S3&access_code=S4&x=S5",
+            "https://fn.example/api?code=***&jwt=***&bearer=***&access_code=***&x=***",
+        ),
+        ("https://h/v1?S1&a=&b=S2#S3", "https://h/v1?***&a=***&b=***#***"),  # a bare item, an empty value, a fragment
+        ("http://127.0.0.1:8765/v1", "http://127.0.0.1:8765/v1"),
+    ],
+)
 def test_redact_url(url, expected):
     from bench.core.redact import redact, redact_url
 
@@ -985,15 +1414,27 @@ def test_a_bug_keeps_its_traceback_with_credentials_redacted(servers, tmp_path, 
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr(bench.adapters.openai_api.OpenAIEmbeddingEncoder, "_embed", bug)
-    code = main(["run", *_api_args(servers.api.base_url), "--tasks", "DemoInstructSTS", "--output-dir",
-                 str(tmp_path / "out"), "--no-cache", "-q"])
+    code = main(
+        [
+            "run",
+            *_api_args(servers.api.base_url),
+            "--tasks",
+            "DemoInstructSTS",
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--no-cache",
+            "-q",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1
     assert "Traceback (most recent call last)" in err and "RuntimeError: harness bug" in err
     assert "error:" not in err and MARKER not in err and "http://***@h/v1" in err
 
 
-def test_a_record_that_cannot_be_written_never_vouches_for_the_new_result(baseline, servers, tmp_path, monkeypatch, capsys):
+def test_a_record_that_cannot_be_written_never_vouches_for_the_new_result(
+    baseline, servers, tmp_path, monkeypatch, capsys
+):
     """The result of a rerun with another seed is written, then its run record hits a full disk: the old
     record (seed 42) must not survive to make the seed-7 result look reusable for seed 42."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -1005,8 +1446,16 @@ def test_a_record_that_cannot_be_written_never_vouches_for_the_new_result(baseli
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
         return real_replace(src, dst, *args, **kwargs)
 
-    args = [*_api_args(servers.api.base_url), "--tasks", "DemoNYTClustering", "--output-dir", str(out),
-            "--cache-dir", str(cache), "-q"]
+    args = [
+        *_api_args(servers.api.base_url),
+        "--tasks",
+        "DemoNYTClustering",
+        "--output-dir",
+        str(out),
+        "--cache-dir",
+        str(cache),
+        "-q",
+    ]
     monkeypatch.setattr(os, "replace", full_for_records)
     assert main(["run", *args, "--seed", "7"]) == 2
     assert "no space left" in capsys.readouterr().err
@@ -1025,8 +1474,9 @@ def test_llm_client_gives_up_on_a_hung_endpoint_in_bounded_time(servers, tmp_pat
     default = LLMConfig.from_options(llm_model="fake", base_url=servers.hung.base_url, llm_cache_dir=tmp_path)
     assert (default.max_retries + 1) * default.timeout_s + 0.5 + 1 + 2 == 103.5 <= 120
     monkeypatch.setenv("INSTRUCT_BENCH_LLM_TIMEOUT", "0.2")
-    client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=servers.hung.base_url, max_retries=0,
-                                              llm_cache_dir=tmp_path))
+    client = LLMClient(
+        LLMConfig.from_options(llm_model="fake", base_url=servers.hung.base_url, max_retries=0, llm_cache_dir=tmp_path)
+    )
     tick = time.perf_counter()
     result = client.complete(ChatRequest.user("hello?", {"type": "object"}))
     assert not result.ok and "timed out: no answer within 0.2 s per attempt, 1 attempt(s)" in result.error
@@ -1040,8 +1490,11 @@ def test_llm_client_gives_up_on_a_trickling_endpoint_in_bounded_time(servers, tm
     from bench.core.llm_client import ChatRequest, LLMClient, LLMConfig
 
     monkeypatch.setenv("INSTRUCT_BENCH_LLM_TIMEOUT", "1")
-    client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=servers.trickle.base_url, max_retries=1,
-                                              llm_cache_dir=tmp_path))
+    client = LLMClient(
+        LLMConfig.from_options(
+            llm_model="fake", base_url=servers.trickle.base_url, max_retries=1, llm_cache_dir=tmp_path
+        )
+    )
     client._client()  # the `openai` import is not part of the bound
     tick = time.perf_counter()
     result = client.complete(ChatRequest.user("hello?", {"type": "object"}))
@@ -1099,9 +1552,27 @@ def test_ctrl_c_with_requests_in_flight_exits_130_within_5_s(tmp_path, trickle, 
     server = StallServer(trickle=trickle)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     env.pop("OPENAI_API_KEY", None)
-    argv = [sys.executable, "-m", "bench", "run", "--model", "openai:fake", "--base-url", server.base_url,
-            "--tasks", "DemoInstructSTS", "--batch-size", "4", "--max-concurrency", str(concurrency),
-            "--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "-q"]
+    argv = [
+        sys.executable,
+        "-m",
+        "bench",
+        "run",
+        "--model",
+        "openai:fake",
+        "--base-url",
+        server.base_url,
+        "--tasks",
+        "DemoInstructSTS",
+        "--batch-size",
+        "4",
+        "--max-concurrency",
+        str(concurrency),
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "-q",
+    ]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_in_flight(server, proc, concurrency)
@@ -1129,11 +1600,26 @@ def test_log_lines_are_redacted(caplog):
     assert "retrying http://***@h/v1?token=***" in caplog.text and MARKER not in caplog.text
 
 
-@pytest.mark.parametrize(("name", "credential"), [
-    ("api-key", True), ("apikey", True), ("x-api-key", True), ("access_token", True), ("sig", True),
-    ("signature", True), ("code", True), ("jwt", True), ("X-Amz-Credential", True), ("password", True),
-    ("design", False), ("deployment", False), ("api-version", False), ("page_size", False), ("model", False),
-])
+@pytest.mark.parametrize(
+    ("name", "credential"),
+    [
+        ("api-key", True),
+        ("apikey", True),
+        ("x-api-key", True),
+        ("access_token", True),
+        ("sig", True),
+        ("signature", True),
+        ("code", True),
+        ("jwt", True),
+        ("X-Amz-Credential", True),
+        ("password", True),
+        ("design", False),
+        ("deployment", False),
+        ("api-version", False),
+        ("page_size", False),
+        ("model", False),
+    ],
+)
 def test_credential_params_are_told_by_the_words_of_their_name(name, credential):
     """Which query parameters the API cache key leaves out (every value is masked in output either way)."""
     from bench.core.redact import credential_param

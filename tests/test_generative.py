@@ -80,12 +80,16 @@ def test_first_gen_and_avg_ppt_match_a_direct_forward(smol):
 def test_generation_readouts_match_a_manual_greedy_decode(smol):
     n = 6
     prompts = [smol.render(t, INSTRUCTION, None) for t in TEXTS]
-    got = {p: _like(smol, pooling=p, max_new_tokens=n).encode_inputs(prompts) for p in ("avg-gen", "last-gen", "avg-all")}
+    got = {
+        p: _like(smol, pooling=p, max_new_tokens=n).encode_inputs(prompts) for p in ("avg-gen", "last-gen", "avg-all")
+    }
     for i, prompt in enumerate(prompts):
         states, t, _, kept = _reference_states(smol, prompt, n)
         np.testing.assert_allclose(got["avg-gen"][i], torch.stack([states[t - 1], *kept]).mean(0).numpy(), atol=ATOL)
         np.testing.assert_allclose(got["last-gen"][i], kept[-1].numpy(), atol=ATOL)
-        np.testing.assert_allclose(got["avg-all"][i], torch.cat([states[:t], torch.stack(kept)]).mean(0).numpy(), atol=ATOL)
+        np.testing.assert_allclose(
+            got["avg-all"][i], torch.cat([states[:t], torch.stack(kept)]).mean(0).numpy(), atol=ATOL
+        )
 
 
 @pytest.mark.slow
@@ -143,14 +147,14 @@ def test_a_gguf_file_loads_directly(gguf_inbedder, tmp_path):
     assert fresh.embed_dim is None  # the hidden size is not the vector size of a re-encoding readout
     again.encode_inputs([again.render("Hello there", "How does the user feel?", None)])  # all cached
     assert not again._loaded and again.mteb_model_meta.embed_dim == 576
-    assert again.identity_check == {"gguf": {"file_type": "Q4_1", "quantization_version": 2,
-                                             "tensor_types": {"F32": 61, "Q4_1": 210, "Q8_0": 1}}}
+    assert again.identity_check == {
+        "gguf": {"file_type": "Q4_1", "quantization_version": 2, "tensor_types": {"F32": 61, "Q4_1": 210, "Q8_0": 1}}
+    }
     assert load_model(f"prompteol:{gguf}", cache_dir=tmp_path).name == enc.name
 
 
 @pytest.mark.slow
-def test_a_re_encoding_gguf_readout_files_the_re_encoders_dimension(gguf_inbedder, tmp_path, minilm_path,
-                                                                    monkeypatch):
+def test_a_re_encoding_gguf_readout_files_the_re_encoders_dimension(gguf_inbedder, tmp_path, minilm_path, monkeypatch):
     """The GGUF's hidden size (576) is not the vector size when the readout re-encodes with MiniLM (384):
     the real load path runs, with the GGUF's weights and tokenizer taken from the module's one load."""
     import bench.adapters.generative as generative
@@ -160,8 +164,9 @@ def test_a_re_encoding_gguf_readout_files_the_re_encoders_dimension(gguf_inbedde
     loaded.ensure_loaded()
     monkeypatch.setattr(generative, "load_lm", lambda *a, **k: loaded.model)
     monkeypatch.setattr(generative, "load_tokenizer", lambda *a, **k: loaded.tokenizer)
-    enc = load_model(f"inbedder:{gguf}", pooling="re-encode", max_new_tokens=2, reencoder=minilm_path,
-                     cache_dir=tmp_path)
+    enc = load_model(
+        f"inbedder:{gguf}", pooling="re-encode", max_new_tokens=2, reencoder=minilm_path, cache_dir=tmp_path
+    )
     assert enc.mteb_model_meta.embed_dim is None and enc.mteb_model_meta.max_tokens == 8192
     vec = enc.encode_inputs([enc.render("Hello there", "How does the user feel?", None)])
     assert vec.shape == (1, 384) and enc.mteb_model_meta.embed_dim == 384
@@ -186,7 +191,12 @@ def test_sampling_is_seeded_per_input_not_per_batch(smol):
     other = [enc.generations(prompts, sample=k) for k in range(1, 4)]
     assert any(o != batch for o in other)  # a different sample number draws differently
     assert enc.settings()["generation"] == {
-        "max_new_tokens": 8, "do_sample": True, "temperature": 0.8, "top_p": 0.9, "seed": 7, "num_samples": 1,
+        "max_new_tokens": 8,
+        "do_sample": True,
+        "temperature": 0.8,
+        "top_p": 0.9,
+        "seed": 7,
+        "num_samples": 1,
     }
     assert "max_new_tokens" not in smol.vector_options()  # 1st-gen does not depend on generation
     assert "max_new_tokens" in enc.vector_options() and "max_new_tokens" in enc.fingerprint
@@ -220,9 +230,9 @@ def test_filter_drops_states_predicting_instruction_words_and_stopwords(smol):
     dropped = enc._dropped(torch.tensor([[customer, the, happy, tok.eos_token_id]]), [x])
     assert dropped.tolist() == [[True, True, False, True]]
     plain = _like(smol, pooling="avg-gen")
-    assert plain._dropped(torch.tensor([[customer, the, happy, tok.eos_token_id]]), [plain.render("t", INSTRUCTION, None)]).tolist() == [
-        [False, False, False, True]
-    ]
+    assert plain._dropped(
+        torch.tensor([[customer, the, happy, tok.eos_token_id]]), [plain.render("t", INSTRUCTION, None)]
+    ).tolist() == [[False, False, False, True]]
 
 
 def test_bad_options():
@@ -240,7 +250,9 @@ def tiny_bert_mlm(tmp_path_factory, minilm_path):
 
     torch.manual_seed(0)
     out = tmp_path_factory.mktemp("tiny-bert-mlm")
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+    )
     BertForMaskedLM(config).save_pretrained(out)
     AutoTokenizer.from_pretrained(minilm_path).save_pretrained(out)
     return str(out)
@@ -253,8 +265,17 @@ def tiny_t5(tmp_path_factory, minilm_path):
     torch.manual_seed(0)
     out = tmp_path_factory.mktemp("tiny-t5")
     tok = AutoTokenizer.from_pretrained(minilm_path)
-    config = T5Config(vocab_size=30522, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
-                      pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id, decoder_start_token_id=tok.pad_token_id)
+    config = T5Config(
+        vocab_size=30522,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=2,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.sep_token_id,
+        decoder_start_token_id=tok.pad_token_id,
+    )
     T5ForConditionalGeneration(config).save_pretrained(out)
     tok.save_pretrained(out)
     return str(out)
@@ -302,7 +323,9 @@ def test_registry_specs_reach_the_constructors():
     from bench.adapters.prompteol import METAEOL, PROMPTEOL
     from bench.adapters.registry import load_model
 
-    lm = load_model("inbedder:org/lm", pooling="avg-gen", max_new_tokens="5", do_sample="true", filter_words="Sure! |Well")
+    lm = load_model(
+        "inbedder:org/lm", pooling="avg-gen", max_new_tokens="5", do_sample="true", filter_words="Sure! |Well"
+    )
     assert isinstance(lm, GenerativeEncoder) and lm.generation["max_new_tokens"] == 5 and lm.generation["do_sample"]
     assert lm.filter_words == ["Sure! ", "Well"] and lm.mteb_model_meta.experiment_kwargs["pooling"] == "avg-gen"
     assert load_model("generative:org/lm").pooling == "1st-gen"

@@ -34,18 +34,31 @@ def _same_rows_in_mteb(base: type, instruction: str, rows: list[dict]) -> mteb.A
 
 def test_generic_suite_holds_inbedder_controls_and_metaeol_sts() -> None:
     assert SUITES["generic"] == (
-        "TwentyNewsgroupsClustering", "AskUbuntuDupQuestions", "SciDocsRR", "StackOverflowDupQuestions",
-        "STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R",
+        "TwentyNewsgroupsClustering",
+        "AskUbuntuDupQuestions",
+        "SciDocsRR",
+        "StackOverflowDupQuestions",
+        "STS12",
+        "STS13",
+        "STS14",
+        "STS15",
+        "STS16",
+        "STSBenchmark",
+        "SICK-R",
     )
     assert issubclass(TASKS["STS12"], STS12STS) and TASKS["STS12"].metadata.prompt == "Represent the statement: "
     assert TASKS["SciDocsRR"].metadata.prompt == {
-        "query": "Represent the Scientific title: ", "document": "Represent the Scientific document: "}
+        "query": "Represent the Scientific title: ",
+        "document": "Represent the Scientific document: ",
+    }
     assert TASKS["TwentyNewsgroupsClustering"].metadata.prompt == "Categorize the topic of the news article."
 
 
 def test_local_sts_equals_mteb_on_the_same_rows_and_uses_the_instruction(tmp_path: Path) -> None:
-    rows = [{"sentence1": f"a cat sat on mat {i}", "sentence2": f"a cat {'sat' if i % 2 else 'ran'} {i}", "score": i % 6}
-            for i in range(30)]
+    rows = [
+        {"sentence1": f"a cat sat on mat {i}", "sentence2": f"a cat {'sat' if i % 2 else 'ran'} {i}", "score": i % 6}
+        for i in range(30)
+    ]
     write_jsonl(tmp_path / "SICK-R" / "test.jsonl", rows)
     (task,) = get_tasks(["SICK-R"], data_dir=tmp_path)
     model = HashEncoder(use_cache=False)
@@ -83,8 +96,14 @@ def test_harness_run_gives_exactly_mtebs_score_with_minilm(raw_dir: Path, tmp_pa
     from bench.run.runner import RunOptions, run
 
     build_sts_senteval(source_dir=raw_dir, out_dir=tmp_path / "data", size=60)
-    outcomes = run(RunOptions(tasks=["STS12", "SICK-R"], data_dir=str(tmp_path / "data"),
-                              output_dir=str(tmp_path / "results"), cache_dir=str(tmp_path / "cache")))
+    outcomes = run(
+        RunOptions(
+            tasks=["STS12", "SICK-R"],
+            data_dir=str(tmp_path / "data"),
+            output_dir=str(tmp_path / "results"),
+            cache_dir=str(tmp_path / "cache"),
+        )
+    )
     model = load_model("all-MiniLM-L6-v2", use_cache=False)
     for outcome, base in zip(outcomes, (STS12STS, SickrSTS)):
         lines = (tmp_path / "data" / outcome.task / "test.jsonl").read_text(encoding="utf-8").splitlines()

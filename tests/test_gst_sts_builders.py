@@ -18,8 +18,17 @@ from bench.dataset_builders.sts_senteval import STS_TASK_NAMES, build_sts_sentev
 
 # MTEB's pairs under MTEB's names (SICK-R: all 9,927 pairs, as mteb/sickr-sts); SentEval's test-only SICK-R and
 # lower-cased STS-B under their own names (MetaEOL's evaluation data).
-STS_ROWS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186, "STSBenchmark": 1379,
-            "SICK-R": 9927, "STSBenchmark-SentEval": 1379, "SICK-R-SentEval": 4927}
+STS_ROWS = {
+    "STS12": 3108,
+    "STS13": 1500,
+    "STS14": 3750,
+    "STS15": 3000,
+    "STS16": 1186,
+    "STSBenchmark": 1379,
+    "SICK-R": 9927,
+    "STSBenchmark-SentEval": 1379,
+    "SICK-R-SentEval": 4927,
+}
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -32,8 +41,18 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
 
 def test_builders_are_registered() -> None:
-    for name in ("sts-senteval", "gstransform", "gst-amzcf", "gst-mnews", "gst-multihate", "gst-toxic", "gst-agnews",
-                 "gst-intemo", "intent-emotion-proxy", "instruct-stsb-proxy"):
+    for name in (
+        "sts-senteval",
+        "gstransform",
+        "gst-amzcf",
+        "gst-mnews",
+        "gst-multihate",
+        "gst-toxic",
+        "gst-agnews",
+        "gst-intemo",
+        "intent-emotion-proxy",
+        "instruct-stsb-proxy",
+    ):
         assert callable(LABEL_BUILDERS[name].function())
 
 
@@ -79,7 +98,13 @@ def test_gstransform_sources_rebuild_identically_with_their_labels(raw_dir: Path
     assert toxic == {"not toxic": 88, "toxic": 13}
     assert json.loads((tmp_path / "a" / "GSTToxic" / "manifest.json").read_text())["proxy"] is True
     assert set(Counter(r["cluster"] for r in _csv(tmp_path / "a" / "GSTMNews" / "topic.csv"))) == {
-        "business", "entertainment", "health", "politics", "sports", "technology"}
+        "business",
+        "entertainment",
+        "health",
+        "politics",
+        "sports",
+        "technology",
+    }
     assert (tmp_path / "a" / "GSTIntEmo" / "intent.csv").read_bytes().startswith(b"anchor,positive,negative\n")
 
 
@@ -118,5 +143,7 @@ def test_malformed_sources_are_data_errors_with_a_location(tmp_path: Path) -> No
 
     base = "SynWMD/data/downstream/STS/STS12-en-test"
     with pytest.raises(DataError, match="line 1: expected 2 tab-separated sentences"):
-        parse_senteval_subset(read_source(tmp_path / "raw", f"{base}/STS.input.MSRpar.txt"),
-                              read_source(tmp_path / "raw", f"{base}/STS.gs.MSRpar.txt"))
+        parse_senteval_subset(
+            read_source(tmp_path / "raw", f"{base}/STS.input.MSRpar.txt"),
+            read_source(tmp_path / "raw", f"{base}/STS.gs.MSRpar.txt"),
+        )

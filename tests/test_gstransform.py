@@ -68,8 +68,12 @@ def trained(agnews, tmp_path_factory, minilm_path):
     client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=server.base_url, llm_cache_dir=work / "llm"))
     try:
         folder = train_transform(
-            [t for t, _ in train], instruction=INSTRUCTION, out_dir=work / "transforms", client=client,
-            applies_to=["What is the topic of news?"], runtime_options={"cache_dir": work / "emb"},
+            [t for t, _ in train],
+            instruction=INSTRUCTION,
+            out_dir=work / "transforms",
+            client=client,
+            applies_to=["What is the topic of news?"],
+            runtime_options={"cache_dir": work / "emb"},
             settings=TrainSettings(sample_size=N_TRAIN, n_clusters=50),
         )
     finally:
@@ -113,8 +117,10 @@ def test_transform_improves_held_out_topic_scores_without_re_encoding(trained, a
     z_alias = gst.encode_inputs([gst.render(t, "What is the topic of news?", None) for t in texts[:5]], show=False)
     np.testing.assert_allclose(z_alias, z[:5], rtol=1e-6)
     base_acc, gst_acc = triplet_accuracy(x, labels, n=2000), triplet_accuracy(z, labels, n=2000)
-    print(f"held-out triplet accuracy {base_acc:.4f} -> {gst_acc:.4f}; "
-          f"V-measure {v_measure(x, labels):.4f} -> {v_measure(z, labels):.4f}")
+    print(
+        f"held-out triplet accuracy {base_acc:.4f} -> {gst_acc:.4f}; "
+        f"V-measure {v_measure(x, labels):.4f} -> {v_measure(z, labels):.4f}"
+    )
     assert gst_acc > base_acc + 0.025  # about 2.5 standard errors of the difference at n=2000
 
 
@@ -164,8 +170,22 @@ def test_cli_train_and_dry_run(agnews, fake_openai, tmp_path, capsys, monkeypatc
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(t for t, _ in train[:40]) + "\n", encoding="utf-8")
     fake_openai.chat_handler = oracle_handler(dict(train))
-    argv = ["gstransform", "train", "--texts", str(texts), "--instruction", INSTRUCTION, "--out", str(tmp_path / "t"),
-            "--sample-size", "30", "--llm-model", "fake", "--base-url", fake_openai.base_url]
+    argv = [
+        "gstransform",
+        "train",
+        "--texts",
+        str(texts),
+        "--instruction",
+        INSTRUCTION,
+        "--out",
+        str(tmp_path / "t"),
+        "--sample-size",
+        "30",
+        "--llm-model",
+        "fake",
+        "--base-url",
+        fake_openai.base_url,
+    ]
     assert main([*argv, "--dry-run"]) == 0
     assert "requests at most: 110\n" in capsys.readouterr().out and fake_openai.requests == []  # readable lines
     assert main([*argv, "--dry-run", "--json"]) == 0

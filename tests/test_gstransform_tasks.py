@@ -18,8 +18,20 @@ from toy_encoders import HashEncoder
 
 TOPICS = {
     "sports": ["goal scored late", "team wins cup", "striker injured", "coach resigns", "league title race"],
-    "money": ["shares fall sharply", "bank raises rates", "profits beat forecast", "bond yields climb", "merger talks end"],
-    "space": ["rocket launch delayed", "new planet found", "probe reaches mars", "telescope image released", "comet passes earth"],
+    "money": [
+        "shares fall sharply",
+        "bank raises rates",
+        "profits beat forecast",
+        "bond yields climb",
+        "merger talks end",
+    ],
+    "space": [
+        "rocket launch delayed",
+        "new planet found",
+        "probe reaches mars",
+        "telescope image released",
+        "comet passes earth",
+    ],
 }
 
 
@@ -36,13 +48,17 @@ def data_dir(tmp_path: Path) -> Path:
 
 def test_suite_lists_the_papers_nine_datasets() -> None:
     assert len(SUITES["gstransform"]) == 9 == len(GSTRANSFORM_TASKS)
-    assert all(set(styles) == {"command", "question", "gstransform"} for a in INSTRUCTIONS.values() for styles in a.values())
+    assert all(
+        set(styles) == {"command", "question", "gstransform"} for a in INSTRUCTIONS.values() for styles in a.values()
+    )
 
 
 def test_appendix_c_strings_reach_the_model(data_dir: Path) -> None:
-    for style, instruction in (("command", "Represent the news according to their topic category."),
-                               ("question", "What is the topic category of this news?"),
-                               ("gstransform", "What is the topic category of this news? Just tell me the category name.")):
+    for style, instruction in (
+        ("command", "Represent the news according to their topic category."),
+        ("question", "What is the topic category of this news?"),
+        ("gstransform", "What is the topic category of this news? Just tell me the category name."),
+    ):
         model = HashEncoder(use_cache=False)
         task = GSTAGNews(data_dir=data_dir, size=40, instruction_style=style)
         scores_of(model, task)

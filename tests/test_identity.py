@@ -70,9 +70,13 @@ def test_experiment_names_are_filesystem_safe_and_readable(tmp_path):
 def test_a_duplicate_task_name_fails_at_import_naming_both():
     from bench.tasks.abstasks import AbsTaskInstructionSTS
 
-    with pytest.raises(ConfigError, match=r"Duplicate task name 'IntentEmotion': .*Impostor and tasks\.intent_emotion\.IntentEmotion"):
+    with pytest.raises(
+        ConfigError, match=r"Duplicate task name 'IntentEmotion': .*Impostor and tasks\.intent_emotion\.IntentEmotion"
+    ):
+
         class Impostor(AbsTaskInstructionSTS):
             metadata = tasks.IntentEmotion.metadata
+
     assert tasks.TASKS["IntentEmotion"] is tasks.IntentEmotion
 
 
@@ -80,19 +84,25 @@ def test_a_task_may_not_take_an_mteb_name_unless_it_is_mteb_task():
     from bench.tasks.abstasks import AbsTaskInstructionSTS
 
     with pytest.raises(ConfigError, match=r"named 'BIOSSES', which is MTEB's task"):
+
         class FakeBIOSSES(AbsTaskInstructionSTS):
             metadata = tasks.InstructSTSB.metadata.model_copy(update={"name": "BIOSSES"})
+
     assert "BIOSSES" not in tasks.TASKS and issubclass(tasks.TASKS["STS12"], type(mteb.get_task("STS12")))
 
 
 def test_a_duplicate_family_fails_naming_both():
     with pytest.raises(ConfigError, match=r"Duplicate model family 'sentence-transformers': .*Other and adapters"):
+
         class Other(BaseEncoder):
             family = "sentence-transformers"
+
     with pytest.raises(ConfigError, match=r"Duplicate model family 'st'"):
+
         class Alias(BaseEncoder):
             family = "something-new"
             aliases = ("st",)
+
     assert "something-new" not in FAMILIES
 
 
@@ -118,14 +128,20 @@ def test_packaged_minilm_is_filed_under_mtebs_name_and_revision(minilm_path, tmp
     # (model, revision) is the key of MTEB's results repository: results/<org>__<model>/<revision>/<Task>.json
     assert (model.name, model.revision) == (published.name, published.revision)
     assert _path(model, tmp_path).parent.relative_to(tmp_path).as_posix() == (
-        f"results/sentence-transformers__all-MiniLM-L6-v2/{published.revision}")
+        f"results/sentence-transformers__all-MiniLM-L6-v2/{published.revision}"
+    )
     check = model.identity_check
     (minilm,) = [p for p in PUBLISHED if p.name == published.name]
     assert check["matches"] == published.name and check["sha256"] == minilm.files["model.safetensors"]
     assert check["method"] == "sha256 of every file that decides the vectors (10 files)"
     meta = model.mteb_model_meta
     assert (meta.n_parameters, meta.embed_dim, meta.max_tokens, meta.license, meta.release_date) == (
-        published.n_parameters, published.embed_dim, published.max_tokens, published.license, published.release_date)
+        published.n_parameters,
+        published.embed_dim,
+        published.max_tokens,
+        published.license,
+        published.release_date,
+    )
 
 
 def test_a_modified_local_copy_is_not_the_published_model(minilm_path, tmp_path):
@@ -150,16 +166,35 @@ def test_results_carry_no_local_path_and_mteb_loads_them(minilm_path, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
     model_dir = tmp_path / "models" / "copy-of-minilm"
     shutil.copytree(minilm_path, model_dir)
-    code = main(["run", "-q", "-m", f"st:{model_dir}", "--model-name", "me/minilm-copy", "--model-revision", "r1",
-                 "-t", "DemoInstructSTS", "--output-dir", str(out), "--cache-dir", str(cache), "--template", "none"])
+    code = main(
+        [
+            "run",
+            "-q",
+            "-m",
+            f"st:{model_dir}",
+            "--model-name",
+            "me/minilm-copy",
+            "--model-revision",
+            "r1",
+            "-t",
+            "DemoInstructSTS",
+            "--output-dir",
+            str(out),
+            "--cache-dir",
+            str(cache),
+            "--template",
+            "none",
+        ]
+    )
     assert code == 0
     written = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
     for secret in (str(tmp_path).encode(), b"/models/", str(Path.home()).encode() + b"/"):
         assert secret not in written
     # the harness's task: filed beside MTEB's results folder, in MTEB's layout (bench/results/store.py)
     assert not (out / "results").exists()
-    loaded = mteb.ResultCache(out / "instruct-bench").load_results(validate_and_filter=True,
-                                                                   load_experiments="match_name")
+    loaded = mteb.ResultCache(out / "instruct-bench").load_results(
+        validate_and_filter=True, load_experiments="match_name"
+    )
     found = {(m.model_name, m.model_revision, m.experiment_name) for m in loaded.model_results}
     assert found == {("me/minilm-copy", "r1", "template_none")}
     record = json.loads(next(out.rglob("run_records/DemoInstructSTS.json")).read_text())
@@ -208,11 +243,31 @@ def test_two_models_under_one_name_never_share_a_vector(minilm_path, tmp_path):
     cache, scores, records = tmp_path / "cache", {}, {}
     for model in (mean, cls):
         out = tmp_path / f"out-{model.name}"
-        assert main(["run", "-q", "-m", f"st:{model}", "--model-name", "test/m", "--model-revision", "r1",
-                     "-t", "DemoNYTClustering", "--output-dir", str(out), "--cache-dir", str(cache)]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "-q",
+                    "-m",
+                    f"st:{model}",
+                    "--model-name",
+                    "test/m",
+                    "--model-revision",
+                    "r1",
+                    "-t",
+                    "DemoNYTClustering",
+                    "--output-dir",
+                    str(out),
+                    "--cache-dir",
+                    str(cache),
+                ]
+            )
+            == 0
+        )
         records[model.name] = json.loads(next(out.rglob("run_records/DemoNYTClustering.json")).read_text())
-        scores[model.name] = json.loads(next(p for p in out.rglob("DemoNYTClustering.json")
-                                             if p.parent.name != "run_records").read_text())
+        scores[model.name] = json.loads(
+            next(p for p in out.rglob("DemoNYTClustering.json") if p.parent.name != "run_records").read_text()
+        )
     assert records["cls"]["encode"]["cache_hits"] == 0 and records["cls"]["encode"]["texts_encoded"] == 128
     assert records["mean"]["model"]["content"] != records["cls"]["model"]["content"]
     assert round(100 * scores["mean"]["scores"]["test"][0]["main_score"], 2) == 12.84  # the packaged model's own
@@ -265,5 +320,7 @@ def test_dtype_auto_is_named_by_what_it_resolves_to(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
     gpu = load_model("all-MiniLM-L6-v2", dtype="auto", cache_dir=tmp_path, **st)
     assert (gpu.fingerprint["dtype"], gpu.fingerprint["device_kind"]) == ("bfloat16", "cuda")
-    assert gpu.experiment() == {**st, "device_kind": "cuda", "dtype": "bfloat16"} and gpu.settings()["dtype"] == "bfloat16"
+    assert (
+        gpu.experiment() == {**st, "device_kind": "cuda", "dtype": "bfloat16"} and gpu.settings()["dtype"] == "bfloat16"
+    )
     assert gpu.cache.path != cpu_cache and gpu.mteb_model_meta.experiment_name != cpu_experiment

@@ -33,7 +33,11 @@ def imported(*args: str, env: dict[str, str] | None = None) -> list[str]:
     """The heavy modules a fresh `python -m bench ARGS` imported (it must exit 0)."""
     proc = subprocess.run(
         [sys.executable, "-c", _DRIVER.format(heavy=HEAVY), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800, env={**os.environ, **(env or {})},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={**os.environ, **(env or {})},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     line = [x for x in proc.stdout.splitlines() if x.startswith("IMPORTED ")][-1]
@@ -57,8 +61,9 @@ def test_results_imports_nothing_heavy(tmp_path):
     assert imported("results", str(tmp_path / "results")) == []
 
 
-@pytest.mark.parametrize("args", [["build-data", "list"], ["build-data", "instruction-variants", "--help"]],
-                         ids=["list", "help"])
+@pytest.mark.parametrize(
+    "args", [["build-data", "list"], ["build-data", "instruction-variants", "--help"]], ids=["list", "help"]
+)
 def test_build_data_listing_and_help_import_nothing_heavy(args):
     assert imported(*args) == []
 
@@ -69,8 +74,16 @@ def test_listing_imports_no_model_stack(what):
 
 
 def test_a_rerun_that_reuses_every_task_imports_no_model_stack(tmp_path):
-    args = ["run", "-t", "DemoInstructSTS", "--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
-            "-q"]
+    args = [
+        "run",
+        "-t",
+        "DemoInstructSTS",
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "-q",
+    ]
     assert "torch" in imported(*args)  # the first run computes
     assert not set(imported(*args)) & set(MODEL_STACK)  # the rerun reuses the result
 
@@ -79,4 +92,5 @@ def test_the_stored_task_catalog_matches_the_task_classes():
     from bench.results import task_catalog
 
     assert task_catalog._stored() == task_catalog.build(), (
-        "bench/results/task_catalog.json is out of date: run `python -m bench.results.task_catalog`")
+        "bench/results/task_catalog.json is out of date: run `python -m bench.results.task_catalog`"
+    )

@@ -15,8 +15,17 @@ import pytest
 from bench.adapters.registry import load_model
 from bench.results.marks import follows_instructions, is_baseline
 
-FAMILIES = {"mteb", "sentence-transformers", "gstransform", "inbedder", "instructor", "metaeol", "openai",
-            "prompteol", "standin"}
+FAMILIES = {
+    "mteb",
+    "sentence-transformers",
+    "gstransform",
+    "inbedder",
+    "instructor",
+    "metaeol",
+    "openai",
+    "prompteol",
+    "standin",
+}
 
 
 @pytest.fixture(scope="module")
@@ -34,22 +43,26 @@ def test_every_family_is_covered():
     assert {f for f, cls in REGISTERED.items() if cls.__module__.startswith("bench.adapters.")} == FAMILIES
 
 
-@pytest.mark.parametrize(("spec", "options", "follows"), [
-    ("st:{minilm}", {"template": "prefix"}, True),
-    ("st:{minilm}", {"template": "none"}, False),
-    ("st:{minilm}", {"template": "model"}, False),  # MiniLM has no prompts: the instruction never reaches it
-    ("st:{minilm}", {"template": "Instruct: {instruction}\nQuery: {text}"}, True),
-    ("prompteol:{minilm}", {}, False),  # PromptEOL's prompt has no slot for an instruction
-    ("prompteol:{minilm}", {"instruction_template": "{instruction} "}, True),
-    ("metaeol:{minilm}", {}, False),
-    ("inbedder:{minilm}", {}, True),  # InBedder's qa pattern holds the instruction
-    ("instructor:{minilm}", {}, True),
-    ("openai:text-embedding-3-small", {}, True),
-    ("openai:text-embedding-3-small", {"template": "none"}, False),
-    ("standin:probe", {}, True),
-])
-def test_a_setting_is_blind_exactly_when_its_input_ignores_the_instruction(spec, options, follows, minilm_path,
-                                                                           sts_metadata):
+@pytest.mark.parametrize(
+    ("spec", "options", "follows"),
+    [
+        ("st:{minilm}", {"template": "prefix"}, True),
+        ("st:{minilm}", {"template": "none"}, False),
+        ("st:{minilm}", {"template": "model"}, False),  # MiniLM has no prompts: the instruction never reaches it
+        ("st:{minilm}", {"template": "Instruct: {instruction}\nQuery: {text}"}, True),
+        ("prompteol:{minilm}", {}, False),  # PromptEOL's prompt has no slot for an instruction
+        ("prompteol:{minilm}", {"instruction_template": "{instruction} "}, True),
+        ("metaeol:{minilm}", {}, False),
+        ("inbedder:{minilm}", {}, True),  # InBedder's qa pattern holds the instruction
+        ("instructor:{minilm}", {}, True),
+        ("openai:text-embedding-3-small", {}, True),
+        ("openai:text-embedding-3-small", {"template": "none"}, False),
+        ("standin:probe", {}, True),
+    ],
+)
+def test_a_setting_is_blind_exactly_when_its_input_ignores_the_instruction(
+    spec, options, follows, minilm_path, sts_metadata
+):
     model = load_model(spec.format(minilm=minilm_path), **options)
     use = model.instruction_use(sts_metadata)
     assert use["follows_instructions"] is follows
@@ -77,18 +90,28 @@ def test_gstransform_routes_by_instruction():
 def test_run_records_the_verdict_and_tables_read_it(tmp_path):
     from bench.run.runner import RunOptions, run
 
-    outcomes = run(RunOptions(model="all-MiniLM-L6-v2", tasks=["DemoInstructSTS"], template="none",
-                              output_dir=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache")))
+    outcomes = run(
+        RunOptions(
+            model="all-MiniLM-L6-v2",
+            tasks=["DemoInstructSTS"],
+            template="none",
+            output_dir=str(tmp_path / "out"),
+            cache_dir=str(tmp_path / "cache"),
+        )
+    )
     record = outcomes[0].record
     assert record["model"]["instruction_use"]["follows_instructions"] is False
     assert is_baseline(json.loads(json.dumps(record)))
 
 
-@pytest.mark.parametrize(("record", "expected"), [
-    ({"model": {"instruction_use": {"follows_instructions": True}, "settings": {"template": "none"}}}, True),
-    ({"model": {"settings": {"instruction_template": "none"}}}, False),  # before the measurement
-    ({"model": {"settings": {"template": "prefix"}}}, None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ({"model": {"instruction_use": {"follows_instructions": True}, "settings": {"template": "none"}}}, True),
+        ({"model": {"settings": {"instruction_template": "none"}}}, False),  # before the measurement
+        ({"model": {"settings": {"template": "prefix"}}}, None),
+        (None, None),
+    ],
+)
 def test_older_records_fall_back_to_the_template(record, expected):
     assert follows_instructions(record) is expected

@@ -41,8 +41,9 @@ def paraphraser(req) -> str:
 
 def build(server, out, cache, **kw):
     kw.setdefault("size", 3)
-    return build_instruction_variants(out_dir=out, seed=7, llm_model="fake", base_url=server.base_url,
-                                      llm_cache_dir=cache, max_retries=1, **kw)
+    return build_instruction_variants(
+        out_dir=out, seed=7, llm_model="fake", base_url=server.base_url, llm_cache_dir=cache, max_retries=1, **kw
+    )
 
 
 def test_registered_as_an_llm_builder_without_raw_files():
@@ -70,8 +71,10 @@ def test_default_suite_file_loads_with_the_original_first(fake_openai, tmp_path)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["llm"]["model"] == "fake" and manifest["llm"]["endpoint"] == fake_openai.base_url
     assert manifest["seed"] == 7 and manifest["size"] == 3 and manifest["failures"] == []
-    assert manifest["prompts"]["instruction_variants.paraphrase"]["sha256"] == hashlib.sha256(
-        P.INSTRUCTION_PARAPHRASE.encode()).hexdigest()
+    assert (
+        manifest["prompts"]["instruction_variants.paraphrase"]["sha256"]
+        == hashlib.sha256(P.INSTRUCTION_PARAPHRASE.encode()).hexdigest()
+    )
     assert manifest["outputs"]["instruction_variants.yaml"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     assert [s["task"] for s in manifest["sources"]] == list(STS) and manifest["counts"]["variants_per_task"] == 4
     assert "test-key" not in json.dumps(manifest) + path.read_text()
@@ -84,10 +87,14 @@ def test_reranking_slots_are_paraphrased_separately_and_paired(fake_openai, tmp_
     vf = load_variants(tmp_path / "v.yaml", known_tasks=tasks.TASKS)
     assert (tmp_path / "v.manifest.json").is_file() and vf.name == "v"
     sci = [v.instruction for v in vf.for_task("SciDocsRR")]
-    assert sci[0] == {"query": RERANKING_INSTRUCTIONS["SciDocsRR"]["query"],
-                      "document": RERANKING_INSTRUCTIONS["SciDocsRR"]["corpus"]}
-    assert sci[2] == {"query": "Represent the Scientific title (wording 2): ",
-                      "document": "Represent the Scientific document (wording 2): "}
+    assert sci[0] == {
+        "query": RERANKING_INSTRUCTIONS["SciDocsRR"]["query"],
+        "document": RERANKING_INSTRUCTIONS["SciDocsRR"]["corpus"],
+    }
+    assert sci[2] == {
+        "query": "Represent the Scientific title (wording 2): ",
+        "document": "Represent the Scientific document (wording 2): ",
+    }
     ubuntu = [v.instruction for v in vf.for_task("AskUbuntuDupQuestions")]
     assert len(ubuntu) == 3 and all(v["query"] == v["document"] for v in ubuntu)  # one text, one request
     assert len(fake_openai.calls(CHAT)) == 3
@@ -124,13 +131,20 @@ def test_a_bad_reply_is_asked_again(fake_openai, tmp_path):
     assert len(load_variants(tmp_path / "out" / "instruction_variants.yaml").for_task("STS12")) == 4
 
 
-@pytest.mark.parametrize("reply, error", [
-    (lambda n: ["Represent the sentence:"] * (n - 1), "does not match the schema"),  # wrong count
-    (lambda n: ["Represent the sentence:", "represent the  sentence: "] + [f"Represent it {i}:" for i in range(n - 2)],
-     "repeats a paraphrase"),
-    (lambda n: ["Represent the statement:"] + [f"Represent it {i}:" for i in range(n - 1)], "repeats the original"),
-    (lambda n: [f"Represent sentence {i}." for i in range(n)], "does not end with ':'"),
-])
+@pytest.mark.parametrize(
+    "reply, error",
+    [
+        (lambda n: ["Represent the sentence:"] * (n - 1), "does not match the schema"),  # wrong count
+        (
+            lambda n: (
+                ["Represent the sentence:", "represent the  sentence: "] + [f"Represent it {i}:" for i in range(n - 2)]
+            ),
+            "repeats a paraphrase",
+        ),
+        (lambda n: ["Represent the statement:"] + [f"Represent it {i}:" for i in range(n - 1)], "repeats the original"),
+        (lambda n: [f"Represent sentence {i}." for i in range(n)], "does not end with ':'"),
+    ],
+)
 def test_replies_that_stay_invalid_give_a_clear_error(fake_openai, tmp_path, reply, error):
     fake_openai.chat_handler = lambda req: json.dumps({"paraphrases": reply(asked(req)[1])})
     with pytest.raises(DataError, match=f"no task got 3 valid paraphrases from fake; STS12: attempt 2: .*{error}"):
@@ -150,11 +164,14 @@ def test_tasks_whose_replies_fail_are_left_out_and_listed(fake_openai, tmp_path)
     assert "not JSON" in result["failures"][0]["error"] and result["summary"]["failures"] == 2
 
 
-@pytest.mark.parametrize("task, why", [
-    ("FewRelClustering", "already run under its own instruction lists (10 correct, 10 implicit, 10 incorrect)"),
-    ("InstructSTSB", "per row"),
-    ("IntentEmotion", "per criterion"),
-])
+@pytest.mark.parametrize(
+    "task, why",
+    [
+        ("FewRelClustering", "already run under its own instruction lists (10 correct, 10 implicit, 10 incorrect)"),
+        ("InstructSTSB", "per row"),
+        ("IntentEmotion", "per criterion"),
+    ],
+)
 def test_a_task_without_one_instruction_is_a_config_error(fake_openai, tmp_path, task, why):
     with pytest.raises(ConfigError, match=re.escape(why)) as info:
         build(fake_openai, tmp_path / "out", tmp_path / "cache", tasks=["STS12", task])
@@ -177,8 +194,25 @@ def test_cli_builds_without_source_dir_and_prints_one_line(fake_openai, tmp_path
 
     fake_openai.chat_handler = paraphraser
     out = tmp_path / "variants.json"
-    code = main(["build-data", "instruction-variants", "-t", "STS12", "SICK-R", "--size", "2", "--out", str(out),
-                 "--llm-model", "fake", "--base-url", fake_openai.base_url, "--llm-cache-dir", str(tmp_path / "c")])
+    code = main(
+        [
+            "build-data",
+            "instruction-variants",
+            "-t",
+            "STS12",
+            "SICK-R",
+            "--size",
+            "2",
+            "--out",
+            str(out),
+            "--llm-model",
+            "fake",
+            "--base-url",
+            fake_openai.base_url,
+            "--llm-cache-dir",
+            str(tmp_path / "c"),
+        ]
+    )
     stdout, _ = capsys.readouterr()
     assert code == 0 and len(stdout.strip().splitlines()) == 1
     assert f"Built instruction-variants into {out}: 2 task(s) x 3 variants" in stdout
@@ -212,8 +246,9 @@ def test_builtin_generic_sts_file():
 
 def test_credentials_in_the_endpoint_are_never_printed(fake_openai, tmp_path, capsys):
     url = fake_openai.base_url.replace("http://", "http://user:s3cret@")
-    build_instruction_variants(out_dir=tmp_path / "out", llm_model="fake", base_url=url, llm_cache_dir=tmp_path / "c",
-                               dry_run=True)
+    build_instruction_variants(
+        out_dir=tmp_path / "out", llm_model="fake", base_url=url, llm_cache_dir=tmp_path / "c", dry_run=True
+    )
     err = capsys.readouterr().err
     assert "2 requests to fake at http://***@127.0.0.1" in err and "s3cret" not in err
 

@@ -34,9 +34,16 @@ def _write(path: Path, data: object) -> Path:
 
 # ----------------------------------------------------------------------------------------- the file
 def test_lists_and_named_sets_get_stable_distinct_labels(tmp_path):
-    vf = load_variants(_write(tmp_path / "v.yaml", {
-        "name": "mine", "tasks": {"STSBenchmark": ["a: ", "b: "], "FewRelClustering": {"good": ["x"], "bad": ["y", "z"]}},
-    }), known_tasks=TASKS)
+    vf = load_variants(
+        _write(
+            tmp_path / "v.yaml",
+            {
+                "name": "mine",
+                "tasks": {"STSBenchmark": ["a: ", "b: "], "FewRelClustering": {"good": ["x"], "bad": ["y", "z"]}},
+            },
+        ),
+        known_tasks=TASKS,
+    )
     assert vf.name == "mine" and len(vf.sha256) == 64
     sts = vf.for_task("STSBenchmark")
     assert [v.label[:4] for v in sts] == ["v01-", "v02-"] and [v.set for v in sts] == [None, None]
@@ -49,20 +56,23 @@ def test_lists_and_named_sets_get_stable_distinct_labels(tmp_path):
     assert again.for_task("STSBenchmark")[1].label != sts[1].label  # another text, another folder
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ({"STSBenchmark": ["a", "a"]}, "repeats"),
-    ({"STSBenchmark": []}, "no instructions"),
-    ({"STSBenchmark": [""]}, "empty"),
-    ({"STSBenchmark": [3]}, "non-empty string"),
-    ({"STSBenchmark": "a"}, "must be a list"),
-    ({"tasks": {"STSBenchmark": ["a"]}, "extra": 1}, "unknown top-level"),
-    (["a"], "must hold a mapping"),
-    ({"STSBenchmark": ["a", "\u200b\u2060\ufeff"]}, r"instruction list #2 is empty \(only spaces or invisible"),
-    ({"STSBenchmark": [{"query": "q", "document": "\u200c"}]}, "non-empty string"),
-    ({"STSBenchmark": [["x" * 10**6]]}, r"got \[\'xxx.{0,60}\]\.$"),  # a bounded view of what was given
-    ({"t" * 10**6: ["a"]}, r"\(1,000,000 characters\) is not a task name"),
-    ({"tasks": {"STSBenchmark": ["a"]}, "name": ["x"]}, "name must be a text, not list"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ({"STSBenchmark": ["a", "a"]}, "repeats"),
+        ({"STSBenchmark": []}, "no instructions"),
+        ({"STSBenchmark": [""]}, "empty"),
+        ({"STSBenchmark": [3]}, "non-empty string"),
+        ({"STSBenchmark": "a"}, "must be a list"),
+        ({"tasks": {"STSBenchmark": ["a"]}, "extra": 1}, "unknown top-level"),
+        (["a"], "must hold a mapping"),
+        ({"STSBenchmark": ["a", "\u200b\u2060\ufeff"]}, r"instruction list #2 is empty \(only spaces or invisible"),
+        ({"STSBenchmark": [{"query": "q", "document": "\u200c"}]}, "non-empty string"),
+        ({"STSBenchmark": [["x" * 10**6]]}, r"got \[\'xxx.{0,60}\]\.$"),  # a bounded view of what was given
+        ({"t" * 10**6: ["a"]}, r"\(1,000,000 characters\) is not a task name"),
+        ({"tasks": {"STSBenchmark": ["a"]}, "name": ["x"]}, "name must be a text, not list"),
+    ],
+)
 def test_malformed_files_are_one_clear_error(tmp_path, content, message):
     with pytest.raises(ConfigError, match=message):
         load_variants(_write(tmp_path / "v.yaml", content))
@@ -81,8 +91,20 @@ def test_unknown_task_missing_file_and_bad_yaml(tmp_path):
 def test_cli_error_line_for_a_missing_file(tmp_path, capsys):
     from bench.cli.main import main
 
-    assert main(["run", "--tasks", "DemoInstructSTS", "--instruction-variants", str(tmp_path / "x.yaml"),
-                 "--output-dir", str(tmp_path / "o")]) != 0
+    assert (
+        main(
+            [
+                "run",
+                "--tasks",
+                "DemoInstructSTS",
+                "--instruction-variants",
+                str(tmp_path / "x.yaml"),
+                "--output-dir",
+                str(tmp_path / "o"),
+            ]
+        )
+        != 0
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: --instruction-variants") and "no such file" in err[-1]
 
@@ -113,8 +135,13 @@ def sts_dir(raw_dir, tmp_path_factory) -> Path:
     return out
 
 
-STS_VARIANTS = {"STSBenchmark": ["represent the statement: ", "Represent the sentence for semantic similarity: ",
-                                 "Represent this statement to compare its meaning: "]}
+STS_VARIANTS = {
+    "STSBenchmark": [
+        "represent the statement: ",
+        "Represent the sentence for semantic similarity: ",
+        "Represent this statement to compare its meaning: ",
+    ]
+}
 
 
 def _sentences(sts_dir: Path) -> int:
@@ -125,11 +152,17 @@ def _sentences(sts_dir: Path) -> int:
 @pytest.mark.slow
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_blind_run_encodes_each_sentence_once_and_reports_the_spread(sts_dir, tmp_path, use_cache):
-    outcomes = run(RunOptions(
-        tasks=["STSBenchmark"], data_dir=str(sts_dir), template="none", use_cache=use_cache,
-        instruction_variants=str(_write(tmp_path / "v.yaml", STS_VARIANTS)), output_dir=str(tmp_path / "out"),
-        show_progress_bar=False,
-    ))
+    outcomes = run(
+        RunOptions(
+            tasks=["STSBenchmark"],
+            data_dir=str(sts_dir),
+            template="none",
+            use_cache=use_cache,
+            instruction_variants=str(_write(tmp_path / "v.yaml", STS_VARIANTS)),
+            output_dir=str(tmp_path / "out"),
+            show_progress_bar=False,
+        )
+    )
     default, *variants = outcomes
     assert default.variant is None and len(variants) == 3
     encoded = [o.record["encode"]["texts_encoded"] for o in outcomes]
@@ -148,8 +181,11 @@ def test_blind_run_encodes_each_sentence_once_and_reports_the_spread(sts_dir, tm
 @pytest.mark.slow
 def test_instruction_aware_run_encodes_each_sentence_once_per_variant(sts_dir, tmp_path):
     options = RunOptions(
-        tasks=["STSBenchmark"], data_dir=str(sts_dir), template="prefix",
-        instruction_variants=str(_write(tmp_path / "v.yaml", STS_VARIANTS)), output_dir=str(tmp_path / "out"),
+        tasks=["STSBenchmark"],
+        data_dir=str(sts_dir),
+        template="prefix",
+        instruction_variants=str(_write(tmp_path / "v.yaml", STS_VARIANTS)),
+        output_dir=str(tmp_path / "out"),
         show_progress_bar=False,
     )
     default, *variants = run(options)
@@ -186,13 +222,19 @@ def _run_toy(monkeypatch, model, **options):
 
 def test_robustness_as_variants_gives_the_tasks_own_gaps(fewrel_six_dir, tmp_path, monkeypatch):
     vf = load_variants("inbedder-robustness")
-    default, *variants = _run_toy(monkeypatch, ScaledHashEncoder(use_cache=False), tasks=["FewRelClustering"],
-                                  data_dir=str(fewrel_six_dir), instruction_variants="inbedder-robustness",
-                                  output_dir=str(tmp_path / "out"))
+    default, *variants = _run_toy(
+        monkeypatch,
+        ScaledHashEncoder(use_cache=False),
+        tasks=["FewRelClustering"],
+        data_dir=str(fewrel_six_dir),
+        instruction_variants="inbedder-robustness",
+        output_dir=str(tmp_path / "out"),
+    )
     assert len(variants) == 30 and all(o.main_score_name == "v_measure" for o in variants)
     for o in variants:  # each variant's V-measure is the default run's V-measure for that instruction
-        assert o.main_score == pytest.approx(default.scores[f"v_measure_{o.variant['set']}_{o.variant['index']}"],
-                                             abs=1e-12)
+        assert o.main_score == pytest.approx(
+            default.scores[f"v_measure_{o.variant['set']}_{o.variant['index']}"], abs=1e-12
+        )
     stats = summarize([_score(o) for o in variants], vf.sets["FewRelClustering"])
     diffs = stats["set_differences"]
     # result files keep 6 decimals: the gaps of rounded V-measures against the rounded gap
@@ -204,10 +246,19 @@ def test_robustness_as_variants_gives_the_tasks_own_gaps(fewrel_six_dir, tmp_pat
 def test_rank_stability_over_two_models(fewrel_six_dir, tmp_path, monkeypatch):
     out = str(tmp_path / "out")
     variants_file = str(_robustness_file(tmp_path))
-    for model in (ScaledHashEncoder(use_cache=False), HashEncoder(use_cache=False, name="toy/plain"),
-                  HashEncoder(use_cache=False, blind=True)):
-        _run_toy(monkeypatch, model, tasks=["FewRelClustering"], data_dir=str(fewrel_six_dir),
-                 instruction_variants=variants_file, output_dir=out)
+    for model in (
+        ScaledHashEncoder(use_cache=False),
+        HashEncoder(use_cache=False, name="toy/plain"),
+        HashEncoder(use_cache=False, blind=True),
+    ):
+        _run_toy(
+            monkeypatch,
+            model,
+            tasks=["FewRelClustering"],
+            data_dir=str(fewrel_six_dir),
+            instruction_variants=variants_file,
+            output_dir=out,
+        )
     groups = collect(find_results(Path(out)))
     # the default runs report Δci, the variants V-measure: no Default to show beside them
     assert len(groups) == 3 and all(len(g.scores) == 12 and g.default is None for g in groups)
@@ -256,6 +307,7 @@ def _retrieval_data(with_instructions: bool):
             "top_ranked": None,
         }
         return {"default": {"test": split}}
+
     return data
 
 
@@ -283,17 +335,40 @@ def test_retrieval_embeds_documents_once_and_queries_once_per_variant(base):
         assert ("Find the passage: ", QUERIES[3]) in rendered
 
 
-@pytest.mark.parametrize(("base", "data"), [
-    ("SprintDuplicateQuestions", lambda: {"test": Dataset.from_dict({
-        "sentence1": [[f"question {i} about {i % 2}" for i in range(8)]],
-        "sentence2": [[f"question {i + 1} about {i % 2}" for i in range(8)]],
-        "labels": [[i % 2 for i in range(8)]]})}),
-    ("Banking77Classification", lambda: {
-        "train": Dataset.from_dict({"text": [f"card {i} lost" if i % 2 else f"transfer {i} late" for i in range(16)],
-                                    "label": [i % 2 for i in range(16)]}),
-        "test": Dataset.from_dict({"text": [f"card {i} gone" if i % 2 else f"transfer {i} slow" for i in range(8)],
-                                   "label": [i % 2 for i in range(8)]})}),
-])
+@pytest.mark.parametrize(
+    ("base", "data"),
+    [
+        (
+            "SprintDuplicateQuestions",
+            lambda: {
+                "test": Dataset.from_dict(
+                    {
+                        "sentence1": [[f"question {i} about {i % 2}" for i in range(8)]],
+                        "sentence2": [[f"question {i + 1} about {i % 2}" for i in range(8)]],
+                        "labels": [[i % 2 for i in range(8)]],
+                    }
+                )
+            },
+        ),
+        (
+            "Banking77Classification",
+            lambda: {
+                "train": Dataset.from_dict(
+                    {
+                        "text": [f"card {i} lost" if i % 2 else f"transfer {i} late" for i in range(16)],
+                        "label": [i % 2 for i in range(16)],
+                    }
+                ),
+                "test": Dataset.from_dict(
+                    {
+                        "text": [f"card {i} gone" if i % 2 else f"transfer {i} slow" for i in range(8)],
+                        "label": [i % 2 for i in range(8)],
+                    }
+                ),
+            },
+        ),
+    ],
+)
 def test_task_level_instruction_types_take_the_variant_as_their_prompt(base, data):
     model = HashEncoder(use_cache=False)
     task = _in_memory(base, data)
@@ -328,8 +403,9 @@ def test_any_mteb_task_runs_with_variants_through_bench_run(tmp_path, monkeypatc
     monkeypatch.setattr(tasks_pkg, "_mteb_task_class", lambda name: InMemory)
     model = HashEncoder(use_cache=False)
     variants = _write(tmp_path / "v.yaml", {"SciFact": ["Find the passage: ", "Which abstract answers: "]})
-    outcomes = _run_toy(monkeypatch, model, tasks=["SciFact"], instruction_variants=str(variants),
-                        output_dir=str(tmp_path / "out"))
+    outcomes = _run_toy(
+        monkeypatch, model, tasks=["SciFact"], instruction_variants=str(variants), output_dir=str(tmp_path / "out")
+    )
     assert [o.record["encode"]["texts_encoded"] for o in outcomes] == [18, 6, 6]  # documents once
     assert outcomes[0].record["task"]["instructions"]["task_instruction"] == real.metadata.prompt
     assert "SciFact" not in TASKS  # made on demand, not registered
@@ -358,8 +434,9 @@ def test_variant_results_are_submitted_verified_and_shown(tmp_path):
     from bench.cli.main import main
 
     out, cache = tmp_path / "results", tmp_path / "cache"
-    outcomes = run(RunOptions(instruction_variants="demo", output_dir=str(out), cache_dir=str(cache),
-                              show_progress_bar=False))
+    outcomes = run(
+        RunOptions(instruction_variants="demo", output_dir=str(out), cache_dir=str(cache), show_progress_bar=False)
+    )
     assert sum(o.variant is not None for o in outcomes) == 6
     packed, verification = tmp_path / "sub.zip", tmp_path / "verification.json"
     assert main(["submit", str(out), "--out", str(packed)]) == 0
@@ -367,8 +444,21 @@ def test_variant_results_are_submitted_verified_and_shown(tmp_path):
     verdicts = json.loads(verification.read_text())["results"]
     varied = [v for v in verdicts if "instruction" in (v["setting"] or "")]
     assert len(varied) == 6 and all(v["verified"] for v in varied), [v["note"] for v in varied]
-    assert main(["leaderboard", "build", "--results", str(packed), "--verification", str(verification),
-                 "--out", str(tmp_path / "site")]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                "build",
+                "--results",
+                str(packed),
+                "--verification",
+                str(verification),
+                "--out",
+                str(tmp_path / "site"),
+            ]
+        )
+        == 0
+    )
     data = json.loads((tmp_path / "site" / "leaderboard.json").read_text())
     assert {s["task"] for s in data["sensitivity"]} == {"DemoIntentEmotion", "DemoNYTClustering"}
     assert "Instruction sensitivity" in (tmp_path / "site" / "index.html").read_text()

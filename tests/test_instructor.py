@@ -9,8 +9,11 @@ import torch
 from bench.adapters.instructor import InstructorEncoder
 from bench.core.errors import ConfigError
 
-PAIRS = [["Represent the emotion: ", "I love this card!"], ["Represent the intent of the customer message: ", "Refund please"],
-         ["", "No instruction at all"]]
+PAIRS = [
+    ["Represent the emotion: ", "I love this card!"],
+    ["Represent the intent of the customer message: ", "Refund please"],
+    ["", "No instruction at all"],
+]
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +22,9 @@ def tiny_bert(tmp_path_factory, minilm_path):
 
     torch.manual_seed(0)
     out = tmp_path_factory.mktemp("tiny-bert")
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+    )
     BertModel(config).save_pretrained(out)
     AutoTokenizer.from_pretrained(minilm_path).save_pretrained(out)
     return str(out)
@@ -31,7 +36,9 @@ def test_pooled_tokens_are_the_text_tokens(tiny_bert):
     tok = enc._transformer.tokenizer
     features = enc.features(PAIRS)
     for row, (instruction, text) in enumerate(PAIRS):
-        pooled = features["input_ids"][row][(features["attention_mask"][row] * features["instruction_mask"][row]).bool()]
+        pooled = features["input_ids"][row][
+            (features["attention_mask"][row] * features["instruction_mask"][row]).bool()
+        ]
         # INSTRUCTOR joins without a separator; what is pooled is the text's tokens and the end token
         n_instruction = len(tok(instruction.strip())["input_ids"]) - 1  # [CLS] + instruction tokens
         joined = tok(instruction.strip() + text.strip())["input_ids"]

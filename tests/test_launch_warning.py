@@ -15,20 +15,27 @@ LAUNCHER = ["/venv/bin/python", "/venv/bin/accelerate", "launch", "--num_process
 
 def test_one_process_from_accelerate_launch_is_named_with_the_processes_asked_for():
     line = single_process_launch_warning(SIMPLE_LAUNCH, LAUNCHER)
-    assert line == ("warning: accelerate launch started one process; for 2 processes add --multi_gpu (GPUs) "
-                    "or use torchrun --nproc_per_node 2")
+    assert line == (
+        "warning: accelerate launch started one process; for 2 processes add --multi_gpu (GPUs) "
+        "or use torchrun --nproc_per_node 2"
+    )
     assert "for 4 processes" in single_process_launch_warning(
-        {"ACCELERATE_USE_CPU": "True", "WORLD_SIZE": "1"}, ["accelerate", "launch", "--cpu", "--num-processes=4", "x.py"])
+        {"ACCELERATE_USE_CPU": "True", "WORLD_SIZE": "1"},
+        ["accelerate", "launch", "--cpu", "--num-processes=4", "x.py"],
+    )
     # the launcher's command line unreadable: N
     assert "for N processes" in single_process_launch_warning(SIMPLE_LAUNCH, [])
 
 
-@pytest.mark.parametrize(("env", "argv"), [
-    ({**SIMPLE_LAUNCH, "WORLD_SIZE": "2", "RANK": "0"}, LAUNCHER),  # a real multi-process launch
-    ({}, LAUNCHER),  # not launched by accelerate
-    ({"WORLD_SIZE": "1"}, []),  # a plain run
-    (SIMPLE_LAUNCH, ["accelerate", "launch", "--num_processes=1", "-m", "bench", "run"]),  # one process, as asked
-])
+@pytest.mark.parametrize(
+    ("env", "argv"),
+    [
+        ({**SIMPLE_LAUNCH, "WORLD_SIZE": "2", "RANK": "0"}, LAUNCHER),  # a real multi-process launch
+        ({}, LAUNCHER),  # not launched by accelerate
+        ({"WORLD_SIZE": "1"}, []),  # a plain run
+        (SIMPLE_LAUNCH, ["accelerate", "launch", "--num_processes=1", "-m", "bench", "run"]),  # one process, as asked
+    ],
+)
 def test_no_warning_otherwise(env, argv):
     assert single_process_launch_warning(env, argv) is None
 
@@ -47,5 +54,8 @@ def test_bench_run_logs_it_first(monkeypatch, caplog):
     with caplog.at_level("WARNING"), pytest.raises(ImportError):
         run_command._cmd_run(argparse.Namespace())
     assert [r.getMessage() for r in caplog.records] == [
-        ("warning: accelerate launch started one process; for 2 processes add --multi_gpu (GPUs) "
-         "or use torchrun --nproc_per_node 2")]
+        (
+            "warning: accelerate launch started one process; for 2 processes add --multi_gpu (GPUs) "
+            "or use torchrun --nproc_per_node 2"
+        )
+    ]

@@ -34,9 +34,18 @@ def tiny_llama(tmp_path_factory, tokenizer_path):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=30522, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
-                         pad_token_id=0, bos_token_id=101, eos_token_id=102)
+    config = LlamaConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        pad_token_id=0,
+        bos_token_id=101,
+        eos_token_id=102,
+    )
     return _save(LlamaForCausalLM(config), tokenizer_path, tmp_path_factory.mktemp("tiny-llama"))
 
 
@@ -45,7 +54,9 @@ def tiny_bert(tmp_path_factory, tokenizer_path):
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=64)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=64
+    )
     return _save(BertForMaskedLM(config), tokenizer_path, tmp_path_factory.mktemp("tiny-bert"))
 
 
@@ -54,8 +65,18 @@ def tiny_t5(tmp_path_factory, tokenizer_path):
     from transformers import T5Config, T5ForConditionalGeneration
 
     torch.manual_seed(0)
-    config = T5Config(vocab_size=30522, d_model=32, d_kv=8, d_ff=64, num_layers=3, num_decoder_layers=2, num_heads=2,
-                      pad_token_id=0, eos_token_id=102, decoder_start_token_id=0)
+    config = T5Config(
+        vocab_size=30522,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=3,
+        num_decoder_layers=2,
+        num_heads=2,
+        pad_token_id=0,
+        eos_token_id=102,
+        decoder_start_token_id=0,
+    )
     return _save(T5ForConditionalGeneration(config), tokenizer_path, tmp_path_factory.mktemp("tiny-t5"))
 
 
@@ -64,7 +85,8 @@ def _all_states_asked(model):
     calls = []
     for module in model.modules():
         module.register_forward_pre_hook(
-            lambda m, args, kwargs: calls.append(m) if kwargs.get("output_hidden_states") else None, with_kwargs=True)
+            lambda m, args, kwargs: calls.append(m) if kwargs.get("output_hidden_states") else None, with_kwargs=True
+        )
     return calls
 
 
@@ -87,13 +109,16 @@ CAUSAL = ["1st-gen", "avg-ppt", "avg-gen", "filtered-avg-gen", "last-gen", "avg-
 
 
 @pytest.mark.parametrize("layer", [-1, 0, 1, -2])
-@pytest.mark.parametrize(("arch", "pooling", "extra"), [
-    *[("causal", p, {}) for p in CAUSAL],
-    ("causal", "avg-gen", {"readout_formula": "paper"}),
-    ("causal", "avg-gen", {"do_sample": True, "max_new_tokens": 4}),
-    *[("masked", p, {}) for p in ("avg-gen", "avg-ppt", "avg-all")],
-    *[("seq2seq", p, {}) for p in ("1st-gen", "avg-ppt", "avg-gen", "last-gen")],
-])
+@pytest.mark.parametrize(
+    ("arch", "pooling", "extra"),
+    [
+        *[("causal", p, {}) for p in CAUSAL],
+        ("causal", "avg-gen", {"readout_formula": "paper"}),
+        ("causal", "avg-gen", {"do_sample": True, "max_new_tokens": 4}),
+        *[("masked", p, {}) for p in ("avg-gen", "avg-ppt", "avg-all")],
+        *[("seq2seq", p, {}) for p in ("1st-gen", "avg-ppt", "avg-gen", "last-gen")],
+    ],
+)
 def test_generative_readouts_equal_the_all_hidden_states_reference(arch, pooling, extra, layer, request, monkeypatch):
     path = request.getfixturevalue({"causal": "tiny_llama", "masked": "tiny_bert", "seq2seq": "tiny_t5"}[arch])
     options = {"pooling": pooling, "layer": layer, **extra}
@@ -125,13 +150,23 @@ def test_taps_read_hugging_faces_hidden_state_indices(tiny_llama, tiny_bert, tin
     llama = AutoModelForCausalLM.from_pretrained(tiny_llama).eval()
     bert = AutoModelForMaskedLM.from_pretrained(tiny_bert).eval()
     t5 = AutoModelForSeq2SeqLM.from_pretrained(tiny_t5).eval()
-    runs = [(llama.base_model, lambda: llama.base_model(input_ids=ids, output_hidden_states=True).hidden_states,
-             lambda: llama(input_ids=ids)),
-            (bert.base_model, lambda: bert.base_model(input_ids=ids, output_hidden_states=True).hidden_states,
-             lambda: bert(input_ids=ids)),
-            (t5.get_decoder(), lambda: t5(input_ids=ids, decoder_input_ids=ids[:, :2],
-                                          output_hidden_states=True).decoder_hidden_states,
-             lambda: t5(input_ids=ids, decoder_input_ids=ids[:, :2]))]
+    runs = [
+        (
+            llama.base_model,
+            lambda: llama.base_model(input_ids=ids, output_hidden_states=True).hidden_states,
+            lambda: llama(input_ids=ids),
+        ),
+        (
+            bert.base_model,
+            lambda: bert.base_model(input_ids=ids, output_hidden_states=True).hidden_states,
+            lambda: bert(input_ids=ids),
+        ),
+        (
+            t5.get_decoder(),
+            lambda: t5(input_ids=ids, decoder_input_ids=ids[:, :2], output_hidden_states=True).decoder_hidden_states,
+            lambda: t5(input_ids=ids, decoder_input_ids=ids[:, :2]),
+        ),
+    ]
     with torch.no_grad():
         for stack, reference, run in runs:
             want = reference()

@@ -23,14 +23,22 @@ CONTRACTS = {
     "bench.tasks and bench.adapters import only the core",
     "bench.leaderboard re-runs only through the run layer's verify entry point (bench.run.reproduce)",
 }
-_LINT = ("import sys; from importlinter.cli import lint_imports; "
-         "sys.exit(lint_imports(config_filename='.importlinter', no_cache=True, no_logo=True))")
+_LINT = (
+    "import sys; from importlinter.cli import lint_imports; "
+    "sys.exit(lint_imports(config_filename='.importlinter', no_cache=True, no_logo=True))"
+)
 
 
 def lint(root: Path) -> subprocess.CompletedProcess[str]:
     """import-linter over the packages found first at `root` (a copy's own, not the installed ones)."""
-    return subprocess.run([sys.executable, "-c", _LINT], cwd=root, capture_output=True, text=True, timeout=1800,
-                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "COLUMNS": "400"})
+    return subprocess.run(
+        [sys.executable, "-c", _LINT],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "COLUMNS": "400"},
+    )
 
 
 def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -72,16 +80,30 @@ def _copy(tmp_path: Path) -> Path:
 def test_the_import_contracts_hold():
     proc = lint(ROOT)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    kept = {line.rsplit(" KEPT", 1)[0].strip() for line in proc.stdout.replace("\n(", " (").splitlines() if " KEPT" in line}
+    kept = {
+        line.rsplit(" KEPT", 1)[0].strip() for line in proc.stdout.replace("\n(", " (").splitlines() if " KEPT" in line
+    }
     assert CONTRACTS <= kept, f"contracts not checked: {CONTRACTS - kept}"
 
 
-@pytest.mark.parametrize(("module", "line", "contract"), [
-    ("bench/core/errors.py", "import bench.adapters.registry", "Core imports nothing of bench's other layers"),
-    ("bench/tasks/metrics.py", "import bench.adapters.options", "bench.tasks and bench.adapters never import each other"),
-    ("bench/leaderboard/table.py", "import bench.run.runner", "bench.leaderboard re-runs only through the run layer's"),
-    ("bench/results/summary.py", "import bench.cli.main", "Layers: each layer imports only the layers below it"),
-], ids=["core-up", "task-adapter", "leaderboard-run", "results-cli"])
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        ("bench/core/errors.py", "import bench.adapters.registry", "Core imports nothing of bench's other layers"),
+        (
+            "bench/tasks/metrics.py",
+            "import bench.adapters.options",
+            "bench.tasks and bench.adapters never import each other",
+        ),
+        (
+            "bench/leaderboard/table.py",
+            "import bench.run.runner",
+            "bench.leaderboard re-runs only through the run layer's",
+        ),
+        ("bench/results/summary.py", "import bench.cli.main", "Layers: each layer imports only the layers below it"),
+    ],
+    ids=["core-up", "task-adapter", "leaderboard-run", "results-cli"],
+)
 def test_a_wrong_import_fails_with_the_rules_name(tmp_path, module, line, contract):
     root = _copy(tmp_path)
     path = root / module

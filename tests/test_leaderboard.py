@@ -59,7 +59,10 @@ def test_schema_problems_name_file_field_and_problem(demo_results):
     assert by_field["task_name"].message.startswith("required field is missing")
     assert "is not of type 'number'" in by_field["scores.test[0].main_score"].message
     assert all(p.reason == "schema" and p.file == "x/DemoIntentEmotion.json" for p in problems)
-    assert str(by_field["task_name"]) == "x/DemoIntentEmotion.json: task_name: required field is missing (result schema) [schema]"
+    assert (
+        str(by_field["task_name"])
+        == "x/DemoIntentEmotion.json: task_name: required field is missing (result schema) [schema]"
+    )
     rec = json.loads(record.read_text())
     rec["task"]["instructions_sha256"] = "not-a-hash"
     rec["model"].pop("family")
@@ -132,8 +135,10 @@ def _main_score(root):
 
 def _dataset_revision(root):
     result, record = result_files(root, "DemoIntentEmotion")
-    for path, change in ((result, lambda d: d.update(dataset_revision="local-123456789abc")),
-                         (record, lambda d: d["task"]["dataset"].update(revision="local-123456789abc"))):
+    for path, change in (
+        (result, lambda d: d.update(dataset_revision="local-123456789abc")),
+        (record, lambda d: d["task"]["dataset"].update(revision="local-123456789abc")),
+    ):
         edit_json(path, change)
     return "DemoIntentEmotion.json", "dataset_revision"
 
@@ -173,12 +178,22 @@ def _duplicate(root):
 
 
 def _manifest(root):
-    (root / "manifest.json").write_text(json.dumps({
-        "format": "instruct-bench-submission", "format_version": 1, "created_at": "2026-11-21T00:00:00+00:00",
-        "harness_version": "0.1.0", "models": [],
-        "files": [{"path": p.relative_to(root).as_posix(), "sha256": "0" * 64, "bytes": 1}
-                  for p in root.rglob("*.json") if p.name != "manifest.json"],
-    }))
+    (root / "manifest.json").write_text(
+        json.dumps(
+            {
+                "format": "instruct-bench-submission",
+                "format_version": 1,
+                "created_at": "2026-11-21T00:00:00+00:00",
+                "harness_version": "0.1.0",
+                "models": [],
+                "files": [
+                    {"path": p.relative_to(root).as_posix(), "sha256": "0" * 64, "bytes": 1}
+                    for p in root.rglob("*.json")
+                    if p.name != "manifest.json"
+                ],
+            }
+        )
+    )
     return "DemoIntentEmotion.json", ""
 
 
@@ -189,10 +204,20 @@ def _variant(root):
 
 
 REJECTIONS = {
-    "unreadable": _break_json, "empty": _empty, "schema": _schema, "unpaired": _unpaired,
-    "record_mismatch": _record_mismatch, "unknown_task": _unknown_task, "task_version": _task_version,
-    "main_score": _main_score, "dataset_revision": _dataset_revision, "instructions_sha256": _instructions,
-    "limited": _limited, "score_range": _score_range, "duplicate": _duplicate, "manifest": _manifest,
+    "unreadable": _break_json,
+    "empty": _empty,
+    "schema": _schema,
+    "unpaired": _unpaired,
+    "record_mismatch": _record_mismatch,
+    "unknown_task": _unknown_task,
+    "task_version": _task_version,
+    "main_score": _main_score,
+    "dataset_revision": _dataset_revision,
+    "instructions_sha256": _instructions,
+    "limited": _limited,
+    "score_range": _score_range,
+    "duplicate": _duplicate,
+    "manifest": _manifest,
     "variant": _variant,
 }
 
@@ -228,11 +253,17 @@ def test_duplicate_across_submissions_rejects_the_later_one(demo_results, tmp_pa
     reports = validate_all([first, second])
     assert reports[0].valid and not reports[1].valid
     assert {p.reason for p in reports[1].problems} == {"duplicate"} and len(reports[1].problems) == 3
-    assert str(first) in reports[1].problems[0].message and "with other scores or another run record" in reports[1].problems[0].message
+    assert (
+        str(first) in reports[1].problems[0].message
+        and "with other scores or another run record" in reports[1].problems[0].message
+    )
     # the same results again, byte for byte: merged, not rejected, not added twice
     again = validate_all([first, copy_results(demo_results, tmp_path / "c")])
     assert all(r.valid for r in again) and again[1].entries == [] and len(again[1].merged) == 6
-    assert "no new results; 6 identical to results an earlier submission gave (merged, not added twice)" in again[1].summary()
+    assert (
+        "no new results; 6 identical to results an earlier submission gave (merged, not added twice)"
+        in again[1].summary()
+    )
 
 
 def test_local_copy_is_known_only_with_its_data_dir(tmp_path):
@@ -301,7 +332,12 @@ def test_build_exports_and_averages(demo_results, tmp_path, capsys):
     assert len(demo["rows"]) == 2
     for row in demo["rows"]:
         experiment = "template=none" in next(m["setting"] for m in data["models"] if m["id"] == row["model_id"])
-        mains = [json.loads(result_files(demo_results, t, experiment=experiment)[0].read_text())["scores"]["test"][0]["main_score"] for t in DEMO]
+        mains = [
+            json.loads(result_files(demo_results, t, experiment=experiment)[0].read_text())["scores"]["test"][0][
+                "main_score"
+            ]
+            for t in DEMO
+        ]
         assert row["average"] == pytest.approx(100 * sum(mains) / 3)
         assert sorted(row["scores"].values()) == pytest.approx(sorted(100 * m for m in mains))
     assert demo["rows"][0]["average"] >= demo["rows"][1]["average"]
@@ -349,7 +385,12 @@ def make_hostile(root: Path) -> None:
     """Rename the default-setting model to markup in every run record (a valid submission otherwise)."""
     for task in DEMO:
         _, record = result_files(root, task)
-        edit_json(record, lambda d: d["model"].update(name=HOSTILE, family=HOSTILE, settings={**d["model"]["settings"], "instruction_template": HOSTILE}))
+        edit_json(
+            record,
+            lambda d: d["model"].update(
+                name=HOSTILE, family=HOSTILE, settings={**d["model"]["settings"], "instruction_template": HOSTILE}
+            ),
+        )
 
 
 def test_strings_from_submissions_are_escaped(demo_results, tmp_path):
@@ -368,8 +409,12 @@ def test_strings_from_submissions_are_escaped(demo_results, tmp_path):
     assert all(set(n) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") for n in names)
 
 
-FORMULAS = {"name": "=HYPERLINK(\"http://x\",\"MiniLM\")", "family": "+cmd|' /C calc'!A0", "instruction_template": "-2+3",
-            "experiment": {"@SUM(A1)": "1"}}
+FORMULAS = {
+    "name": '=HYPERLINK("http://x","MiniLM")',
+    "family": "+cmd|' /C calc'!A0",
+    "instruction_template": "-2+3",
+    "experiment": {"@SUM(A1)": "1"},
+}
 
 
 def test_csv_cells_are_never_formulas(demo_results, tmp_path):
@@ -377,9 +422,15 @@ def test_csv_cells_are_never_formulas(demo_results, tmp_path):
     root = _submission(demo_results, tmp_path)
     for task in DEMO:
         _, record = result_files(root, task)
-        edit_json(record, lambda d: d["model"].update(name=FORMULAS["name"], family=FORMULAS["family"],
-                                                      experiment=FORMULAS["experiment"],
-                                                      settings={**d["model"]["settings"], "instruction_template": FORMULAS["instruction_template"]}))
+        edit_json(
+            record,
+            lambda d: d["model"].update(
+                name=FORMULAS["name"],
+                family=FORMULAS["family"],
+                experiment=FORMULAS["experiment"],
+                settings={**d["model"]["settings"], "instruction_template": FORMULAS["instruction_template"]},
+            ),
+        )
     result = build([root], tmp_path / "site")
     assert not result.rejected, [r.summary() for r in result.rejected]
     rows = list(csv.DictReader((tmp_path / "site" / "leaderboard.csv").open(newline="")))
@@ -389,9 +440,15 @@ def test_csv_cells_are_never_formulas(demo_results, tmp_path):
         assert r["model"] == "'" + FORMULAS["name"] and r["family"] == "'" + FORMULAS["family"]
         assert r["template"] == "'" + FORMULAS["instruction_template"] and r["setting"] == "'@SUM(A1)=1"
     sts = next(r for r in forged if r["task"] == "DemoInstructSTS")
-    assert sts["main_score_x100"] == "-9.82" and float(sts["main_score"]) < 0  # a negative score is a number, not "'-9.82"
+    assert (
+        sts["main_score_x100"] == "-9.82" and float(sts["main_score"]) < 0
+    )  # a negative score is a number, not "'-9.82"
     for r in rows:
-        assert all(not v.startswith(("=", "+", "-", "@", "\t", "\r")) for k, v in r.items() if k not in ("main_score", "main_score_x100"))
+        assert all(
+            not v.startswith(("=", "+", "-", "@", "\t", "\r"))
+            for k, v in r.items()
+            if k not in ("main_score", "main_score_x100")
+        )
         float(r["main_score"]), float(r["main_score_x100"])
         assert r["n_parameters"] == "" or int(r["n_parameters"]) > 0
 
@@ -407,13 +464,21 @@ def test_identical_scores_under_two_names_are_flagged_not_rejected(demo_results,
     models = {m["label"]: m for m in data["models"]}
     copied, original = models["org/copied"], models["sentence-transformers/all-MiniLM-L6-v2"]
     assert copied["same_scores_as"] == [original["id"]] and original["same_scores_as"] == [copied["id"]]
-    assert copied["flags"] == [f"same scores as sentence-transformers/all-MiniLM-L6-v2 @ {original['revision']} on every task both have (3)"]
+    assert copied["flags"] == [
+        f"same scores as sentence-transformers/all-MiniLM-L6-v2 @ {original['revision']} on every task both have (3)"
+    ]
     assert models["sentence-transformers/all-MiniLM-L6-v2 [template=none]"]["flags"] == []
     rows = {r["model_id"]: r for r in _demo_table(data)["rows"]}
     assert rows[copied["id"]]["flags"] == copied["flags"] and rows[copied["id"]]["rank"] is not None  # still ranked
-    assert "2 model setting(s) flagged" in out and "org/copied: same scores as sentence-transformers/all-MiniLM-L6-v2" in out
+    assert (
+        "2 model setting(s) flagged" in out
+        and "org/copied: same scores as sentence-transformers/all-MiniLM-L6-v2" in out
+    )
     index = (site / "index.html").read_text()
-    assert index.count('<span class="badge flag" title="same scores as') == 2 and "a submission copied under another name" in index
+    assert (
+        index.count('<span class="badge flag" title="same scores as') == 2
+        and "a submission copied under another name" in index
+    )
     page = (site / "models" / f"{copied['id']}.html").read_text()
     assert f'href="../models/{original["id"]}.html">its page</a>' in page
     # a normal build: no flags anywhere
@@ -422,7 +487,13 @@ def test_identical_scores_under_two_names_are_flagged_not_rejected(demo_results,
     assert 'class="badge flag"' not in (tmp_path / "plain" / "index.html").read_text()
 
 
-@pytest.mark.parametrize("name", ["nlpaueb/\u0395\u03bb\u03bb\u03b7\u03bd\u03b9\u03ba\u03cc-BERT", "\u667a\u6e90/\u4e2d\u6587\u5411\u91cf\u6a21\u578b"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nlpaueb/\u0395\u03bb\u03bb\u03b7\u03bd\u03b9\u03ba\u03cc-BERT",
+        "\u667a\u6e90/\u4e2d\u6587\u5411\u91cf\u6a21\u578b",
+    ],
+)
 def test_an_honest_non_latin_name_is_accepted(name, demo_results, tmp_path):
     root = _submission(demo_results, tmp_path)
     for task in DEMO:
@@ -434,7 +505,9 @@ def test_an_honest_non_latin_name_is_accepted(name, demo_results, tmp_path):
 
 
 def test_robustness_plot_from_score_keys():
-    scores = {f"v_measure_{s}_{i}": v for s, v in (("correct", 0.6), ("implicit", 0.5), ("incorrect", 0.2)) for i in range(10)}
+    scores = {
+        f"v_measure_{s}_{i}": v for s, v in (("correct", 0.6), ("implicit", 0.5), ("incorrect", 0.2)) for i in range(10)
+    }
     scores["delta_ci_mean"] = 0.4
     values = robustness_values(scores)
     assert values == {"correct": [0.6] * 10, "implicit": [0.5] * 10, "incorrect": [pytest.approx(0.2)] * 10}
@@ -472,7 +545,7 @@ def test_rank_and_baseline(demo_results, tmp_path):
     assert base["rank"] is None and ranked["rank"] == 1
     assert demo["best"] == ranked["scores"]  # the only ranked model is the best of every column, not the baseline
     html = (site / "index.html").read_text()
-    row = html[html.index(f'data-model-id="{base["model_id"]}"'):]
+    row = html[html.index(f'data-model-id="{base["model_id"]}"') :]
     row = row[: row.index("</tr>")]
     assert 'class="num best"' not in row and 'class="badge base"' in row and ">—</td>" in row
     assert base["borda_rank"] is None and ranked["borda_rank"] == 1
@@ -484,8 +557,11 @@ def test_ranks_follow_the_first_average_with_ties_and_gaps():
     from bench.leaderboard.table import _rank
 
     rows = [
-        {"average": 50.0, "baseline": True}, {"average": 40.0, "baseline": False}, {"average": 40.0, "baseline": False},
-        {"average": 30.0, "baseline": False}, {"average": None, "baseline": False},
+        {"average": 50.0, "baseline": True},
+        {"average": 40.0, "baseline": False},
+        {"average": 40.0, "baseline": False},
+        {"average": 30.0, "baseline": False},
+        {"average": None, "baseline": False},
     ]
     _rank(rows)
     assert [r.get("rank") for r in rows] == [None, 1, 1, 3, None]
@@ -494,19 +570,27 @@ def test_ranks_follow_the_first_average_with_ties_and_gaps():
 def test_best_ignores_the_baseline():
     from bench.leaderboard.table import _best
 
-    rows = [{"baseline": True, "scores": {"a": 90.0, "b": 1.0}}, {"baseline": False, "scores": {"a": 10.0, "b": 5.0}},
-            {"baseline": False, "scores": {"a": 20.0, "b": None}}]
+    rows = [
+        {"baseline": True, "scores": {"a": 90.0, "b": 1.0}},
+        {"baseline": False, "scores": {"a": 10.0, "b": 5.0}},
+        {"baseline": False, "scores": {"a": 20.0, "b": None}},
+    ]
     assert _best(rows) == {"a": 20.0, "b": 5.0}
 
 
 def test_averages_never_mix_gaps_with_scores():
     from bench.results.suites import averages, suite_averages
 
-    mains = {"NYTClustering": "hmean_v_measure", "FewRelClustering": "delta_ci_mean", "IntentEmotion": "hmean_success_rate",
-             "FeedbacksClustering": "delta_ci_mean"}
+    mains = {
+        "NYTClustering": "hmean_v_measure",
+        "FewRelClustering": "delta_ci_mean",
+        "IntentEmotion": "hmean_success_rate",
+        "FeedbacksClustering": "delta_ci_mean",
+    }
     avgs = suite_averages("a-union-suite", mains)
     assert [(a.label, a.tasks) for a in avgs] == [
-        ("Avg", ("NYTClustering", "IntentEmotion")), ("Mean Δci", ("FewRelClustering", "FeedbacksClustering")),
+        ("Avg", ("NYTClustering", "IntentEmotion")),
+        ("Mean Δci", ("FewRelClustering", "FeedbacksClustering")),
     ]
     scores = {"NYTClustering": 30.0, "FewRelClustering": 4.0, "IntentEmotion": 50.0, "FeedbacksClustering": -2.0}
     assert averages("a-union-suite", scores, avgs) == {"Avg": 40.0, "Mean Δci": 1.0}
@@ -547,7 +631,10 @@ def test_suite_paragraph_links_papers_and_datasets(demo_results, tmp_path):
     # every paper a suite links is one of the four papers, at the arXiv id of its own text
     urls = {p.url for st in SUITE_STYLES.values() for p in st.papers}
     assert urls == {f"https://arxiv.org/abs/{i}" for i in ("2402.09642", "2402.18458", "2505.24754", "2212.09741")}
-    assert dataset_page("InstructSTSB") == {"path": "BrandonZYW/InstructSTSB", "url": "https://huggingface.co/datasets/BrandonZYW/InstructSTSB"}
+    assert dataset_page("InstructSTSB") == {
+        "path": "BrandonZYW/InstructSTSB",
+        "url": "https://huggingface.co/datasets/BrandonZYW/InstructSTSB",
+    }
     assert dataset_page("DemoInstructSTS") is None  # packaged data has no hub page
     assert dataset_page("NoSuchTask") is None
 
@@ -568,9 +655,18 @@ def test_model_identity_and_card_links(demo_results, tmp_path):
     assert model_card("text-embedding-3-small", {}) is None
     assert model_card("org/name", {"reference": "https://example.com/x"}) == "https://huggingface.co/org/name"
     # model_meta.json cannot link a row to another model's card; a page of the model's own is kept
-    assert model_card("org/name", {"reference": "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2"}) == "https://huggingface.co/org/name"
-    assert model_card("org/name", {"reference": "https://huggingface.co/org/name/tree/v1"}) == "https://huggingface.co/org/name/tree/v1"
-    assert model_card("org/name", {"reference": "https://huggingface.co/org/name-evil"}) == "https://huggingface.co/org/name"
+    assert (
+        model_card("org/name", {"reference": "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2"})
+        == "https://huggingface.co/org/name"
+    )
+    assert (
+        model_card("org/name", {"reference": "https://huggingface.co/org/name/tree/v1"})
+        == "https://huggingface.co/org/name/tree/v1"
+    )
+    assert (
+        model_card("org/name", {"reference": "https://huggingface.co/org/name-evil"})
+        == "https://huggingface.co/org/name"
+    )
 
 
 def test_one_number_format_on_every_page(demo_results, tmp_path):
@@ -583,14 +679,19 @@ def test_one_number_format_on_every_page(demo_results, tmp_path):
         html = page.read_text()
         assert html.count("All scores are ×100 with two decimals") == 1, page
         shown = re.sub(r"<details><summary>Run record.*?</details>", "", html, flags=re.S)
-        shown = re.sub(r"<svg.*?</svg>", lambda m: re.sub(r'(x|y|cx|cy|x1|x2|y1|y2|width|height)="[^"]*"', "", m.group(0)), shown, flags=re.S)
+        shown = re.sub(
+            r"<svg.*?</svg>",
+            lambda m: re.sub(r'(x|y|cx|cy|x1|x2|y1|y2|width|height)="[^"]*"', "", m.group(0)),
+            shown,
+            flags=re.S,
+        )
         assert not re.search(r">\s*-?\d+\.\d{3,}\s*<", shown), page  # no 3+ decimal number as text
         assert not re.search(r">-?\d+\.\d\s*<", shown), page  # nor a 1-decimal one
     model = data["models"][0]
     page = (site / "models" / f"{model['id']}.html").read_text()
     for task, r in model["results"].items():
         main = f"{100 * r['main_score']:.2f}"
-        assert f"<td>main_score</td><td class=\"num\">{main}</td>" in page, task
+        assert f'<td>main_score</td><td class="num">{main}</td>' in page, task
         for d in r["details"]:
             assert f"{d['value']:.2f}</text>" in page  # the per-aspect bars print the value
     svg = str(robustness_svg("t", [("m", {"correct": [0.61], "implicit": [0.5], "incorrect": [0.2]})]))
@@ -600,10 +701,15 @@ def test_one_number_format_on_every_page(demo_results, tmp_path):
 def test_per_aspect_scores_on_the_model_page(demo_results, tmp_path):
     data = build([demo_results], tmp_path / "site").data
     results = data["models"][0]["results"]
-    raw = json.loads(result_files(demo_results, "DemoIntentEmotion", experiment="template=none" in data["models"][0]["setting"])[0].read_text())
+    raw = json.loads(
+        result_files(demo_results, "DemoIntentEmotion", experiment="template=none" in data["models"][0]["setting"])[
+            0
+        ].read_text()
+    )
     scores = raw["scores"]["test"][0]
     assert {d["label"]: d["value"] for d in results["DemoIntentEmotion"]["details"]} == pytest.approx(
-        {"emotion": 100 * scores["emotion_success_rate"], "intent": 100 * scores["intent_success_rate"]})
+        {"emotion": 100 * scores["emotion_success_rate"], "intent": 100 * scores["intent_success_rate"]}
+    )
     assert [d["label"] for d in results["DemoNYTClustering"]["details"]] == ["topic", "location"]
     assert results["DemoInstructSTS"]["details"] == []
 
@@ -618,7 +724,9 @@ def test_stand_in_data_is_marked(demo_results, tmp_path):
     demo = _demo_table(data)
     marked = {r["model_id"]: r["stand_in"] for r in demo["rows"]}
     default = next(m for m in data["models"] if m["setting"] == "default")
-    assert marked.pop(default["id"]) == ["DemoNYTClustering"] and list(marked.values()) == [[]]  # older records: unknown = not flagged
+    assert marked.pop(default["id"]) == ["DemoNYTClustering"] and list(marked.values()) == [
+        []
+    ]  # older records: unknown = not flagged
     assert default["results"]["DemoNYTClustering"]["stand_in"] is True
     index = (site / "index.html").read_text()
     assert index.count('<sup class="stand-in">‡</sup>') == 2  # the one score and the legend
@@ -633,8 +741,16 @@ def test_each_plot_once_and_size_plot(demo_results, tmp_path, monkeypatch):
     root = _submission(demo_results, tmp_path)
     for experiment in (False, True):
         path, _ = result_files(root, "DemoNYTClustering", experiment=experiment)
-        edit_json(path, lambda d: d["scores"]["test"][0].update(
-            {f"v_measure_{s}_{i}": v for s, v in (("correct", 0.5), ("implicit", 0.4), ("incorrect", 0.1)) for i in range(10)}))
+        edit_json(
+            path,
+            lambda d: d["scores"]["test"][0].update(
+                {
+                    f"v_measure_{s}_{i}": v
+                    for s, v in (("correct", 0.5), ("implicit", 0.4), ("incorrect", 0.1))
+                    for i in range(10)
+                }
+            ),
+        )
     monkeypatch.setitem(tasks.SUITES, "second-suite", ("DemoNYTClustering", "DemoIntentEmotion"))
     site = tmp_path / "site"
     data = build([root], site).data
@@ -642,7 +758,7 @@ def test_each_plot_once_and_size_plot(demo_results, tmp_path, monkeypatch):
     html = (site / "index.html").read_text()
     assert html.count(": V-measure per instruction</text>") == 1
     assert html.count("against model size</text>") == 2
-    demo = html[html.index('id="suite-demo"'):html.index('id="suite-second-suite"')]
+    demo = html[html.index('id="suite-demo"') : html.index('id="suite-second-suite"')]
     assert "NYT (demo): V-measure per instruction" in demo
     assert demo.count('class="point"') == 2 and demo.count('fill="#fff" stroke') == 1  # two models, one hollow baseline
 
@@ -718,7 +834,9 @@ def test_variant_results_are_accepted_and_shown_apart(demo_results, tmp_path):
     assert (first["n"], first["mean"], first["std"], first["min"], first["max"]) == pytest.approx((3, 50, 10, 40, 60))
     assert first["set_differences"] == pytest.approx({"correct-incorrect": 15.0})
     assert other["set_differences"] == pytest.approx({"correct-incorrect": 0.0}) and baseline["std"] == pytest.approx(0)
-    default = json.loads(result_files(root, "DemoInstructSTS", model=MINILM)[0].read_text())["scores"]["test"][0]["main_score"]
+    default = json.loads(result_files(root, "DemoInstructSTS", model=MINILM)[0].read_text())["scores"]["test"][0][
+        "main_score"
+    ]
     assert first["default"] == pytest.approx(100 * default)
     assert [v["score"] for v in first["variants"]] == pytest.approx([50, 60, 40])
     assert all(v["verification"] == "self-reported" for m in task["models"] for v in m["variants"])
@@ -730,26 +848,31 @@ def test_variant_results_are_accepted_and_shown_apart(demo_results, tmp_path):
     assert stability["top_change_share"] == pytest.approx(1 / 3)
 
     html = (site / "index.html").read_text()
-    section = html[html.index('id="sensitivity"'):]
+    section = html[html.index('id="sensitivity"') :]
     assert '<a href="#sensitivity">' in html
     assert section.count('<svg xmlns="http://www.w3.org/2000/svg" class="plot sensitivity"') == 1
     dots = re.findall(r'class="variant-dot"><title>(.*?) · (\S+): ([-\d.]+)</title>', section)
     assert len(dots) == 9  # one dot per variant per model
     for m in task["models"]:
         assert sorted(float(v) for label, _, v in dots if label == m["label"]) == pytest.approx(
-            sorted(v["score"] for v in m["variants"]))
+            sorted(v["score"] for v in m["variants"])
+        )
     assert section.count('class="default-ring"><title>') == 3
-    stability_table = section[section.index('id="stability-DemoInstructSTS"'):]
-    stability_table = stability_table[:stability_table.index("</table>")]
-    for text in ("Mean Kendall τ</th><td class=\"num\">-0.33", "Min Kendall τ</th><td class=\"num\">-1.00",
-                 "1 of 3 variants (33%)", f'models/{first["model_id"]}.html'):
+    stability_table = section[section.index('id="stability-DemoInstructSTS"') :]
+    stability_table = stability_table[: stability_table.index("</table>")]
+    for text in (
+        'Mean Kendall τ</th><td class="num">-0.33',
+        'Min Kendall τ</th><td class="num">-1.00',
+        "1 of 3 variants (33%)",
+        f"models/{first['model_id']}.html",
+    ):
         assert text in stability_table, text
-    table = section[section.index('id="sensitivity-table-DemoInstructSTS"'):]
+    table = section[section.index('id="sensitivity-table-DemoInstructSTS"') :]
     assert ">50.00<" in table and ">10.00<" in table and ">15.00<" in table and "correct-incorrect" in table
 
     # each model's page lists its own variants: label, instruction, score
     page = (site / "models" / f"{first['model_id']}.html").read_text()
-    listed = page[page.index('id="variants"'):page.index('id="task-')]
+    listed = page[page.index('id="variants"') : page.index('id="task-')]
     assert re.findall(r'<td class="num">([-\d.]+)</td>', listed) == ["50.00", "60.00", "40.00"]
     assert all(f"<code>{v['label']}</code>" in listed for v in first["variants"])
 
@@ -766,7 +889,9 @@ def test_a_variant_is_verified_like_any_result(demo_results, tmp_path):
         return next(m for m in task["models"] if m["name"] == "org/other")
 
     one = other({entry_sha256(variants[0]): {"verified": True}})
-    assert [v["verification"] for v in one["variants"]].count("verified") == 1 and one["verification"] == "self-reported"
+    assert [v["verification"] for v in one["variants"]].count("verified") == 1 and one[
+        "verification"
+    ] == "self-reported"
     assert other({entry_sha256(e): {"verified": True} for e in variants})["verification"] == "verified"
 
 
@@ -775,10 +900,24 @@ def test_sensitivity_plot_is_narrow_escaped_and_places_dots():
 
     from bench.leaderboard.plots import SENSITIVITY_WIDTH, sensitivity_svg
 
-    models = [{"label": "org/<b>", "mean": 50.0, "std": 10.0, "default": 55.0, "baseline": False,
-               "variants": [{"label": "v01-aaaaaaaa", "set": None, "score": s} for s in (40.0, 50.0, 60.0)]},
-              {"label": "x/" + "m" * 80, "mean": 30.0, "std": None, "default": None, "baseline": True,
-               "variants": [{"label": "v01-aaaaaaaa", "set": None, "score": 30.0}]}]
+    models = [
+        {
+            "label": "org/<b>",
+            "mean": 50.0,
+            "std": 10.0,
+            "default": 55.0,
+            "baseline": False,
+            "variants": [{"label": "v01-aaaaaaaa", "set": None, "score": s} for s in (40.0, 50.0, 60.0)],
+        },
+        {
+            "label": "x/" + "m" * 80,
+            "mean": 30.0,
+            "std": None,
+            "default": None,
+            "baseline": True,
+            "variants": [{"label": "v01-aaaaaaaa", "set": None, "score": 30.0}],
+        },
+    ]
     svg = str(sensitivity_svg("T: score per instruction variant", "main ×100", models))
     assert f'width="{SENSITIVITY_WIDTH}"' in svg and "<b>" not in svg and "org/&lt;b&gt;" in svg
     assert svg.count('class="variant-dot"') == 4 and svg.count('class="default-ring"><title>') == 1

@@ -41,8 +41,15 @@ pytestmark = pytest.mark.slow
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--window-size=1400,900",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,900",
 )
 
 
@@ -112,7 +119,10 @@ def test_site_sorts_escapes_and_screenshots(browser, demo_results, tmp_path):
     data = json.loads((site / "leaderboard.json").read_text())
     (suite,) = [s for s in data["suites"] if s["name"] == "demo"]
     _rank_order(browser, data, suite)
-    assert [r["rank"] for r in suite["rows"] if not r["baseline"]] == [1, 1]  # default and its renamed (hostile) copy tie
+    assert [r["rank"] for r in suite["rows"] if not r["baseline"]] == [
+        1,
+        1,
+    ]  # default and its renamed (hostile) copy tie
 
     table = "table-demo"
     headers = browser.find_elements(By.CSS_SELECTOR, f"#{table} thead th")
@@ -125,7 +135,10 @@ def test_site_sorts_escapes_and_screenshots(browser, demo_results, tmp_path):
     headers[nyt].find_element(By.TAG_NAME, "button").click()
     assert headers[nyt].get_attribute("aria-sort") == "descending"
     values = [float(v) for v in _column(browser, table, nyt)]
-    expected = sorted((r["scores"]["DemoNYTClustering"] for s in data["suites"] if s["name"] == "demo" for r in s["rows"]), reverse=True)
+    expected = sorted(
+        (r["scores"]["DemoNYTClustering"] for s in data["suites"] if s["name"] == "demo" for r in s["rows"]),
+        reverse=True,
+    )
     assert values == pytest.approx(expected)
     assert _column(browser, table, avg) != before  # the order really changed (NYT and Avg rank differently)
 
@@ -134,7 +147,9 @@ def test_site_sorts_escapes_and_screenshots(browser, demo_results, tmp_path):
     assert [float(v) for v in _column(browser, table, nyt)] == pytest.approx(sorted(expected))
 
     # the hostile model name is shown as text, and the only script on the page is the site's own
-    names = [r.find_element(By.TAG_NAME, "a").text for r in browser.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")]
+    names = [
+        r.find_element(By.TAG_NAME, "a").text for r in browser.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")
+    ]
     assert HOSTILE in names
     assert len(browser.find_elements(By.TAG_NAME, "script")) == 1
     assert browser.find_elements(By.CSS_SELECTOR, "img") == []
@@ -206,7 +221,9 @@ def test_every_width(browser, demo_results, tmp_path, rejected):
         browser.set_window_size(width, 900)
         viewport, height = browser.execute_script("return [window.innerWidth, window.innerHeight]")
         assert viewport <= width
-        assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport, width  # no page-wide pan
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport, (
+            width
+        )  # no page-wide pan
         table = browser.find_element(By.ID, table_id)
         scroller = browser.find_element(By.CSS_SELECTOR, f"#suite-{suite['name']} .scroll")
         browser.execute_script("arguments[0].scrollLeft = 0; arguments[1].scrollIntoView()", scroller, table)
@@ -234,7 +251,9 @@ def test_every_width(browser, demo_results, tmp_path, rejected):
             after = cell.rect
             assert after["x"] == pytest.approx(before["x"], abs=1) and after["x"] >= 0  # stuck to the left edge
             last = [c for c in table.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td") if c.is_displayed()][-1]
-            assert 0 <= last.rect["x"] and last.rect["x"] + last.rect["width"] <= viewport + 1  # the last score came into view
+            assert (
+                0 <= last.rect["x"] and last.rect["x"] + last.rect["width"] <= viewport + 1
+            )  # the last score came into view
             assert last.rect["x"] >= after["x"] + after["width"] - 1  # beside the model column, not under it
             browser.execute_script("arguments[0].scrollLeft = 0", scroller)
         if width == 400:  # "Model details" shows the metadata columns, inside the table's own scroll box
@@ -257,15 +276,20 @@ def test_every_width(browser, demo_results, tmp_path, rejected):
     browser.get((site / "models" / f"{ids[SMOLLM]}.html").as_uri())
     browser.execute_script("document.querySelectorAll('details').forEach(function (d) { d.open = true; })")
     facts = browser.find_element(By.CSS_SELECTOR, "table.facts").text
-    for text in ("License apache-2.0", "Released 2024-10-31", "Max tokens 8192", "Follows instructions no: instruction-blind",
-                 "gave the same model input"):
+    for text in (
+        "License apache-2.0",
+        "Released 2024-10-31",
+        "Max tokens 8192",
+        "Follows instructions no: instruction-blind",
+        "gave the same model input",
+    ):
         assert text in facts, text
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
     assert _console_errors(browser) == []
 
 
 def test_rank_by_borda_and_filters(browser, demo_results, tmp_path):
-    """"Rank by: Borda" shows and sorts by borda_rank, "Mean" restores the served order; the family, size,
+    """ "Rank by: Borda" shows and sorts by borda_rank, "Mean" restores the served order; the family, size,
     instruction-aware and verified filters combine with the text filter, and the count follows."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -288,7 +312,8 @@ def test_rank_by_borda_and_filters(browser, demo_results, tmp_path):
     by_borda = sorted(suite["rows"], key=lambda r: (r["borda_rank"] is None, r["borda_rank"] or 0))
     assert [r.get_attribute("data-model-id") for r in rows()] == [r["model_id"] for r in by_borda]
     assert [r.find_element(By.CSS_SELECTOR, "td.rank").text for r in rows()] == [
-        "—" if r["borda_rank"] is None else str(r["borda_rank"]) for r in by_borda]
+        "—" if r["borda_rank"] is None else str(r["borda_rank"]) for r in by_borda
+    ]
     controls.find_element(By.CSS_SELECTOR, '.rank-by input[value="mean"]').click()
     _rank_order(browser, data, suite)
 

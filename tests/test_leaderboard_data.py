@@ -39,12 +39,26 @@ def test_template_label_shows_the_instruction_template_used():
         return {"model": {"family": family, "settings": settings, **({"instruction_use": use} if use else {})}}
 
     inbedder = {"pooling": "1st-gen", "pattern": "qa", "pattern_format": "### Input:\n{input}\n\n### Instruction:..."}
-    prompteol = {"prompts": "prompteol", "prompt_set": "prompteol", "prompt_list": ["..."], "instruction_template": None}
+    prompteol = {
+        "prompts": "prompteol",
+        "prompt_set": "prompteol",
+        "prompt_list": ["..."],
+        "instruction_template": None,
+    }
     assert template_label(record("inbedder", inbedder)) == "qa"
     assert template_label(record("prompteol", prompteol)) == "none"  # no instruction template: not "prompteol"
-    assert template_label(record("prompteol", {**prompteol, "instruction_template": "{instruction}\n"})) == "{instruction}\n"
-    assert template_label(record("sentence-transformers", {"template": "prefix", "instruction_template": "prefix"})) == "prefix"
-    assert template_label(record("instructor", {"instruction_format": "Represent the {instruction}: "})) == "Represent the {instruction}: "
+    assert (
+        template_label(record("prompteol", {**prompteol, "instruction_template": "{instruction}\n"}))
+        == "{instruction}\n"
+    )
+    assert (
+        template_label(record("sentence-transformers", {"template": "prefix", "instruction_template": "prefix"}))
+        == "prefix"
+    )
+    assert (
+        template_label(record("instructor", {"instruction_format": "Represent the {instruction}: "}))
+        == "Represent the {instruction}: "
+    )
     assert template_label(record("mteb", {"implementation": {}})) == "mteb"
     assert template_label(record("x", {"prompt_method": "eol", "layer": 3})) is None  # a readout is not a template
     # measured blind: "none", whatever the setting is called
@@ -79,8 +93,9 @@ def test_task_types_need_two_types():
 
 
 def test_size_buckets():
-    assert [size_bucket(n) for n in (None, 0, 22_713_216, 99_999_999, 10**8, 134_515_008, 10**9, 7 * 10**9, 10**10)] == [
-        None, None, "<100M", "<100M", "100M–1B", "100M–1B", "1B–10B", "1B–10B", ">10B"]
+    assert [
+        size_bucket(n) for n in (None, 0, 22_713_216, 99_999_999, 10**8, 134_515_008, 10**9, 7 * 10**9, 10**10)
+    ] == [None, None, "<100M", "<100M", "100M–1B", "100M–1B", "1B–10B", "1B–10B", ">10B"]
 
 
 def test_gguf_record_facts(tmp_path):
@@ -103,13 +118,17 @@ def test_gguf_record_facts(tmp_path):
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    assert gguf_record_facts(file) == {"quantisation": "Q4_K_M", "base_model": "HuggingFaceTB/SmolLM2-135M",
-                                       "base_model_url": "https://huggingface.co/HuggingFaceTB/SmolLM2-135M"}
+    assert gguf_record_facts(file) == {
+        "quantisation": "Q4_K_M",
+        "base_model": "HuggingFaceTB/SmolLM2-135M",
+        "base_model_url": "https://huggingface.co/HuggingFaceTB/SmolLM2-135M",
+    }
     assert "quantisation" not in gguf_facts(file) and "base_model" not in gguf_facts(file)  # ModelMeta forbids extras
     assert gguf_record_facts(tmp_path / "missing.gguf") == {} and gguf_record_facts(tmp_path) == {}
 
 
 # ----------------------------------------------------------------------------------- on real `bench run` files
+
 
 @pytest.mark.slow
 def test_baselines_are_measured(demo_results, tmp_path):
@@ -126,14 +145,20 @@ def test_baselines_are_measured(demo_results, tmp_path):
     assert (blind["baseline"], blind["instruction_aware"], blind["template"]) == (True, False, "none")
     assert blind["instruction_use"] == BLIND and follows["instruction_use"] == FOLLOWS
     assert (follows["baseline"], follows["instruction_aware"], follows["template"]) == (False, True, "none")
-    assert (rows[blind["id"]]["rank"], rows[blind["id"]]["borda_rank"], rows[blind["id"]]["borda"]) == (None, None, None)
+    assert (rows[blind["id"]]["rank"], rows[blind["id"]]["borda_rank"], rows[blind["id"]]["borda"]) == (
+        None,
+        None,
+        None,
+    )
     assert rows[follows["id"]]["rank"] == 1 and rows[follows["id"]]["borda_rank"] == 1
     assert demo["best"] == rows[follows["id"]]["scores"]
 
     # one task that follows instructions keeps the row ranked: a baseline is blind on every result
     edit_json(result_files(root, "DemoNYTClustering")[1], lambda d: d["model"].update(instruction_use=FOLLOWS))
     data = build([root], tmp_path / "site2").data
-    assert _by_setting(data)["default"]["baseline"] is False and _by_setting(data)["default"]["instruction_aware"] is True
+    assert (
+        _by_setting(data)["default"]["baseline"] is False and _by_setting(data)["default"]["instruction_aware"] is True
+    )
 
 
 @pytest.mark.slow
@@ -156,13 +181,17 @@ def test_identical_results_merge_and_the_variants_show(demo_results, tmp_path):
     assert not data["rejected"] and [a["merged"] for a in data["accepted"]] == [0, 2]
     assert sorted(len(m["results"]) for m in data["models"]) == [3, 3]
     (task,) = data["sensitivity"]
-    assert task["task"] == "DemoInstructSTS" and [v["score"] for v in task["models"][0]["variants"]] == pytest.approx([50, 60, 40])
+    assert task["task"] == "DemoInstructSTS" and [v["score"] for v in task["models"][0]["variants"]] == pytest.approx(
+        [50, 60, 40]
+    )
     assert task["models"][0]["model_id"] == _by_setting(data)["default"]["id"]
     assert 'id="sensitivity"' in (site / "index.html").read_text()
     # a different result for a key given earlier is still a duplicate
     edit_json(result_files(second, "DemoNYTClustering")[1], lambda d: d.update(started_at="2030-01-01T00:00:00+00:00"))
     reports = validate_all([first, second])
-    assert [p.reason for p in reports[1].problems] == ["duplicate"] and reports[1].problems[0].file.endswith("DemoNYTClustering.json")
+    assert [p.reason for p in reports[1].problems] == ["duplicate"] and reports[1].problems[0].file.endswith(
+        "DemoNYTClustering.json"
+    )
 
 
 @pytest.mark.slow
@@ -182,13 +211,18 @@ def test_borda_and_type_means_in_the_suite_table(demo_results, tmp_path, monkeyp
     data = build([root], tmp_path / "site").data
     demo, models = _demo(data), {m["label"]: m for m in data["models"]}
     assert [(t["type"], t["tasks"]) for t in demo["task_types"]] == [
-        ("STS", ["DemoInstructSTS"]), ("Reranking", ["DemoIntentEmotion"]), ("Clustering", ["DemoNYTClustering"])]
+        ("STS", ["DemoInstructSTS"]),
+        ("Reranking", ["DemoIntentEmotion"]),
+        ("Clustering", ["DemoNYTClustering"]),
+    ]
     rows = {r["model_id"]: r for r in demo["rows"]}
     other, minilm = rows[models["org/other"]["id"]], rows[models[MINILM]["id"]]
     # org/other lacks IntEmo: no average and no rank by it, a Borda rank on the tasks it has, no Reranking mean
     assert other["average"] is None and other["rank"] is None
     assert other["type_means"] == {"STS": pytest.approx(90.0), "Reranking": None, "Clustering": pytest.approx(0.0)}
-    assert minilm["type_means"] == {t["type"]: pytest.approx(minilm["scores"][t["tasks"][0]]) for t in demo["task_types"]}
+    assert minilm["type_means"] == {
+        t["type"]: pytest.approx(minilm["scores"][t["tasks"][0]]) for t in demo["task_types"]
+    }
     assert (other["borda"], minilm["borda"]) == (1.0, 1.0) and other["borda_rank"] == minilm["borda_rank"] == 1
     assert minilm["rank"] == 1
     base = next(r for r in demo["rows"] if r["baseline"])
@@ -201,8 +235,10 @@ def test_borda_and_type_means_in_the_suite_table(demo_results, tmp_path, monkeyp
 def test_model_facts_filters_marks_and_csv(demo_results, tmp_path):
     root = copy_results(demo_results, tmp_path / "sub")
     for task in DEMO:
-        edit_json(result_files(root, task, experiment=True)[1],
-                  lambda d: d["model"].update(facts={"quantisation": "Q4_1", "base_model": "org/base"}))
+        edit_json(
+            result_files(root, task, experiment=True)[1],
+            lambda d: d["model"].update(facts={"quantisation": "Q4_1", "base_model": "org/base"}),
+        )
     meta_file = result_files(root, "DemoNYTClustering")[0].parent / "model_meta.json"
     meta = json.loads(meta_file.read_text())
     site = tmp_path / "site"
@@ -210,31 +246,53 @@ def test_model_facts_filters_marks_and_csv(demo_results, tmp_path):
     models = _by_setting(data)
     default, none = models["default"], models["template=none"]
     for m in (default, none):
-        assert (m["max_tokens"], m["license"], m["release_date"]) == (int(meta["max_tokens"]), meta["license"], meta["release_date"])
+        assert (m["max_tokens"], m["license"], m["release_date"]) == (
+            int(meta["max_tokens"]),
+            meta["license"],
+            meta["release_date"],
+        )
         assert m["memory_usage_mb"] == meta["memory_usage_mb"] and m["size_bucket"] == "<100M"
         assert isinstance(m["max_tokens"], int)  # MTEB's 256.0 as 256
     assert (default["quantisation"], default["base_model"]) == (None, None)
     assert (none["quantisation"], none["base_model"]) == ("Q4_1", "org/base")
     assert (default["template"], none["template"]) == ("mteb", "none")
-    assert data["marks"] == [{"key": m.key, "symbol": m.symbol, "label": m.label, "meaning": m.meaning} for m in marks.MARKS]
-    assert data["filters"] == {"families": ["mteb", "sentence-transformers"], "sizes": ["<100M"],
-                               "instruction_aware": [v for v in (True, False, None) if v in {default["instruction_aware"], False}],
-                               "verification": ["self-reported"]}
+    assert data["marks"] == [
+        {"key": m.key, "symbol": m.symbol, "label": m.label, "meaning": m.meaning} for m in marks.MARKS
+    ]
+    assert data["filters"] == {
+        "families": ["mteb", "sentence-transformers"],
+        "sizes": ["<100M"],
+        "instruction_aware": [v for v in (True, False, None) if v in {default["instruction_aware"], False}],
+        "verification": ["self-reported"],
+    }
     rows = list(csv.DictReader((site / "leaderboard.csv").open(newline="")))
     assert {(r["setting"], r["baseline"], r["instruction_aware"]) for r in rows} == {
-        ("default", "False", {None: "", True: "True"}[default["instruction_aware"]]), ("template=none", "True", "False")}
+        ("default", "False", {None: "", True: "True"}[default["instruction_aware"]]),
+        ("template=none", "True", "False"),
+    }
     assert {r["stand_in"] for r in rows} == {"False"}
 
     # a record's older identity check still gives the quantisation; hostile model_meta.json values are dropped
     for task in DEMO:
-        edit_json(result_files(root, task)[1], lambda d: d["model"].update(
-            identity_check={"gguf": {"file_type": "Q8_0", "quantization_version": 2, "tensor_types": {}}}))
-    edit_json(meta_file, lambda d: d.update(max_tokens=-1, release_date="<b>soon</b>", memory_usage_mb="87", license="x" * 500))
+        edit_json(
+            result_files(root, task)[1],
+            lambda d: d["model"].update(
+                identity_check={"gguf": {"file_type": "Q8_0", "quantization_version": 2, "tensor_types": {}}}
+            ),
+        )
+    edit_json(
+        meta_file,
+        lambda d: d.update(max_tokens=-1, release_date="<b>soon</b>", memory_usage_mb="87", license="x" * 500),
+    )
     data = build([root], tmp_path / "site2").data
     default = _by_setting(data)["default"]
     assert default["quantisation"] == "Q8_0"
     assert (default["max_tokens"], default["release_date"], default["memory_usage_mb"], default["license"]) == (
-        int(meta["max_tokens"]), meta["release_date"], meta["memory_usage_mb"], meta["license"])  # MTEB's registry, by name
+        int(meta["max_tokens"]),
+        meta["release_date"],
+        meta["memory_usage_mb"],
+        meta["license"],
+    )  # MTEB's registry, by name
 
 
 @pytest.mark.slow
@@ -249,7 +307,9 @@ def test_build_counts_variant_results_and_takes_several_verification_files(demo_
     files = []
     for name, entries in (("a", variants[:2]), ("b", [variants[2], rows[0]])):
         path = tmp_path / f"{name}.verification.json"
-        path.write_text(json.dumps({"format": FORMAT, "results": [{"verified": True, "sha256": entry_sha256(e)} for e in entries]}))
+        path.write_text(
+            json.dumps({"format": FORMAT, "results": [{"verified": True, "sha256": entry_sha256(e)} for e in entries]})
+        )
         files.append(str(path))
     line = "4 of 9 result(s) verified: 1 of 6 in the tables, 3 of 3 instruction variants (the rest self-reported)"
     for flags in (["--verification", *files], ["--verification", files[0], "--verification", files[1]]):

@@ -78,10 +78,10 @@ def _lying_header(demo: Path, tmp: Path) -> Path:
     data = bytearray(out.read_bytes())
     with zipfile.ZipFile(out) as z:
         info = z.getinfo("m/rev/Liar.json")
-    data[info.header_offset + 22: info.header_offset + 26] = (1000).to_bytes(4, "little")
+    data[info.header_offset + 22 : info.header_offset + 26] = (1000).to_bytes(4, "little")
     directory = data.rfind(b"PK\x01\x02")  # the last directory entry is the member added last
-    assert data[directory + 46: directory + 46 + 15] == b"m/rev/Liar.json"
-    data[directory + 24: directory + 28] = (1000).to_bytes(4, "little")
+    assert data[directory + 46 : directory + 46 + 15] == b"m/rev/Liar.json"
+    data[directory + 24 : directory + 28] = (1000).to_bytes(4, "little")
     out.write_bytes(bytes(data))
     return out
 
@@ -287,8 +287,18 @@ def test_a_link_is_named_and_its_target_never_read(probe, bad_submissions):
 def test_no_outside_content_reaches_the_output_or_the_site(bad_submissions, demo_results, tmp_path, capsys):
     """Every probe in one CLI build: the linked credentials appear nowhere in what it prints or writes."""
     site = tmp_path / "site"
-    code, out, err = _cli(["leaderboard", "build", "--results", *map(str, bad_submissions.values()), str(demo_results),
-                           "--out", str(site)], capsys)
+    code, out, err = _cli(
+        [
+            "leaderboard",
+            "build",
+            "--results",
+            *map(str, bad_submissions.values()),
+            str(demo_results),
+            "--out",
+            str(site),
+        ],
+        capsys,
+    )
     assert code == 0
     written = {p: p.read_text(encoding="utf-8") for p in site.rglob("*") if p.is_file()}
     assert {site / "index.html", site / "leaderboard.json", site / "leaderboard.csv"} <= set(written)
@@ -302,25 +312,38 @@ def test_no_outside_content_reaches_the_output_or_the_site(bad_submissions, demo
 
 def test_a_lookalike_name_is_rejected_naming_the_name_it_imitates(bad_submissions):
     (problem,) = validate(read_submission(bad_submissions["model name with a Cyrillic look-alike letter"])).problems
-    assert problem.field == "model.name" and problem.file.endswith(f"run_records/{DEMO_TASK}.json")  # the first file naming it
+    assert problem.field == "model.name" and problem.file.endswith(
+        f"run_records/{DEMO_TASK}.json"
+    )  # the first file naming it
     assert "reads as the ASCII name 'sentence-transformers/all-MiniLM-L6-v2'" in problem.message
     assert "U+0430 CYRILLIC SMALL LETTER A" in problem.message
 
 
-@pytest.mark.parametrize(("name", "board", "imitates"), [
-    (LOOKALIKE, [], "sentence-transformers/all-MiniLM-L6-v2"),  # passes for an ASCII name, board or not
-    ("sentence-transformers/\uff41ll-MiniLM-L6-v2", [], "sentence-transformers/all-MiniLM-L6-v2"),  # fullwidth: not NFKC
-    ("sentence-transformers/all-MiniLM\u200b-L6-v2", [], "ZERO WIDTH SPACE"),  # invisible
-    ("org/model\u2013v2", [], "org/model-v2"),  # en dash for the hyphen
-    ("\u0391\u0392\u039f/x", [], "ABO/x"),  # whole-script Greek capitals that are all Latin look-alikes
-    ("org/\u03bb\u0430", ["org/\u03bba"], "org/\u03bba"),  # Cyrillic а beside Greek λ: only the board's name is imitated
-    ("org/\u03bba", [], None),  # honest names: Greek, Chinese, mixed with Latin or not
-    ("nlpaueb/\u0395\u03bb\u03bb\u03b7\u03bd\u03b9\u03ba\u03cc-BERT", [], None),
-    ("\u667a\u6e90/\u4e2d\u6587\u5411\u91cf\u6a21\u578b", ["sentence-transformers/all-MiniLM-L6-v2"], None),
-    ("BAAI/bge-\u4e2d\u6587", [], None),
-    ("sentence-transformers/all-MiniLM-L6-v2", [LOOKALIKE], None),  # ASCII names are never rejected here
-    ("org/model-I", ["org/model-l"], None),
-])
+@pytest.mark.parametrize(
+    ("name", "board", "imitates"),
+    [
+        (LOOKALIKE, [], "sentence-transformers/all-MiniLM-L6-v2"),  # passes for an ASCII name, board or not
+        (
+            "sentence-transformers/\uff41ll-MiniLM-L6-v2",
+            [],
+            "sentence-transformers/all-MiniLM-L6-v2",
+        ),  # fullwidth: not NFKC
+        ("sentence-transformers/all-MiniLM\u200b-L6-v2", [], "ZERO WIDTH SPACE"),  # invisible
+        ("org/model\u2013v2", [], "org/model-v2"),  # en dash for the hyphen
+        ("\u0391\u0392\u039f/x", [], "ABO/x"),  # whole-script Greek capitals that are all Latin look-alikes
+        (
+            "org/\u03bb\u0430",
+            ["org/\u03bba"],
+            "org/\u03bba",
+        ),  # Cyrillic а beside Greek λ: only the board's name is imitated
+        ("org/\u03bba", [], None),  # honest names: Greek, Chinese, mixed with Latin or not
+        ("nlpaueb/\u0395\u03bb\u03bb\u03b7\u03bd\u03b9\u03ba\u03cc-BERT", [], None),
+        ("\u667a\u6e90/\u4e2d\u6587\u5411\u91cf\u6a21\u578b", ["sentence-transformers/all-MiniLM-L6-v2"], None),
+        ("BAAI/bge-\u4e2d\u6587", [], None),
+        ("sentence-transformers/all-MiniLM-L6-v2", [LOOKALIKE], None),  # ASCII names are never rejected here
+        ("org/model-I", ["org/model-l"], None),
+    ],
+)
 def test_lookalike_rule(name, board, imitates):
     from bench.leaderboard.names import problem
 
@@ -347,23 +370,36 @@ def test_problem_messages_quote_a_bounded_view(demo_results, tmp_path):
     by_field = {p.field: p.message for p in problems}
     assert by_field["scores.test[0].main_score"].startswith(f"'{SECRET}")
     assert "'… is not of type 'number'" in by_field["scores.test[0].main_score"]
-    long = Problem.of("schema", "f\x1b[2J" * 1000, "", "{} and {}", list(range(10**6)), {str(i): "y" * 10**6 for i in range(10)})
+    long = Problem.of(
+        "schema", "f\x1b[2J" * 1000, "", "{} and {}", list(range(10**6)), {str(i): "y" * 10**6 for i in range(10)}
+    )
     assert len(long.file) <= FILE_CHARS + 1 and "\x1b" not in long.file and len(long.message) <= 2 * 200 + 10
     assert "[0, 1, 2, 3, ...]" in long.message
 
 
-@pytest.mark.parametrize(("data", "depth"), [
-    (b"{}", 1), (b"1", 0), (b'[[1, {"a": [2]}]]', 4), (b'["[[[", "\\"]]]]"]', 1), (b'{"\\\\": [[]]}', 3),
-    (b"[" * 100_000 + b"]" * 100_000, 100_000),
-])
+@pytest.mark.parametrize(
+    ("data", "depth"),
+    [
+        (b"{}", 1),
+        (b"1", 0),
+        (b'[[1, {"a": [2]}]]', 4),
+        (b'["[[[", "\\"]]]]"]', 1),
+        (b'{"\\\\": [[]]}', 3),
+        (b"[" * 100_000 + b"]" * 100_000, 100_000),
+    ],
+)
 def test_json_depth_counts_brackets_outside_strings(data, depth):
     assert json_depth(data) == depth
     if depth <= MAX_JSON_DEPTH:  # the independent value: Python's parser, where it does not overflow
         parsed = json.loads(data)
 
         def nest(v):
-            return 1 + max((nest(x) for x in (v.values() if isinstance(v, dict) else v)), default=0) \
-                if isinstance(v, dict | list) else 0
+            return (
+                1 + max((nest(x) for x in (v.values() if isinstance(v, dict) else v)), default=0)
+                if isinstance(v, dict | list)
+                else 0
+            )
+
         assert nest(parsed) == depth
 
 
@@ -412,7 +448,9 @@ def _forge(packed: Path, out: Path, *, manifest: str) -> Path:
     ("deleted") or its sha256 and size recomputed for the edited file ("rehashed")."""
     with zipfile.ZipFile(packed) as z:
         files = {name: z.read(name) for name in z.namelist()}
-    (name,) = [n for n in files if n.endswith(f"/{DEMO_TASK}.json") and "run_records" not in n and "experiments" not in n]
+    (name,) = [
+        n for n in files if n.endswith(f"/{DEMO_TASK}.json") and "run_records" not in n and "experiments" not in n
+    ]
     result = json.loads(files[name])
     assert round(100 * result["scores"]["test"][0]["main_score"], 2) == -9.82
     result["scores"]["test"][0].update(main_score=FORGED, cosine_spearman=FORGED)
@@ -477,7 +515,9 @@ def test_forged_score_is_never_shown_as_verified(manifest, honest, tmp_path, cap
     assert [r["verification"] for r in rows].count("self-reported") == 1
     # and verify recomputes the real score and refuses the forged one (exit status 1)
     checked = tmp_path / "forged.verification.json"
-    code, out, err = _cli(["leaderboard", "verify", str(forged), "--out", str(checked), "--cache-dir", str(cache)], capsys)
+    code, out, err = _cli(
+        ["leaderboard", "verify", str(forged), "--out", str(checked), "--cache-dir", str(cache)], capsys
+    )
     assert code == 1 and "Traceback" not in out + err
     verdicts = {(v["task"], v["setting"]): v for v in json.loads(checked.read_text())["results"]}
     bad = verdicts[(DEMO_TASK, "default")]
@@ -502,14 +542,21 @@ def test_unloadable_model_is_not_verified_and_says_why(demo_results, tmp_path, c
     assert all(r["note"].startswith("could not re-run: Unknown model 'no-such-model'") for r in results)
 
 
-@pytest.mark.parametrize(("claimed", "recomputed", "ok"), [
-    ({"main_score": 0.5}, {"main_score": 0.5 + 0.9e-4}, True),
-    ({"main_score": 0.5}, {"main_score": 0.5 + 1.1e-4}, False),
-    ({"main_score": 0.5, "a": 0.1}, {"main_score": 0.5, "a": 0.2}, False),  # a part, not the main score
-    ({"main_score": 0.5, "a": 0.1}, {"main_score": 0.5}, False),  # a score the re-run does not give
-    ({"main_score": float("nan")}, {"main_score": 0.5}, False),
-    ({"main_score": 0.5, "hf_subset": "default", "languages": ["eng-Latn"]}, {"main_score": 0.5, "hf_subset": "x"}, True),
-])
+@pytest.mark.parametrize(
+    ("claimed", "recomputed", "ok"),
+    [
+        ({"main_score": 0.5}, {"main_score": 0.5 + 0.9e-4}, True),
+        ({"main_score": 0.5}, {"main_score": 0.5 + 1.1e-4}, False),
+        ({"main_score": 0.5, "a": 0.1}, {"main_score": 0.5, "a": 0.2}, False),  # a part, not the main score
+        ({"main_score": 0.5, "a": 0.1}, {"main_score": 0.5}, False),  # a score the re-run does not give
+        ({"main_score": float("nan")}, {"main_score": 0.5}, False),
+        (
+            {"main_score": 0.5, "hf_subset": "default", "languages": ["eng-Latn"]},
+            {"main_score": 0.5, "hf_subset": "x"},
+            True,
+        ),
+    ],
+)
 def test_tolerance(claimed, recomputed, ok):
     from bench.leaderboard.verify import TOLERANCE, compare
 
@@ -532,22 +579,58 @@ def _verify_out_is_folder(tmp: Path, bad: dict[str, Path]) -> list[str]:
 
 
 def _build_missing_verification(tmp: Path, bad: dict[str, Path]) -> list[str]:
-    return ["leaderboard", "build", "--results", str(tmp), "--verification", str(tmp / "nope.json"), "--out", str(tmp / "s")]
+    return [
+        "leaderboard",
+        "build",
+        "--results",
+        str(tmp),
+        "--verification",
+        str(tmp / "nope.json"),
+        "--out",
+        str(tmp / "s"),
+    ]
 
 
 def _build_foreign_verification(tmp: Path, bad: dict[str, Path]) -> list[str]:
     (tmp / "v.json").write_text('{"format": "something-else", "results": []}')
-    return ["leaderboard", "build", "--results", str(tmp), "--verification", str(tmp / "v.json"), "--out", str(tmp / "s")]
+    return [
+        "leaderboard",
+        "build",
+        "--results",
+        str(tmp),
+        "--verification",
+        str(tmp / "v.json"),
+        "--out",
+        str(tmp / "s"),
+    ]
 
 
 def _build_deep_verification(tmp: Path, bad: dict[str, Path]) -> list[str]:
     (tmp / "v.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
-    return ["leaderboard", "build", "--results", str(tmp), "--verification", str(tmp / "v.json"), "--out", str(tmp / "s")]
+    return [
+        "leaderboard",
+        "build",
+        "--results",
+        str(tmp),
+        "--verification",
+        str(tmp / "v.json"),
+        "--out",
+        str(tmp / "s"),
+    ]
 
 
 def _build_latin1_verification(tmp: Path, bad: dict[str, Path]) -> list[str]:
     (tmp / "v.json").write_bytes('{"format": "caf\u00e9"}'.encode("latin-1"))
-    return ["leaderboard", "build", "--results", str(tmp), "--verification", str(tmp / "v.json"), "--out", str(tmp / "s")]
+    return [
+        "leaderboard",
+        "build",
+        "--results",
+        str(tmp),
+        "--verification",
+        str(tmp / "v.json"),
+        "--out",
+        str(tmp / "s"),
+    ]
 
 
 def _submit_linked_file(tmp: Path, bad: dict[str, Path]) -> list[str]:
@@ -585,11 +668,15 @@ def test_cli_fault_is_one_error_line(probe, bad_submissions, tmp_path, capsys):
 
 def test_build_with_hostile_submissions_exits_0_and_lists_them(bad_submissions, demo_results, tmp_path, capsys):
     paths = [str(p) for p in bad_submissions.values()]
-    code, out, err = _cli(["leaderboard", "build", "--results", *paths, str(demo_results), "--out", str(tmp_path / "s")], capsys)
+    code, out, err = _cli(
+        ["leaderboard", "build", "--results", *paths, str(demo_results), "--out", str(tmp_path / "s")], capsys
+    )
     assert code == 0 and "Traceback" not in out + err
     assert f"{len(PROBES)} of {len(PROBES) + 1} submission(s) rejected" in out
     assert "0 of 6 result(s) verified (the rest self-reported)" in out
-    code, out, err = _cli(["leaderboard", "build", "--strict", "--results", *paths, "--out", str(tmp_path / "s2")], capsys)
+    code, out, err = _cli(
+        ["leaderboard", "build", "--strict", "--results", *paths, "--out", str(tmp_path / "s2")], capsys
+    )
     assert code == 1 and "Traceback" not in out + err
 
 
@@ -601,7 +688,9 @@ def test_a_credential_in_a_run_record_is_never_published(demo_results, tmp_path)
     root = _copy(demo_results, tmp_path)
     leaked = "https://user:PaSsWoRd-1@fn.example/api?code=SeCrEt-CoDe-2&jwt=SeCrEt-JwT-3"
     for record in root.rglob("run_records/*.json"):
-        edit_json(record, lambda d: (d["model"]["settings"].update(base_url=leaked), d.update(command=["bench", leaked])))
+        edit_json(
+            record, lambda d: (d["model"]["settings"].update(base_url=leaked), d.update(command=["bench", leaked]))
+        )
     result = build([root], tmp_path / "site")
     assert result.reports[0].valid
     published = b"".join(p.read_bytes() for p in (tmp_path / "site").rglob("*") if p.is_file())

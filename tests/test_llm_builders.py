@@ -49,8 +49,16 @@ def instructions_handler(req):
 
 def build(fn, server, raw_dir, out, cache, **kw):
     kw.setdefault("size", 5)
-    return fn(source_dir=raw_dir, out_dir=out, seed=7, llm_model="fake", base_url=server.base_url,
-              llm_cache_dir=cache, max_retries=1, **kw)
+    return fn(
+        source_dir=raw_dir,
+        out_dir=out,
+        seed=7,
+        llm_model="fake",
+        base_url=server.base_url,
+        llm_cache_dir=cache,
+        max_retries=1,
+        **kw,
+    )
 
 
 def read_csv(path):
@@ -87,16 +95,22 @@ def test_intent_emotion_triplets_follow_appendix_a(fake_openai, raw_dir, tmp_pat
         original = o1.removeprefix("Great! ")
         # The prompt is appendix A's, verbatim, with the utterance and its BANKING77 intent.
         assert P.fill(P.INTENT_EMOTION_EMOTION, intent=banking[original], text=original) in [
-            c["messages"][0]["content"] for c in calls]
+            c["messages"][0]["content"] for c in calls
+        ]
     follow = next(c for c in calls if len(c["messages"]) == 3)
-    assert follow["messages"][2]["content"].startswith("Modify the intent of the above utterances (i.e. from \"")
+    assert follow["messages"][2]["content"].startswith('Modify the intent of the above utterances (i.e. from "')
     on_disk = json.loads((task_dir / "manifest.json").read_text())
-    assert on_disk["prompts"]["intent_emotion.change_emotion"]["sha256"] == hashlib.sha256(
-        P.INTENT_EMOTION_EMOTION.encode()).hexdigest()
+    assert (
+        on_disk["prompts"]["intent_emotion.change_emotion"]["sha256"]
+        == hashlib.sha256(P.INTENT_EMOTION_EMOTION.encode()).hexdigest()
+    )
     assert on_disk["sources"][0]["path"] == BANKING_TEST and on_disk["failures"] == []
     assert on_disk["llm"]["model"] == "fake" and on_disk["llm"]["endpoint"] == fake_openai.base_url
     assert on_disk["tokens"]["prompt_tokens"] > 0 and "test-key" not in json.dumps(on_disk)
-    assert on_disk["outputs"]["emotion.csv"]["sha256"] == hashlib.sha256((task_dir / "emotion.csv").read_bytes()).hexdigest()
+    assert (
+        on_disk["outputs"]["emotion.csv"]["sha256"]
+        == hashlib.sha256((task_dir / "emotion.csv").read_bytes()).hexdigest()
+    )
     assert manifest["summary"]["ledger"]["requests_sent"] == 10
 
 
@@ -172,8 +186,9 @@ def test_robustness_duplicates_are_retried(fake_openai, raw_dir, tmp_path):
 
 
 def test_dry_run_sends_nothing(fake_openai, raw_dir, tmp_path, capsys):
-    manifest = build(build_intent_emotion, fake_openai, raw_dir, tmp_path / "out", tmp_path / "cache",
-                     size=None, dry_run=True)
+    manifest = build(
+        build_intent_emotion, fake_openai, raw_dir, tmp_path / "out", tmp_path / "cache", size=None, dry_run=True
+    )
     assert fake_openai.requests == [] and not (tmp_path / "out").exists()
     summary = manifest["summary"]
     assert summary["requests"] == 2 * 3080 and summary["prompt_tokens_estimate"] > 3080 * 40
@@ -183,8 +198,9 @@ def test_dry_run_sends_nothing(fake_openai, raw_dir, tmp_path, capsys):
 
 def test_dry_run_prices_a_listed_model(fake_openai, raw_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("INSTRUCT_BENCH_LLM_PRICE", "30,60")
-    summary = build(build_instruct_stsb, fake_openai, raw_dir, tmp_path / "out", tmp_path / "cache",
-                    size=10, dry_run=True)["summary"]
+    summary = build(
+        build_instruct_stsb, fake_openai, raw_dir, tmp_path / "out", tmp_path / "cache", size=10, dry_run=True
+    )["summary"]
     expected = (summary["prompt_tokens_estimate"] * 30 + summary["completion_tokens_estimate"] * 60) / 1e6
     assert summary["requests"] == 20 and summary["cost_usd_estimate"] == pytest.approx(expected, abs=1e-4)
     assert fake_openai.requests == []
@@ -227,10 +243,41 @@ def test_resume_after_interrupt(fake_openai, raw_dir, tmp_path, monkeypatch):
 def test_cli_dry_run(fake_openai, raw_dir, tmp_path, capsys):
     from bench.cli.main import main
 
-    code = main(["build-data", "instruct-stsb", "--source-dir", str(raw_dir), "--out", str(tmp_path / "o"),
-                 "--size", "3", "--llm-model", "fake", "--base-url", fake_openai.base_url, "--dry-run"])
+    code = main(
+        [
+            "build-data",
+            "instruct-stsb",
+            "--source-dir",
+            str(raw_dir),
+            "--out",
+            str(tmp_path / "o"),
+            "--size",
+            "3",
+            "--llm-model",
+            "fake",
+            "--base-url",
+            fake_openai.base_url,
+            "--dry-run",
+        ]
+    )
     assert code == 0 and "\nrequests: 6\n" in capsys.readouterr().out  # readable lines, not raw JSON
-    code = main(["build-data", "instruct-stsb", "--source-dir", str(raw_dir), "--out", str(tmp_path / "o"),
-                 "--size", "3", "--llm-model", "fake", "--base-url", fake_openai.base_url, "--dry-run", "--json"])
+    code = main(
+        [
+            "build-data",
+            "instruct-stsb",
+            "--source-dir",
+            str(raw_dir),
+            "--out",
+            str(tmp_path / "o"),
+            "--size",
+            "3",
+            "--llm-model",
+            "fake",
+            "--base-url",
+            fake_openai.base_url,
+            "--dry-run",
+            "--json",
+        ]
+    )
     assert code == 0 and json.loads(capsys.readouterr().out)["requests"] == 6
     assert fake_openai.requests == []

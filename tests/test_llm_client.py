@@ -20,8 +20,9 @@ def key(monkeypatch):
 
 def make_client(server, tmp_path, **kw) -> LLMClient:
     kw.setdefault("max_retries", 2)
-    return LLMClient(LLMConfig.from_options(llm_model="fake", base_url=server.base_url,
-                                            llm_cache_dir=tmp_path / "llm", **kw))
+    return LLMClient(
+        LLMConfig.from_options(llm_model="fake", base_url=server.base_url, llm_cache_dir=tmp_path / "llm", **kw)
+    )
 
 
 def answer_handler(req):
@@ -65,8 +66,9 @@ def test_a_changed_request_is_a_cache_miss(fake_openai, tmp_path, key):
     fake_openai.chat_handler = answer_handler
     make_client(fake_openai, tmp_path).run(requests(2))
     make_client(fake_openai, tmp_path, temperature=0.5).run(requests(2))
-    LLMClient(LLMConfig.from_options(llm_model="other", base_url=fake_openai.base_url,
-                                     llm_cache_dir=tmp_path / "llm")).run(requests(2))
+    LLMClient(
+        LLMConfig.from_options(llm_model="other", base_url=fake_openai.base_url, llm_cache_dir=tmp_path / "llm")
+    ).run(requests(2))
     assert len(fake_openai.calls(CHAT)) == 6
 
 
@@ -132,8 +134,12 @@ def test_unsupported_response_format_falls_back_and_is_remembered(tmp_path, key,
     class JsonObjectOnly(FakeOpenAI):  # like llama-cpp-python: only "text" and "json_object" (+ schema)
         def _reply(self, path, body):
             if body.get("response_format", {}).get("type") == "json_schema":
-                return status, {"error": {"message": "1 validation error: {'loc': ('body', 'response_format', "
-                                          "'type'), 'msg': \"Input should be 'text' or 'json_object'\"}"}}
+                return status, {
+                    "error": {
+                        "message": "1 validation error: {'loc': ('body', 'response_format', "
+                        "'type'), 'msg': \"Input should be 'text' or 'json_object'\"}"
+                    }
+                }
             return super()._reply(path, body)
 
     server = JsonObjectOnly().start()

@@ -50,9 +50,27 @@ def llama_server(request, tmp_path_factory):
         port = s.getsockname()[1]
     log = open(tmp_path_factory.mktemp("llama") / "server.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "smollm2", "--host",
-         "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--seed", "42"],
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf),
+            "--model_alias",
+            "smollm2",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "2",
+            "--seed",
+            "42",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.time() + 180
@@ -79,8 +97,17 @@ def test_build_and_run_with_smollm2(llama_server, raw_dir, tmp_path, monkeypatch
     out = tmp_path / "data"
     cache = Path(os.environ.get("INSTRUCT_BENCH_LLM_SERVER_CACHE") or tmp_path / "llm-cache")
     n = int(os.environ.get("INSTRUCT_BENCH_LLM_SERVER_N", "50"))
-    common = dict(source_dir=raw_dir, out_dir=out, seed=42, size=n, llm_model="smollm2", base_url=llama_server,
-                  llm_cache_dir=cache, concurrency=1, max_retries=2)
+    common = dict(
+        source_dir=raw_dir,
+        out_dir=out,
+        seed=42,
+        size=n,
+        llm_model="smollm2",
+        base_url=llama_server,
+        llm_cache_dir=cache,
+        concurrency=1,
+        max_retries=2,
+    )
     stats = {}
     for name, fn in (("intent-emotion", build_intent_emotion), ("instruct-stsb", build_instruct_stsb)):
         tick = time.perf_counter()
@@ -99,15 +126,32 @@ def test_build_and_run_with_smollm2(llama_server, raw_dir, tmp_path, monkeypatch
     print("\nLLM build:", json.dumps(stats, indent=2))
     # A 135M model often fails the builders' checks (two "rewrites" that are the same text, a follow-up that
     # repeats the first reply); those items are dropped, so score whichever sets kept rows.
-    tasks = [t for t, key in (("IntentEmotion", "intent-emotion"), ("InstructSTSB", "instruct-stsb"))
-             if stats[key]["items_kept"]]
+    tasks = [
+        t
+        for t, key in (("IntentEmotion", "intent-emotion"), ("InstructSTSB", "instruct-stsb"))
+        if stats[key]["items_kept"]
+    ]
     assert tasks, f"SmolLM2 produced no valid item at all: {stats}"
 
     env = {**os.environ, "INSTRUCT_BENCH_CACHE": str(tmp_path / "emb")}
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "run", "--tasks", *tasks, "--data-dir", str(out),
-         "--output-dir", str(tmp_path / "results")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "run",
+            "--tasks",
+            *tasks,
+            "--data-dir",
+            str(out),
+            "--output-dir",
+            str(tmp_path / "results"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     print(proc.stdout[-3000:], proc.stderr[-2000:])
     assert proc.returncode == 0

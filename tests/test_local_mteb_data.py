@@ -55,11 +55,17 @@ def save_banking77(raw: Path, out: Path, *, train_per_label: int = 4, test_per_l
             return list(csv.DictReader(f))
 
     labels = {c: i for i, c in enumerate(sorted({r["category"] for r in read("train")}))}
-    data = DatasetDict({
-        split: Dataset.from_list([{"text": r["text"], "label": labels[r["category"]], "label_text": r["category"]}
-                                  for r in _per_label(read(split), "category", n)])
-        for split, n in (("train", train_per_label), ("test", test_per_label))
-    })
+    data = DatasetDict(
+        {
+            split: Dataset.from_list(
+                [
+                    {"text": r["text"], "label": labels[r["category"]], "label_text": r["category"]}
+                    for r in _per_label(read(split), "category", n)
+                ]
+            )
+            for split, n in (("train", train_per_label), ("test", test_per_label))
+        }
+    )
     data.save_to_disk(str(out / BANKING))
     return out / BANKING
 
@@ -84,7 +90,9 @@ def save_amazon_en(raw: Path, out: Path, *, rows: int = 60) -> Path:
         with (folder / f"{name}.tsv").open(encoding="utf-8", newline="") as f:
             reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
             picked = _per_label(list(reader), "is_counterfactual", rows // 2)
-        splits[split] = Dataset.from_list([{"text": r["sentence"], "label": int(r["is_counterfactual"])} for r in picked])
+        splits[split] = Dataset.from_list(
+            [{"text": r["sentence"], "label": int(r["is_counterfactual"])} for r in picked]
+        )
     DatasetDict(splits).save_to_disk(str(out / AMAZON / "en"))
     return out / AMAZON / "en"
 
@@ -128,8 +136,19 @@ def test_bench_run_on_local_copies_equals_mtebs_computation(raw_dir: Path, minil
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "INSTRUCT_BENCH_CACHE": str(tmp_path / "cache")}
     # Default options: equal to MTEB's computation once the default model runs MTEB's own implementation
     # (family `mteb`); under the sentence-transformers `prefix` template it would differ (the task prompt is prefixed).
-    cmd = [sys.executable, "-m", "bench", "run", "-t", BANKING, STSB, "--data-dir", str(data),
-           "--output-dir", str(tmp_path / "out")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench",
+        "run",
+        "-t",
+        BANKING,
+        STSB,
+        "--data-dir",
+        str(data),
+        "--output-dir",
+        str(tmp_path / "out"),
+    ]
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     notes = [line for line in proc.stdout.splitlines() if line.startswith("Note: ")]
@@ -166,7 +185,9 @@ def test_local_copy_replaces_the_hub_with_a_content_revision(raw_dir: Path, tmp_
 def test_mteb_registry_task_reads_its_copy_and_mtebs_transform_runs(raw_dir: Path, tmp_path: Path) -> None:
     save_banking77(raw_dir, tmp_path, train_per_label=2, test_per_label=1)
     (task,) = get_tasks([BANKING], data_dir=tmp_path)
-    assert task.metadata.revision.startswith("local-") and task.metadata.prompt == mteb.get_task(BANKING).metadata.prompt
+    assert (
+        task.metadata.revision.startswith("local-") and task.metadata.prompt == mteb.get_task(BANKING).metadata.prompt
+    )
     task.load_data()
     assert set(task.dataset) == {"train", "test"} and task.dataset["test"].num_rows == 77
     scores = scores_of(HashEncoder(use_cache=False), task)
@@ -183,7 +204,9 @@ def test_multilingual_task_evaluates_the_subsets_present(raw_dir: Path, tmp_path
     result = mteb.evaluate(HashEncoder(use_cache=False), task, cache=None, show_progress_bar=False, co2_tracker=False)
     scores = result.task_results[0].scores
     assert set(scores) == {"validation", "test"}
-    assert [s["hf_subset"] for s in scores["test"]] == ["en"] and [s["hf_subset"] for s in scores["validation"]] == ["en"]
+    assert [s["hf_subset"] for s in scores["test"]] == ["en"] and [s["hf_subset"] for s in scores["validation"]] == [
+        "en"
+    ]
 
     (tmp_path / AMAZON / "xx").mkdir()
     with pytest.raises(DataError, match=r"xx is no subset of AmazonCounterfactualClassification \(its subsets: en-ext"):
@@ -201,7 +224,9 @@ def test_multilingual_task_as_one_folder_is_an_error(tmp_path: Path) -> None:
 
 
 def test_copy_without_a_split_mteb_reads_is_one_error(tmp_path: Path) -> None:
-    DatasetDict({"test": Dataset.from_dict({"text": ["a", "b"], "label": [0, 1]})}).save_to_disk(str(tmp_path / BANKING))
+    DatasetDict({"test": Dataset.from_dict({"text": ["a", "b"], "label": [0, 1]})}).save_to_disk(
+        str(tmp_path / BANKING)
+    )
     (task,) = get_tasks([BANKING], data_dir=tmp_path)
     with pytest.raises(DataError, match=r"lacks the split\(s\) train \(it has test\)"):
         task.load_data()
@@ -239,8 +264,9 @@ def test_sts_jsonl_layout_still_reads_and_a_saved_folder_wins(raw_dir: Path, tmp
     (folder / "test.jsonl").write_text(json.dumps({"sentence1": "a", "sentence2": "b", "score": 1}) + "\n")
     (task,) = get_tasks(["STS12"], data_dir=tmp_path)
     assert task.saved_folders is None and list(task.local_files) == ["test"]
-    DatasetDict({"test": Dataset.from_dict({"sentence1": ["x", "y"], "sentence2": ["y", "z"], "score": [1.0, 2.0]})}
-                ).save_to_disk(str(folder))
+    DatasetDict(
+        {"test": Dataset.from_dict({"sentence1": ["x", "y"], "sentence2": ["y", "z"], "score": [1.0, 2.0]})}
+    ).save_to_disk(str(folder))
     (task,) = get_tasks(["STS12"], data_dir=tmp_path, limit=1)
     task.load_data()
     assert task.saved_folders and task.dataset["test"].num_rows == 1  # --limit applies to the STS tasks' copies
@@ -254,12 +280,15 @@ def test_not_a_save_to_disk_folder_is_one_error_line(capsys, tmp_path: Path) -> 
     lines = [line for line in err.splitlines() if line.strip()]
     assert code == 2 and "Traceback" not in err
     assert lines[-1].startswith("error: ") and "is not a `datasets` save_to_disk folder" in lines[-1], err
-    assert "load_dataset('mteb/banking77', revision='0fd18e25b25c072e09e0d92ab615fda904d66300').save_to_disk" in lines[-1]
+    assert (
+        "load_dataset('mteb/banking77', revision='0fd18e25b25c072e09e0d92ab615fda904d66300').save_to_disk" in lines[-1]
+    )
 
 
 def test_damaged_copy_is_one_data_error(tmp_path: Path) -> None:
-    DatasetDict({"test": Dataset.from_dict({"sentence1": ["x"], "sentence2": ["y"], "score": [1.0]})}
-                ).save_to_disk(str(tmp_path / STSB))
+    DatasetDict({"test": Dataset.from_dict({"sentence1": ["x"], "sentence2": ["y"], "score": [1.0]})}).save_to_disk(
+        str(tmp_path / STSB)
+    )
     for arrow in (tmp_path / STSB).rglob("*.arrow"):
         arrow.write_bytes(b"not arrow")
     (task,) = get_tasks([STSB], data_dir=tmp_path)
@@ -300,8 +329,9 @@ def test_prompt_source_mteb_is_mtebs_metadata_harness_the_instruction(tmp_path: 
         cls(prompt_source="inbedder")
 
     # with a local copy: MTEB's metadata but for the local revision, kept through unload
-    DatasetDict({"test": Dataset.from_dict({"sentence1": ["x"], "sentence2": ["y"], "score": [1.0]})}
-                ).save_to_disk(str(tmp_path / STSB))
+    DatasetDict({"test": Dataset.from_dict({"sentence1": ["x"], "sentence2": ["y"], "score": [1.0]})}).save_to_disk(
+        str(tmp_path / STSB)
+    )
     (task,) = get_tasks([STSB], data_dir=tmp_path, prompt_source="mteb")
     assert task.metadata.revision.startswith("local-") and task.metadata.prompt is None
     assert task.metadata.model_copy(update={"dataset": mtebs.dataset}) == mtebs
@@ -311,17 +341,24 @@ def test_prompt_source_mteb_is_mtebs_metadata_harness_the_instruction(tmp_path: 
 
 
 def test_instruction_variants_work_under_both_prompt_sources(tmp_path: Path) -> None:
-    DatasetDict({"test": Dataset.from_dict({"sentence1": ["x"], "sentence2": ["y"], "score": [1.0]})}
-                ).save_to_disk(str(tmp_path / STSB))
+    DatasetDict({"test": Dataset.from_dict({"sentence1": ["x"], "sentence2": ["y"], "score": [1.0]})}).save_to_disk(
+        str(tmp_path / STSB)
+    )
     for source in ("harness", "mteb"):
         (task,) = get_tasks([STSB], data_dir=tmp_path, prompt_source=source)
         variant = variant_task(task, "Represent the sentence: ")
         assert variant.metadata.prompt == "Represent the sentence: " and variant.metadata.revision.startswith("local-")
-        assert variant.instruction_set() == {"task_instruction": "Represent the sentence: ", "source": "instruction variant"}
+        assert variant.instruction_set() == {
+            "task_instruction": "Represent the sentence: ",
+            "source": "instruction variant",
+        }
         assert task.metadata.prompt == ("represent the statement: " if source == "harness" else None)
         variant.load_data()
         variant.unload_data()  # the variant's class keeps the variant's prompt
-        assert variant.metadata.prompt == "Represent the sentence: " and variant.metadata.revision == task.metadata.revision
+        assert (
+            variant.metadata.prompt == "Represent the sentence: "
+            and variant.metadata.revision == task.metadata.revision
+        )
 
 
 def test_other_tasks_accept_or_ignore_the_prompt_source() -> None:

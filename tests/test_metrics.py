@@ -132,8 +132,15 @@ def test_multi_aspect_clustering_hmean(tmp_path):
     write_csv(tmp_path / "NYTClustering" / "topic.csv", ["text", "cluster"], list(zip(texts, topics)))
     write_csv(tmp_path / "NYTClustering" / "location.csv", ["text", "cluster"], list(zip(texts, places)))
     topic_q, place_q = NYTClustering.aspects["topic"], NYTClustering.aspects["location"]
-    by_topic = {(q, t): ([10.0, 0.0] if s == "sports" else [0.0, 10.0]) for t, s in zip(texts, topics) for q in (topic_q, place_q)}
-    follows = {**by_topic, **{(place_q, t): ([10.0, 0.0] if p == "japan" else [0.0, 10.0]) for t, p in zip(texts, places)}}
+    by_topic = {
+        (q, t): ([10.0, 0.0] if s == "sports" else [0.0, 10.0])
+        for t, s in zip(texts, topics)
+        for q in (topic_q, place_q)
+    }
+    follows = {
+        **by_topic,
+        **{(place_q, t): ([10.0, 0.0] if p == "japan" else [0.0, 10.0]) for t, p in zip(texts, places)},
+    }
     good = scores_of(LookupEncoder(follows), NYTClustering(data_dir=tmp_path))
     assert good["v_measure_topic"] == pytest.approx(1.0) and good["v_measure_location"] == pytest.approx(1.0)
     blind = scores_of(LookupEncoder(by_topic), NYTClustering(data_dir=tmp_path))

@@ -38,12 +38,17 @@ def test_a_gguf_header_gives_context_license_languages_and_size_but_no_dimension
     reader = gguf.GGUFReader(file)
     tensors = sum(int(t.n_elements) for t in reader.tensors)  # no general.parameter_count in this file
     assert "general.parameter_count" not in reader.fields
-    assert gguf_facts(file) == {"n_parameters": tensors, "max_tokens": 8192, "license": "apache-2.0",
-                                "languages": ["eng-Latn"]}  # llama.context_length, general.license, general.languages ['en']
+    assert gguf_facts(file) == {
+        "n_parameters": tensors,
+        "max_tokens": 8192,
+        "license": "apache-2.0",
+        "languages": ["eng-Latn"],
+    }  # llama.context_length, general.license, general.languages ['en']
     assert model_facts(str(file), "local/SmolLM2-135M-Instruct.Q4_1") == gguf_facts(file)
     # the quantization has no ModelMeta field: it is the identity check the run record keeps
-    expected = {"gguf": {"file_type": "Q4_1", "quantization_version": 2,
-                         "tensor_types": {"F32": 61, "Q4_1": 210, "Q8_0": 1}}}
+    expected = {
+        "gguf": {"file_type": "Q4_1", "quantization_version": 2, "tensor_types": {"F32": 61, "Q4_1": 210, "Q8_0": 1}}
+    }
     assert gguf_check(file) == expected
     identity = resolve_identity(str(file), name=None, revision=None)
     assert identity.check == expected and identity.name == "local/SmolLM2-135M-Instruct.Q4_1"
@@ -63,14 +68,18 @@ def test_the_fast_header_scan_reads_what_ggufs_own_reader_reads():
     long = {k for k, v in full.items() if isinstance(v, list) and len(v) > _GGUF_KEPT_ITEMS}
     assert "tokenizer.ggml.tokens" in long and all(fast[k] is None for k in long)
     assert {k: v for k, v in fast.items() if k not in long} == {
-        k: v for k, v in full.items() if k not in long and not k.startswith("GGUF.")}  # the reader's own pseudo-fields
+        k: v for k, v in full.items() if k not in long and not k.startswith("GGUF.")
+    }  # the reader's own pseudo-fields
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"", "is empty, not a GGUF model file"),
-    (b"this is not a model\n" * 100, "is not a readable GGUF file"),
-    (b"GGUF\x03\x00\x00\x00", "is not a readable GGUF file"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "is empty, not a GGUF model file"),
+        (b"this is not a model\n" * 100, "is not a readable GGUF file"),
+        (b"GGUF\x03\x00\x00\x00", "is not a readable GGUF file"),
+    ],
+)
 def test_a_damaged_gguf_file_is_one_model_load_error(tmp_path, data, message):
     pytest.importorskip("gguf")
     bad = tmp_path / "model.gguf"
@@ -110,15 +119,27 @@ def test_a_local_sentence_transformers_folder_files_what_its_files_say(minilm_pa
     copy = tmp_path / "my-minilm"
     shutil.copytree(minilm_path, copy)
     (copy / "1_Pooling" / "config.json").write_text(  # not the published files any more: a local model
-        (copy / "1_Pooling" / "config.json").read_text().replace('"pooling_mode_max_tokens": false',
-                                                                  '"pooling_mode_max_tokens": true'))
+        (copy / "1_Pooling" / "config.json")
+        .read_text()
+        .replace('"pooling_mode_max_tokens": false', '"pooling_mode_max_tokens": true')
+    )
     facts = model_facts(str(copy), "local/my-minilm")
-    assert facts == {"n_parameters": 22713216, "embed_dim": 384, "max_tokens": 256, "license": "apache-2.0",
-                     "languages": ["eng-Latn"]}  # safetensors header, pooling config, sentence_bert_config, card
+    assert facts == {
+        "n_parameters": 22713216,
+        "embed_dim": 384,
+        "max_tokens": 256,
+        "license": "apache-2.0",
+        "languages": ["eng-Latn"],
+    }  # safetensors header, pooling config, sentence_bert_config, card
     meta = load_model(str(copy), cache_dir=tmp_path / "cache").mteb_model_meta
     assert meta.name == "local/my-minilm" and not meta.revision.startswith("8b3219")
     assert (meta.n_parameters, meta.embed_dim, meta.max_tokens, meta.license, meta.languages) == (
-        22713216, 384, 256, "apache-2.0", ["eng-Latn"])
+        22713216,
+        384,
+        256,
+        "apache-2.0",
+        ["eng-Latn"],
+    )
     card = copy / "README.md"
     card.write_text("---\nlanguage:\n- en\n- zh  # Chinese: which script?\nlicense: other\n---\n# card\n")
     assert card_front_matter(card) == {"language": ["en", "zh"], "license": "other"}

@@ -32,7 +32,9 @@ def test_parse_model_args():
     assert parse_model_args("pooling=1st-gen, dtype=float16") == {"pooling": "1st-gen", "dtype": "float16"}
     # a value may hold commas and '=' unless a comma is followed by `key=`
     assert parse_model_args("template=Instruct: {instruction}, then {text},max-seq-length=128") == {
-        "template": "Instruct: {instruction}, then {text}", "max_seq_length": "128"}
+        "template": "Instruct: {instruction}, then {text}",
+        "max_seq_length": "128",
+    }
     assert parse_model_args("") == {}
     with pytest.raises(ConfigError, match=r"--model-args item 'pooling' is not key=value; write e.g."):
         parse_model_args("pooling")
@@ -66,9 +68,13 @@ def test_string_options_load_typed_and_unknown_ones_list_the_valid(tmp_path):
     model = load_model("all-MiniLM-L6-v2", batch_size="8", max_seq_length="128", template="none", cache_dir=tmp_path)
     assert model.batch_size == 8 and model.max_seq_length == 128
     assert model.mteb_model_meta.experiment_kwargs == {"template": "none", "max_seq_length": 128}
-    with pytest.raises(ConfigError, match=r"'mteb' has no option 'pooling'\. Its options: .*--template.*max_seq_length, template"):
+    with pytest.raises(
+        ConfigError, match=r"'mteb' has no option 'pooling'\. Its options: .*--template.*max_seq_length, template"
+    ):
         load_model("all-MiniLM-L6-v2", pooling="1st-gen")
-    with pytest.raises(ConfigError, match=r"'sentence-transformers' has no option 'pooling'\. Its options: .*max_seq_length.*template"):
+    with pytest.raises(
+        ConfigError, match=r"'sentence-transformers' has no option 'pooling'\. Its options: .*max_seq_length.*template"
+    ):
         load_model("all-MiniLM-L6-v2", pooling="1st-gen", template="none")
     with pytest.raises(ConfigError, match=r"no option 'dimension'\. Did you mean: dimensions\?"):
         load_model("openai:fake", dimension=8)
@@ -101,8 +107,12 @@ def _spec(*argv):
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
 def test_model_config_file_and_precedence(tmp_path, suffix):
-    data = {"model": "openai:text-embedding-3-small", "dimensions": 256, "template": "none",
-            "model_args": {"max_retries": 2, "template": "ignored: top-level keys win {text}"}}
+    data = {
+        "model": "openai:text-embedding-3-small",
+        "dimensions": 256,
+        "template": "none",
+        "model_args": {"max_retries": 2, "template": "ignored: top-level keys win {text}"},
+    }
     path = tmp_path / f"model{suffix}"
     if suffix == ".json":
         path.write_text(json.dumps(data))
@@ -110,13 +120,25 @@ def test_model_config_file_and_precedence(tmp_path, suffix):
         import yaml
 
         path.write_text(yaml.safe_dump(data))
-    assert read_model_config(path) == ("openai:text-embedding-3-small",
-                                       {"max_retries": 2, "template": "none", "dimensions": 256})
+    assert read_model_config(path) == (
+        "openai:text-embedding-3-small",
+        {"max_retries": 2, "template": "none", "dimensions": 256},
+    )
     assert _spec("--model-config", str(path)) == (
-        "openai:text-embedding-3-small", {"max_retries": 2, "template": "none", "dimensions": 256})
+        "openai:text-embedding-3-small",
+        {"max_retries": 2, "template": "none", "dimensions": 256},
+    )
     # --model-args override the file; family flags override both; --model overrides the file's model
-    spec, options = _spec("--model-config", str(path), "--model-args", "dimensions=64,template=prefix",
-                          "--template", "{instruction}: {text}", "--model", "openai:text-embedding-3-large")
+    spec, options = _spec(
+        "--model-config",
+        str(path),
+        "--model-args",
+        "dimensions=64,template=prefix",
+        "--template",
+        "{instruction}: {text}",
+        "--model",
+        "openai:text-embedding-3-large",
+    )
     assert spec == "openai:text-embedding-3-large"
     assert options == {"max_retries": 2, "template": "{instruction}: {text}", "dimensions": "64"}
     model = load_model(spec, **options, use_cache=False)
@@ -127,6 +149,14 @@ def test_model_config_file_and_precedence(tmp_path, suffix):
 def test_list_models_shows_families_and_options(capsys):
     assert main(["list", "models"]) == 0
     out = capsys.readouterr().out
-    for text in ("all-MiniLM-L6-v2", "sentence-transformers:", "st:", "openai:", "template='prefix'",
-                 "dimensions=None", "max_retries=5", "--model-args"):
+    for text in (
+        "all-MiniLM-L6-v2",
+        "sentence-transformers:",
+        "st:",
+        "openai:",
+        "template='prefix'",
+        "dimensions=None",
+        "max_retries=5",
+        "--model-args",
+    ):
         assert text in out, text

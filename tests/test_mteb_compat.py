@@ -36,7 +36,9 @@ def test_mteb_finds_the_harness_tasks_by_name():
         assert isinstance(found, cls) or issubclass(cls, type(found)), name
     assert type(mteb.get_task("IntentEmotion")) is tasks.IntentEmotion
     assert [t.metadata.name for t in mteb.get_tasks(tasks=["IntentEmotion", "FewRelClustering"])] == [
-        "IntentEmotion", "FewRelClustering"]
+        "IntentEmotion",
+        "FewRelClustering",
+    ]
 
 
 def test_the_query_dataloader_still_carries_instructions():

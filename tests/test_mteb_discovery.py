@@ -46,8 +46,16 @@ def _names(found) -> list[str]:
 
 
 def test_which_tasks_are_the_harnesss_own():
-    assert {"IntentEmotion", "NYTClustering", "InstructSTSB", "GSTAGNews", "FewRelClustering",
-            "DemoIntentEmotion", "STSBenchmark-SentEval", "SICK-R-SentEval"} <= set(OWN)
+    assert {
+        "IntentEmotion",
+        "NYTClustering",
+        "InstructSTSB",
+        "GSTAGNews",
+        "FewRelClustering",
+        "DemoIntentEmotion",
+        "STSBenchmark-SentEval",
+        "SICK-R-SentEval",
+    } <= set(OWN)
     # the generic tasks under MTEB's names stay MTEB's classes in MTEB's registry
     assert {"STS12", "SICK-R", "SciDocsRR", "TwentyNewsgroupsClustering"} <= UNDER_MTEB_NAMES
     assert type(mteb.get_task("STS12")).__module__.startswith("mteb.")
@@ -93,8 +101,14 @@ def test_get_tasks_by_type_names():
     assert {"SciDocsRR", "NevIR"} <= reranking  # MTEB's
     clustering = set(_names(mteb.get_tasks(task_types=["Clustering"])))
     assert {"NYTClustering", "DemoNYTClustering", "GSTNYTClust", "GSTAmzCF", "GSTMNews"} <= clustering
-    robustness = {"NYTTopicClustering", "FeedbacksClustering", "RateMyProfClustering", "FewRelClustering",
-                  "FewEventClustering", "FewNerdClustering"}
+    robustness = {
+        "NYTTopicClustering",
+        "FeedbacksClustering",
+        "RateMyProfClustering",
+        "FewRelClustering",
+        "FewEventClustering",
+        "FewNerdClustering",
+    }
     assert not robustness & clustering  # a V-measure gap is no V-measure
     assert robustness <= set(_names(mteb.get_tasks(task_types=["InstructionReranking"])))
     assert not {"IntentEmotion", "InstructSTSB"} & clustering
@@ -165,16 +179,21 @@ def test_mteb_before_and_after_import_tasks():
     """)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     env.pop("INSTRUCT_BENCH_DATA_DIR", None)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     before, after, lazy = out["before"], out["after"], out["lazy"]
 
     # import is lazy: no task instantiated (the empty data directory would have failed it), MTEB's own
     # benchmark module not built; the benchmark's tasks are made (and fail here) only when used
-    assert lazy == {"mteb_benchmarks_built": False, "len": 3, "error": "MissingDataError",
-                    "demo": ["DemoIntentEmotion", "DemoInstructSTS", "DemoNYTClustering"]}
+    assert lazy == {
+        "mteb_benchmarks_built": False,
+        "len": 3,
+        "error": "MissingDataError",
+        "demo": ["DemoIntentEmotion", "DemoInstructSTS", "DemoNYTClustering"],
+    }
 
     own = set(OWN)
     own_listed = {n for n in own if n in after["all"]}
@@ -190,7 +209,7 @@ def test_mteb_before_and_after_import_tasks():
     assert "NYTClustering" in new_clustering and "IntentEmotion" not in after["clustering"]
     # benchmarks: MTEB's first and unchanged, then one per suite
     assert after["benchmarks"][: len(before["benchmarks"])] == before["benchmarks"]
-    added = after["benchmarks"][len(before["benchmarks"]):]
+    added = after["benchmarks"][len(before["benchmarks"]) :]
     assert added == [benchmark_name(s) for s in tasks.registry.ordered_suites()]
 
 
@@ -205,8 +224,17 @@ def test_every_suite_is_a_benchmark():
         assert bench is listed[benchmark_name(suite)] is mteb.get_benchmark(benchmark_name(suite))
         assert isinstance(bench, mteb.Benchmark) and isinstance(bench.tasks, SuiteTasks)
         assert len(bench) == len(names) and suite in (bench.description or "")
-    assert {"InBedder", "InBedder-awareness", "InBedder-robustness", "GSTransform", "InstructBench",
-            "InstructBench-demo", "MetaEOL-STS", "INSTRUCTOR-STS", "InstructBench-generic"} <= set(listed)
+    assert {
+        "InBedder",
+        "InBedder-awareness",
+        "InBedder-robustness",
+        "GSTransform",
+        "InstructBench",
+        "InstructBench-demo",
+        "MetaEOL-STS",
+        "INSTRUCTOR-STS",
+        "InstructBench-generic",
+    } <= set(listed)
     with pytest.raises(KeyError):
         mteb.get_benchmark("InBedder-unknown")
 

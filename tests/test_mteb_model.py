@@ -80,8 +80,12 @@ def _calls():
     from datasets import Dataset
     from mteb._create_dataloaders import create_dataloader
 
-    plain = lambda meta: create_dataloader(Dataset.from_dict({"text": TEXTS}), task_metadata=meta,  # noqa: E731
-                                           input_column="text", batch_size=2)
+    plain = lambda meta: create_dataloader(
+        Dataset.from_dict({"text": TEXTS}),
+        task_metadata=meta,  # noqa: E731
+        input_column="text",
+        batch_size=2,
+    )
     return [(intent, PromptType.query, queries), (intent, PromptType.document, plain(intent)), (sts, None, plain(sts))]
 
 
@@ -91,8 +95,18 @@ def _direct(name: str, seen) -> list[tuple[list[str], np.ndarray]]:
     out = []
     for task_meta, prompt_type, loader in _calls():
         seen.texts = []
-        emb = np.asarray(impl.encode(loader, task_metadata=task_meta, hf_split="test", hf_subset="default",
-                                     prompt_type=prompt_type, batch_size=2, show_progress_bar=False), dtype=np.float32)
+        emb = np.asarray(
+            impl.encode(
+                loader,
+                task_metadata=task_meta,
+                hf_split="test",
+                hf_subset="default",
+                prompt_type=prompt_type,
+                batch_size=2,
+                show_progress_bar=False,
+            ),
+            dtype=np.float32,
+        )
         out.append((list(seen.texts), emb))
     return out
 
@@ -103,8 +117,17 @@ def _wrapped(name: str, seen, tmp_path: Path) -> list[tuple[list[str], np.ndarra
     out = []
     for task_meta, prompt_type, loader in _calls():
         seen.texts = []
-        emb = np.asarray(model.encode(loader, task_metadata=task_meta, hf_split="test", hf_subset="default",
-                                      prompt_type=prompt_type, batch_size=2, show_progress_bar=False))
+        emb = np.asarray(
+            model.encode(
+                loader,
+                task_metadata=task_meta,
+                hf_split="test",
+                hf_subset="default",
+                prompt_type=prompt_type,
+                batch_size=2,
+                show_progress_bar=False,
+            )
+        )
         out.append((list(seen.texts), emb))
     return out
 
@@ -141,8 +164,9 @@ def test_listed_format_is_what_the_model_receives(stand_in, tmp_path):
     stand_in.texts = []
     model.encode(loader, task_metadata=intent, hf_split="test", hf_subset="default", prompt_type=PromptType.query)
     instruction = model.impl.get_task_instruction(intent, PromptType.query)
-    assert stand_in.texts == [e5["query"].replace("Instruct: {instruction}\nQuery: ", instruction)
-                              .replace("{text}", "hello ignored by e5")]
+    assert stand_in.texts == [
+        e5["query"].replace("Instruct: {instruction}\nQuery: ", instruction).replace("{text}", "hello ignored by e5")
+    ]
     assert len(rows) >= 10
 
 
@@ -152,8 +176,11 @@ def test_cached_run_encodes_nothing_and_gives_the_same_vectors(tmp_path):
     def run() -> tuple[np.ndarray, MTEBModel]:
         model = load_model("all-MiniLM-L6-v2", cache_dir=str(tmp_path / "cache"), device="cpu")
         loader = create_query_dataloader(TEXTS, INSTRUCTIONS, task_metadata=intent, batch_size=2)
-        return np.asarray(model.encode(loader, task_metadata=intent, hf_split="test", hf_subset="default",
-                                       prompt_type=PromptType.query)), model
+        return np.asarray(
+            model.encode(
+                loader, task_metadata=intent, hf_split="test", hf_subset="default", prompt_type=PromptType.query
+            )
+        ), model
 
     first, m1 = run()
     second, m2 = run()
@@ -164,7 +191,9 @@ def test_cached_run_encodes_nothing_and_gives_the_same_vectors(tmp_path):
 
     ref = SentenceTransformerEncoderWrapper(SentenceTransformer(MINILM, device="cpu"))
     loader = create_query_dataloader(TEXTS, INSTRUCTIONS, task_metadata=intent, batch_size=2)
-    expected = ref.encode(loader, task_metadata=intent, hf_split="test", hf_subset="default", prompt_type=PromptType.query)
+    expected = ref.encode(
+        loader, task_metadata=intent, hf_split="test", hf_subset="default", prompt_type=PromptType.query
+    )
     np.testing.assert_allclose(first, expected, atol=1e-5)
 
 
@@ -179,14 +208,17 @@ def test_packaged_minilm_is_mtebs_model_at_mtebs_key(tmp_path):
     assert type(model.impl).__name__ == "SentenceTransformerEncoderWrapper"
 
 
-@pytest.mark.parametrize(("options", "family", "experiment"), [
-    ({}, "mteb", None),
-    ({"template": "mteb"}, "mteb", None),
-    ({"template": "prefix"}, "sentence-transformers", {"template": "prefix"}),
-    ({"template": "none"}, "sentence-transformers", {"template": "none"}),
-    ({"max_seq_length": 128}, "sentence-transformers", {"template": "prefix", "max_seq_length": 128}),
-    ({"dtype": "bfloat16"}, "mteb", {"dtype": "bfloat16", "device_kind": "cpu"}),
-])
+@pytest.mark.parametrize(
+    ("options", "family", "experiment"),
+    [
+        ({}, "mteb", None),
+        ({"template": "mteb"}, "mteb", None),
+        ({"template": "prefix"}, "sentence-transformers", {"template": "prefix"}),
+        ({"template": "none"}, "sentence-transformers", {"template": "none"}),
+        ({"max_seq_length": 128}, "sentence-transformers", {"template": "prefix", "max_seq_length": 128}),
+        ({"dtype": "bfloat16"}, "mteb", {"dtype": "bfloat16", "device_kind": "cpu"}),
+    ],
+)
 def test_only_mtebs_computation_is_mtebs_key(options, family, experiment, tmp_path):
     model = load_model("all-MiniLM-L6-v2", cache_dir=str(tmp_path / "c"), **options)
     assert model.family == family
@@ -197,7 +229,8 @@ def test_only_mtebs_computation_is_mtebs_key(options, family, experiment, tmp_pa
 def test_st_spec_with_template_mteb_is_mtebs_implementation(tmp_path):
     assert load_model(f"st:{MINILM}", template="mteb", cache_dir=str(tmp_path / "c")).family == "mteb"
     assert load_model(f"st:{MINILM}", cache_dir=str(tmp_path / "c")).mteb_model_meta.experiment_kwargs == {
-        "template": "prefix"}
+        "template": "prefix"
+    }
 
 
 def run_cli(*args: str) -> None:
@@ -215,8 +248,13 @@ def test_stsbenchmark_default_run_reproduces_mtebs_published_figure(tmp_path, ra
     run_cli("run", "-t", "STSBenchmark", "--data-dir", str(data), "--output-dir", str(out))
     # MTEB's key, in the results folder MTEB's repository is not sent (local data: a local-... revision)
     assert not (out / "results").exists()
-    folder = (out / "instruct-bench" / "results" / "sentence-transformers__all-MiniLM-L6-v2"
-              / "8b3219a92973c328a8e22fadcfa821b5dc75636a")
+    folder = (
+        out
+        / "instruct-bench"
+        / "results"
+        / "sentence-transformers__all-MiniLM-L6-v2"
+        / "8b3219a92973c328a8e22fadcfa821b5dc75636a"
+    )
     result = json.loads((folder / "STSBenchmark.json").read_text())
     assert result["scores"]["test"][0]["main_score"] == pytest.approx(0.8203247283076371, abs=1e-4)
     record = json.loads((folder / "run_records" / "STSBenchmark.json").read_text())
@@ -258,16 +296,18 @@ def _row_model(tmp_path: Path) -> MTEBModel:
 
 def _row_run(model, task_meta, prompt_type=PromptType.query) -> np.ndarray:
     loader = create_query_dataloader(TEXTS, INSTRUCTIONS, task_metadata=task_meta, batch_size=2)
-    return np.asarray(model.encode(loader, task_metadata=task_meta, hf_split="test", hf_subset="default",
-                                   prompt_type=prompt_type))
+    return np.asarray(
+        model.encode(loader, task_metadata=task_meta, hf_split="test", hf_subset="default", prompt_type=prompt_type)
+    )
 
 
 def test_an_implementation_without_a_sentence_transformer_is_cached_a_row_at_a_time(tmp_path):
     intent = _calls()[0][0]
     loader = create_query_dataloader(TEXTS, INSTRUCTIONS, task_metadata=intent, batch_size=2)
     RowEncoder.sent = []
-    direct = RowEncoder("m").encode(loader, task_metadata=intent, hf_split="test", hf_subset="default",
-                                    prompt_type=PromptType.query)
+    direct = RowEncoder("m").encode(
+        loader, task_metadata=intent, hf_split="test", hf_subset="default", prompt_type=PromptType.query
+    )
     mtebs_texts = list(RowEncoder.sent)
     assert mtebs_texts[0] == "The cat sat on the mat. Represent the emotion"  # MTEB's query + " " + instruction
 
@@ -293,19 +333,27 @@ def test_an_implementation_without_a_sentence_transformer_is_cached_a_row_at_a_t
     assert len(RowEncoder.sent) == 3
     RowEncoder.sent = []  # an encode option that may change vectors (MTEB's `precision`) is in the key too
     loader = create_query_dataloader(TEXTS, INSTRUCTIONS, task_metadata=intent, batch_size=2)
-    second_model.encode(loader, task_metadata=intent, hf_split="test", hf_subset="default",
-                        prompt_type=PromptType.query, precision="int8")
+    second_model.encode(
+        loader,
+        task_metadata=intent,
+        hf_split="test",
+        hf_subset="default",
+        prompt_type=PromptType.query,
+        precision="int8",
+    )
     assert len(RowEncoder.sent) == 3
 
 
 def test_rows_of_mtebs_own_loader_are_cached_and_equal_mtebs_call(tmp_path):
     for task_meta, prompt_type, loader in _calls()[1:]:  # documents and a plain STS task, MTEB's create_dataloader
-        direct = RowEncoder("m").encode(loader, task_metadata=task_meta, hf_split="test", hf_subset="default",
-                                        prompt_type=prompt_type)
+        direct = RowEncoder("m").encode(
+            loader, task_metadata=task_meta, hf_split="test", hf_subset="default", prompt_type=prompt_type
+        )
         model = _row_model(tmp_path)
         RowEncoder.sent = []
-        out = model.encode(loader, task_metadata=task_meta, hf_split="test", hf_subset="default",
-                           prompt_type=prompt_type)
+        out = model.encode(
+            loader, task_metadata=task_meta, hf_split="test", hf_subset="default", prompt_type=prompt_type
+        )
         np.testing.assert_array_equal(out, direct)
         assert len(RowEncoder.sent) == 3 and model.stats.encoded == 3 and model.stats.requested == 4
 
@@ -326,11 +374,15 @@ def test_rows_that_are_not_json_run_uncached_as_mteb_runs_them(tmp_path, caplog)
 @pytest.mark.parametrize("spec", [MINILM_ID, f"mteb:{MINILM_ID}", f"st:{MINILM_ID}"])
 def test_mtebs_id_of_the_packaged_model_is_the_packaged_files(spec, tmp_path):
     model = load_model(spec, cache_dir=str(tmp_path / "c"))
-    default = load_model("all-MiniLM-L6-v2", cache_dir=str(tmp_path / "c"), **(
-        {"template": "prefix"} if spec.startswith("st:") else {}))
+    default = load_model(
+        "all-MiniLM-L6-v2", cache_dir=str(tmp_path / "c"), **({"template": "prefix"} if spec.startswith("st:") else {})
+    )
     assert model.model_path == MINILM  # offline, nothing downloaded
-    assert (model.name, model.revision) == (default.name, default.revision) == (
-        MINILM_ID, mteb.get_model_meta(MINILM_ID).revision)
+    assert (
+        (model.name, model.revision)
+        == (default.name, default.revision)
+        == (MINILM_ID, mteb.get_model_meta(MINILM_ID).revision)
+    )
     assert model.fingerprint == default.fingerprint  # one model, one cache
 
 

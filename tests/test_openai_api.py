@@ -89,8 +89,21 @@ def test_bad_key_is_one_clear_line_without_the_key(api, tmp_path, monkeypatch, c
         _encoder(api, tmp_path).encode_inputs(["x"])
     assert "sk-wrong-key-777" not in str(err.value)
     assert len(api.calls(EMB)) == 1  # 401 is not retried
-    code = main(["run", "--model", "openai:fake", "--base-url", api.base_url, "--tasks", "DemoInstructSTS",
-                 "--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "c2")])
+    code = main(
+        [
+            "run",
+            "--model",
+            "openai:fake",
+            "--base-url",
+            api.base_url,
+            "--tasks",
+            "DemoInstructSTS",
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "c2"),
+        ]
+    )
     err_lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and err_lines[-1].startswith("error: ") and "rejected the API key (401)" in err_lines[-1]
     assert not any("Traceback" in line or "sk-wrong-key-777" in line for line in err_lines)
@@ -206,6 +219,7 @@ def test_the_query_string_is_part_of_the_endpoint_but_credentials_are_not(api, t
 
 def test_a_reply_in_another_order_is_put_back_in_input_order(tmp_path, monkeypatch):
     """The `index` fields say where each vector goes; a server may list them in any order."""
+
     class Reversed(FakeOpenAI):
         def _reply(self, path, body):
             status, payload = super()._reply(path, body)
@@ -223,13 +237,17 @@ def test_a_reply_in_another_order_is_put_back_in_input_order(tmp_path, monkeypat
         server.close()
 
 
-@pytest.mark.parametrize("items", [
-    [{"index": 1, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [0.0, 1.0]}],
-    [{"index": 0, "embedding": [1.0, 0.0]}],
-    [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": ["x", 1.0]}],
-    [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [1e400, 1.0]}],
-    [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [0.0, -0.0]}],
-], ids=["repeated", "too-few", "not-numbers", "1e400", "zero"])
+@pytest.mark.parametrize(
+    "items",
+    [
+        [{"index": 1, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [0.0, 1.0]}],
+        [{"index": 0, "embedding": [1.0, 0.0]}],
+        [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": ["x", 1.0]}],
+        [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [1e400, 1.0]}],
+        [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [0.0, -0.0]}],
+    ],
+    ids=["repeated", "too-few", "not-numbers", "1e400", "zero"],
+)
 def test_a_bad_reply_is_neither_counted_nor_returned(api, tmp_path, items):
     from types import SimpleNamespace
 
@@ -256,9 +274,14 @@ def test_dimensions_are_sent(api, tmp_path):
 
 # ------------------------------------------------------------------------------------ through the runner
 def _options(server, tmp_path, **kw) -> RunOptions:
-    base = dict(model="openai:text-embedding-3-small", model_options={"base_url": server.base_url},
-                tasks=["DemoInstructSTS"], output_dir=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"),
-                show_progress_bar=False)
+    base = dict(
+        model="openai:text-embedding-3-small",
+        model_options={"base_url": server.base_url},
+        tasks=["DemoInstructSTS"],
+        output_dir=str(tmp_path / "out"),
+        cache_dir=str(tmp_path / "cache"),
+        show_progress_bar=False,
+    )
     return RunOptions(**{**base, **kw})
 
 
@@ -277,8 +300,22 @@ def test_dry_run_sends_nothing_and_predicts_the_real_run(api, tmp_path):
 
 
 def test_unknown_price_is_unknown_not_guessed(api, tmp_path, capsys):
-    code = main(["run", "--model", "openai:my-local-model", "--base-url", api.base_url, "--tasks", "DemoInstructSTS",
-                 "--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out"), "--dry-run"])
+    code = main(
+        [
+            "run",
+            "--model",
+            "openai:my-local-model",
+            "--base-url",
+            api.base_url,
+            "--tasks",
+            "DemoInstructSTS",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--dry-run",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and api.requests == []
     assert "| unknown" in out and "Cost unknown" in out and "ceil(characters / 4)" in out
@@ -305,9 +342,22 @@ def test_key_is_never_written_or_logged(api, tmp_path, caplog, capsys):
     caplog.set_level(logging.DEBUG)
     for name in ("openai", "httpx", "httpx2", "httpcore", "bench"):
         logging.getLogger(name).setLevel(logging.DEBUG)
-    code = main(["-v", "run", "--model", "openai:text-embedding-3-small", "--base-url", api.base_url,
-                 "--tasks", "DemoInstructSTS", "--output-dir", str(tmp_path / "out"),
-                 "--cache-dir", str(tmp_path / "cache")])
+    code = main(
+        [
+            "-v",
+            "run",
+            "--model",
+            "openai:text-embedding-3-small",
+            "--base-url",
+            api.base_url,
+            "--tasks",
+            "DemoInstructSTS",
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0 and "API usage: 1 requests, 0 retries" in out
     headers = {k.lower(): v for k, v in api.requests[0]["headers"].items()}
@@ -447,15 +497,42 @@ def test_max_concurrency_is_a_runtime_option_and_validated(api, tmp_path, capsys
     _encoder(api, tmp_path, max_concurrency=6, batch_size=2).encode_inputs(texts)
     assert len(api.requests) == n
     # the flag, and its one-line error
-    code = main(["run", "--model", "openai:fake", "--base-url", api.base_url, "--tasks", "DemoInstructSTS",
-                 "--max-concurrency", "0", "--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "c")])
+    code = main(
+        [
+            "run",
+            "--model",
+            "openai:fake",
+            "--base-url",
+            api.base_url,
+            "--tasks",
+            "DemoInstructSTS",
+            "--max-concurrency",
+            "0",
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ]
+    )
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and err[-1].startswith("error: ") and "--max-concurrency" in err[-1] and api.requests[n:] == []
 
 
 def test_cli_run_with_concurrent_requests(api, tmp_path, capsys):
-    args = ["run", "--model", "openai:text-embedding-3-small", "--base-url", api.base_url, "--tasks", "DemoInstructSTS",
-            "--batch-size", "4", "--output-dir", str(tmp_path / "out"), "-q"]
+    args = [
+        "run",
+        "--model",
+        "openai:text-embedding-3-small",
+        "--base-url",
+        api.base_url,
+        "--tasks",
+        "DemoInstructSTS",
+        "--batch-size",
+        "4",
+        "--output-dir",
+        str(tmp_path / "out"),
+        "-q",
+    ]
     assert main([*args, "--max-concurrency", "1", "--cache-dir", str(tmp_path / "c1")]) == 0
     sequential = capsys.readouterr().out
     sent, scores = _sent(api), _main_scores(tmp_path / "out")
@@ -476,5 +553,8 @@ def test_cli_run_with_concurrent_requests(api, tmp_path, capsys):
 
 
 def _main_scores(out: Path) -> dict[str, float]:
-    return {p.stem: json.loads(p.read_text())["scores"]["test"][0]["main_score"]
-            for p in out.rglob("*.json") if p.parent.name != "run_records" and p.name != "model_meta.json"}
+    return {
+        p.stem: json.loads(p.read_text())["scores"]["test"][0]["main_score"]
+        for p in out.rglob("*.json")
+        if p.parent.name != "run_records" and p.name != "model_meta.json"
+    }

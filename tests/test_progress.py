@@ -17,8 +17,9 @@ class BatchedHash(HashEncoder):
     """HashEncoder through the shared batching loop, as real families are."""
 
     def _encode_group(self, inputs, batch_size):
-        return self.run_batches(inputs, lambda batch: HashEncoder._encode_group(self, batch, batch_size),
-                                batch_size=batch_size)
+        return self.run_batches(
+            inputs, lambda batch: HashEncoder._encode_group(self, batch, batch_size), batch_size=batch_size
+        )
 
 
 def _inputs(n: int, stem: str = "text number") -> list[list[str]]:
@@ -48,7 +49,8 @@ def test_log_lines_every_interval_with_count_rate_and_eta(caplog):
         clock.now += 6.0
         p.update(150)  # 10 s: 250 texts, 25 texts/s, 750 left -> 30 s
         assert _lines(caplog)[-1] == (
-            "FewRelClustering: 250/1,000 texts (25%), 25.0 texts/s, elapsed 0:00:10, ETA 0:00:30")
+            "FewRelClustering: 250/1,000 texts (25%), 25.0 texts/s, elapsed 0:00:10, ETA 0:00:30"
+        )
         clock.now += 9.9
         p.update(50)
         assert len(_lines(caplog)) == 2  # 9.9 s after the last line
@@ -77,8 +79,10 @@ def test_heartbeat_logs_while_one_batch_runs(caplog):
             assert seen.wait(timeout=1000), "no heartbeat line"
     finally:
         logging.getLogger("bench.core.progress").removeHandler(handler)
-    assert any(line.startswith("Slow: 0/10 texts (0%), 0.0 texts/s") and line.endswith("ETA unknown")
-               for line in _lines(caplog))
+    assert any(
+        line.startswith("Slow: 0/10 texts (0%), 0.0 texts/s") and line.endswith("ETA unknown")
+        for line in _lines(caplog)
+    )
 
 
 def test_batches_count_as_their_share_of_the_group():
@@ -247,7 +251,10 @@ def test_pass_labels():
     from bench.adapters.base import pass_label
 
     assert [pass_label("STS12", "sentence", n) for n in (1, 2, 3)] == [
-        "STS12 (sentence 1)", "STS12 (sentence 2)", "STS12 (sentence 1)"]
+        "STS12 (sentence 1)",
+        "STS12 (sentence 2)",
+        "STS12 (sentence 1)",
+    ]
     assert pass_label("STS17", "sentence", 2, "en-de") == "STS17 (en-de, sentence 2)"
     assert pass_label("SciFact", "queries", 1) == "SciFact (queries)"
     assert pass_label("SciFact", "corpus", 2) == "SciFact (corpus, pass 2)"
@@ -265,11 +272,23 @@ def test_each_encode_pass_of_an_mteb_sts_task_names_its_side(caplog, tmp_path):
 
     caplog.set_level(logging.INFO, logger="bench.core.progress")
     metadata = mteb.get_task("STSBenchmark").metadata
-    data = Dataset.from_dict({"sentence1": ["a cat sat", "a dog ran", "rain fell"],
-                              "sentence2": ["a cat slept", "the dog ran", "sun shone"], "score": [4.0, 3.0, 0.5]})
-    evaluator = AnySTSEvaluator(data, ("sentence1", "sentence2"), task_metadata=metadata, hf_split="test",
-                                hf_subset="default", input1_prompt_type=None, input2_prompt_type=None,
-                                timer=TimingStack())
+    data = Dataset.from_dict(
+        {
+            "sentence1": ["a cat sat", "a dog ran", "rain fell"],
+            "sentence2": ["a cat slept", "the dog ran", "sun shone"],
+            "score": [4.0, 3.0, 0.5],
+        }
+    )
+    evaluator = AnySTSEvaluator(
+        data,
+        ("sentence1", "sentence2"),
+        task_metadata=metadata,
+        hf_split="test",
+        hf_subset="default",
+        input1_prompt_type=None,
+        input2_prompt_type=None,
+        timer=TimingStack(),
+    )
     evaluator(BatchedHash(batch_size=2, cache_dir=tmp_path), encode_kwargs={"batch_size": 2})
     starts = [line for line in _lines(caplog) if ": encoding " in line]
     assert starts == ["STSBenchmark (sentence 1): encoding 3 texts", "STSBenchmark (sentence 2): encoding 3 texts"]

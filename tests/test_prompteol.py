@@ -38,9 +38,13 @@ def test_proportional_layer_rule():
 
 def test_render_and_options():
     enc = PromptEOLEncoder("unused", revision="x", use_cache=False)
-    assert enc.render('A "quoted" word?', "ignored", None) == ["This sentence : \"A 'quoted' word.\" means in one word:\""]
+    assert enc.render('A "quoted" word?', "ignored", None) == [
+        'This sentence : "A \'quoted\' word." means in one word:"'
+    ]
     meta = PromptEOLEncoder("unused", revision="x", prompts="metaeol", instruction_template="{instruction}\n")
-    assert len(meta.render("x", "Why?", None)) == 8 and meta.render("x", "Why?", None)[0].startswith("Why?\nIn this task")
+    assert len(meta.render("x", "Why?", None)) == 8 and meta.render("x", "Why?", None)[0].startswith(
+        "Why?\nIn this task"
+    )
     for bad in ({"prompts": "eol"}, {"prompts": ["no slot"]}, {"layer": "middle"}, {"instruction_template": "x"}):
         with pytest.raises(ConfigError):
             PromptEOLEncoder("unused", revision="x", **bad)
@@ -64,6 +68,8 @@ def test_metaeol_is_the_mean_of_last_token_states(smollm2_path):
             states.append(out.hidden_states[-1][0, -1])
         np.testing.assert_allclose(got[i], torch.stack(states).mean(0).numpy(), atol=2e-4)
         with torch.no_grad():
-            out = meta.model(**meta.tokenizer(prop.render(text, None, None), return_tensors="pt"), output_hidden_states=True)
+            out = meta.model(
+                **meta.tokenizer(prop.render(text, None, None), return_tensors="pt"), output_hidden_states=True
+            )
         assert len(out.hidden_states) == 31  # 30 layers: the rule picks index -3
         np.testing.assert_allclose(eol[i], out.hidden_states[-3][0, -1].numpy(), atol=2e-4)

@@ -24,7 +24,9 @@ def test_options_that_change_vectors_become_experiments(tmp_path):
     assert default.name == "sentence-transformers/all-MiniLM-L6-v2" and default.family == "mteb"
     prefixed = load_model("all-MiniLM-L6-v2", template="prefix", cache_dir=tmp_path)
     assert prefixed.mteb_model_meta.experiment_kwargs == {"template": "prefix"}
-    blind = load_model("all-MiniLM-L6-v2", template="none", dtype="float16", batch_size=8, device="cpu", cache_dir=tmp_path)
+    blind = load_model(
+        "all-MiniLM-L6-v2", template="none", dtype="float16", batch_size=8, device="cpu", cache_dir=tmp_path
+    )
     # half precision names the device kind too: fp16 kernels differ between a CPU and a GPU
     assert blind.mteb_model_meta.experiment_kwargs == {"template": "none", "dtype": "float16", "device_kind": "cpu"}
     assert blind.fingerprint != prefixed.fingerprint != default.fingerprint
@@ -38,7 +40,9 @@ def test_run_flags_are_tagged_with_exactly_the_families_that_take_them():
     from bench.adapters.registry import FAMILIES, cli_flags
 
     tags = {option: set(owners.split(", ")) for option, (_, owners) in cli_flags().items()}
-    ours = {f for f, cls in FAMILIES.items() if cls.__module__.startswith("bench.adapters.")}  # not the tests' toy families
+    ours = {
+        f for f, cls in FAMILIES.items() if cls.__module__.startswith("bench.adapters.")
+    }  # not the tests' toy families
     assert tags["template"] & ours == {"sentence-transformers", "openai"}
     assert tags["max_seq_length"] & ours == {"sentence-transformers", "instructor"}
     weights = ours - {"openai"}
@@ -52,8 +56,14 @@ def test_run_help_shows_the_family_tags(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "400")  # one line per flag
     with pytest.raises(SystemExit):
         main(["run", "--help"])
-    tags = {line.split()[0]: set(line.rsplit("[", 1)[1].rstrip("]").split(", "))
-            for line in capsys.readouterr().out.splitlines() if line.strip().startswith("--") and line.endswith("]")}
+    tags = {
+        line.split()[0]: set(line.rsplit("[", 1)[1].rstrip("]").split(", "))
+        for line in capsys.readouterr().out.splitlines()
+        if line.strip().startswith("--") and line.endswith("]")
+    }
     assert tags["--template"] == {"sentence-transformers", "openai"}
     assert tags["--max-seq-length"] == {"sentence-transformers", "instructor"}
-    assert "openai" not in tags["--device"] | tags["--dtype"] and {"mteb", "inbedder"} <= tags["--device"] & tags["--dtype"]
+    assert (
+        "openai" not in tags["--device"] | tags["--dtype"]
+        and {"mteb", "inbedder"} <= tags["--device"] & tags["--dtype"]
+    )

@@ -16,8 +16,13 @@ from results_repo_check import folder_problems, result_file_problems
 from bench.tasks import get_tasks
 from toy_encoders import HashEncoder
 
-LEGACY_LINE = {"task": "OldTask", "split": "test", "subset": "default", "version": {"mteb": "2.15.0"},
-               "encode_kwargs": {"batch_size": 2}}  # the shape MTEB wrote before 2.18.17, merged like any other
+LEGACY_LINE = {
+    "task": "OldTask",
+    "split": "test",
+    "subset": "default",
+    "version": {"mteb": "2.15.0"},
+    "encode_kwargs": {"batch_size": 2},
+}  # the shape MTEB wrote before 2.18.17, merged like any other
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +62,11 @@ def test_save_to_cache_writes_what_mteb_writes_byte_for_byte(task_results, tmp_p
         assert _tree(tmp_path / "ours") == _tree(tmp_path / "theirs")
     folder = ours.get_task_result_path(sts.task_name, meta).parent
     assert sorted(p.name for p in folder.iterdir() if p.is_file()) == [
-        "DemoInstructSTS.json", "DemoNYTClustering.json", "model_meta.json", "run_settings.jsonl"]
+        "DemoInstructSTS.json",
+        "DemoNYTClustering.json",
+        "model_meta.json",
+        "run_settings.jsonl",
+    ]
     rows = [json.loads(line) for line in (folder / "run_settings.jsonl").read_text().splitlines()]
     assert {r["task"] for r in rows} == {"OldTask", "DemoInstructSTS", "DemoNYTClustering"}
     assert next(r for r in rows if r["task"] == "DemoInstructSTS")["encode_kwargs"] == {"batch_size": 4}
@@ -108,8 +117,18 @@ def _write_result(folder: Path, *, version: str = "2.26.24", subsets=("default",
     folder.mkdir(parents=True, exist_ok=True)
     blocks = [{"hf_subset": s, "main_score": 0.5, "languages": ["eng-Latn"]} for s in subsets]
     path = folder / "DemoTask.json"
-    path.write_text(json.dumps({"dataset_revision": "r", "task_name": "DemoTask", "mteb_version": version,
-                                "evaluation_time": 1.0, "scores": {"test": blocks}}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "dataset_revision": "r",
+                "task_name": "DemoTask",
+                "mteb_version": version,
+                "evaluation_time": 1.0,
+                "scores": {"test": blocks},
+            }
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -124,9 +143,13 @@ def test_the_check_mirrors_the_repositorys_rules(tmp_path):
     _write_settings(path.parent, ok)
     assert result_file_problems(path) == []
     # the singular shape MTEB wrote before 2.18.17, and a mix of the two spellings, are read as MTEB reads them
-    _write_settings(path.parent, {"task": "DemoTask", "split": "test", "subset": "default", "version": {"mteb": "2.15"}})
+    _write_settings(
+        path.parent, {"task": "DemoTask", "split": "test", "subset": "default", "version": {"mteb": "2.15"}}
+    )
     assert result_file_problems(path) == []
-    _write_settings(path.parent, {"task": "DemoTask", "splits": ["test"], "subset": "default", "version": {"mteb": "2.15"}})
+    _write_settings(
+        path.parent, {"task": "DemoTask", "splits": ["test"], "subset": "default", "version": {"mteb": "2.15"}}
+    )
     assert result_file_problems(path) == []
     _write_settings(path.parent, {**ok, "split": "test"})
     assert any("defines both split/splits" in p for p in result_file_problems(path))
@@ -150,13 +173,18 @@ def test_a_bench_run_leaves_run_settings_beside_every_result(tmp_path):
 
     out = tmp_path / "out"
     run(RunOptions(suite="demo", output_dir=str(out), cache_dir=str(tmp_path / "cache"), show_progress_bar=False))
-    results = [p for p in (out / "instruct-bench" / "results").rglob("*.json") if p.name != "model_meta.json"
-               and p.parent.name != "run_records"]
+    results = [
+        p
+        for p in (out / "instruct-bench" / "results").rglob("*.json")
+        if p.name != "model_meta.json" and p.parent.name != "run_records"
+    ]
     assert len(results) == 3
     for path in results:
         assert (path.parent / "run_settings.jsonl").is_file() and (path.parent / "model_meta.json").is_file()
         rows = [json.loads(line) for line in (path.parent / "run_settings.jsonl").read_text().splitlines()]
         row = next(r for r in rows if r["task"] == path.stem)
-        assert row["splits"] == ["test"] and row["subsets"] == ["default"] and row["version"]["mteb"] == mteb.__version__
+        assert (
+            row["splits"] == ["test"] and row["subsets"] == ["default"] and row["version"]["mteb"] == mteb.__version__
+        )
         assert set(row["encode_kwargs"]) == {"batch_size"}  # what bench run passes to mteb.evaluate
     assert folder_problems(out / "instruct-bench" / "results") == []

@@ -31,8 +31,17 @@ DEMO = ("DemoInstructSTS", "DemoIntentEmotion", "DemoNYTClustering")  # the demo
 REVISION = "0123456789abcdef0123456789abcdef01234567"
 
 
-def write(root: Path, model: str, task: str, score: float, *, experiment: dict | None = None,
-          settings: dict | None = None, dataset: dict | None = None, variant: str | None = None) -> None:
+def write(
+    root: Path,
+    model: str,
+    task: str,
+    score: float,
+    *,
+    experiment: dict | None = None,
+    settings: dict | None = None,
+    dataset: dict | None = None,
+    variant: str | None = None,
+) -> None:
     """A TaskResult and its run record where `bench run` files them."""
     experiment = {**(experiment or {}), **({"instruction": variant} if variant else {})}
     folder = root / model.replace("/", "__") / REVISION
@@ -40,9 +49,11 @@ def write(root: Path, model: str, task: str, score: float, *, experiment: dict |
         folder = folder / "experiments" / "__".join(f"{k}_{v}" for k, v in sorted(experiment.items()))
     (folder / "run_records").mkdir(parents=True, exist_ok=True)
     result = {"task_name": task, "dataset_revision": "r", "scores": {"test": [{"main_score": score}]}}
-    record = {"task": {"name": task, "main_score": "main", "dataset": dataset or {}},
-              "model": {"name": model, "revision": REVISION, "experiment": experiment, "settings": settings or {}},
-              **({"variant": {"label": variant, "set": None}} if variant else {})}
+    record = {
+        "task": {"name": task, "main_score": "main", "dataset": dataset or {}},
+        "model": {"name": model, "revision": REVISION, "experiment": experiment, "settings": settings or {}},
+        **({"variant": {"label": variant, "set": None}} if variant else {}),
+    }
     (folder / f"{task}.json").write_text(json.dumps(result), encoding="utf-8")
     (folder / "run_records" / f"{task}.json").write_text(json.dumps(record), encoding="utf-8")
 
@@ -52,17 +63,30 @@ def board(tmp_path: Path) -> Path:
     """Averages 90 (instruction-blind), 50 and 50 (a tie), 30, and a partial one; one stand-in score, one
     on a local copy, a hash-bearing custom template, a task name with an underscore."""
     root = tmp_path / "board"
-    scores = {"org/blind": (0.9, 0.9, 0.9), "org/a": (0.5, 0.5, 0.5), "org/b_#1": (0.6, 0.4, 0.5),
-              "org/c": (0.3, 0.3, 0.3)}
+    scores = {
+        "org/blind": (0.9, 0.9, 0.9),
+        "org/a": (0.5, 0.5, 0.5),
+        "org/b_#1": (0.6, 0.4, 0.5),
+        "org/c": (0.3, 0.3, 0.3),
+    }
     for model, values in scores.items():
         blind = {"template": "none"} if model == "org/blind" else {}
         for task, value in zip(DEMO, values, strict=True):
-            dataset = {"stand_in": True, "stand_in_note": "a small proxy"} if (model, task) == ("org/a", DEMO[0]) else (
-                {"source": "local:data", "revision": "local-abc"} if (model, task) == ("org/c", DEMO[1]) else {})
+            dataset = (
+                {"stand_in": True, "stand_in_note": "a small proxy"}
+                if (model, task) == ("org/a", DEMO[0])
+                else ({"source": "local:data", "revision": "local-abc"} if (model, task) == ("org/c", DEMO[1]) else {})
+            )
             write(root, model, task, value, experiment=blind, settings=blind, dataset=dataset)
     for task in DEMO[:2]:
-        write(root, "org/partial", task, 0.99, experiment={"template": "q-text-3fa2c1d0"},
-              settings={"template": "Q: {text}"})
+        write(
+            root,
+            "org/partial",
+            task,
+            0.99,
+            experiment={"template": "q-text-3fa2c1d0"},
+            settings={"template": "Q: {text}"},
+        )
     write(root, "org/a", "My_Task", -0.25)
     return root
 
@@ -74,17 +98,27 @@ def _markdown_rows(text: str) -> list[list[str]]:
 def test_rows_sorted_by_average_baseline_marked_and_unranked(board):
     header, _, *rows = _markdown_rows(results_table(board))
     assert header[:4] == ["#", "Model", "Revision", "Experiment"] and header[-1] == "Average (demo)"
-    assert [r[:2] for r in rows] == [["-", "org/blind ∅"], ["1", "org/a"], ["1", "org/b_#1"], ["3", "org/c"],
-                                     ["-", "org/partial"]]
+    assert [r[:2] for r in rows] == [
+        ["-", "org/blind ∅"],
+        ["1", "org/a"],
+        ["1", "org/b_#1"],
+        ["3", "org/c"],
+        ["-", "org/partial"],
+    ]
     assert {r[2] for r in rows} == {REVISION[:12]}
     assert rows[0][3] == "template=none" and rows[4][3] == "template=Q: {text}"  # the setting, not its hash
-    assert rows[1][header.index("DemoInstructSTS")] == "50.00‡" and rows[3][header.index("DemoIntentEmotion")] == "30.00†"
+    assert (
+        rows[1][header.index("DemoInstructSTS")] == "50.00‡" and rows[3][header.index("DemoIntentEmotion")] == "30.00†"
+    )
     assert rows[4][-1] == "99.00 (2 of 3, partial)" and rows[1][header.index("My_Task")] == "-25.00"
 
 
 def test_partial_averages_over_the_same_tasks_are_ranked_when_no_row_is_complete(tmp_path):
-    for model, values, tasks in (("org/x", (0.2, 0.4), DEMO[:2]), ("org/y", (0.5, 0.5), DEMO[:2]),
-                                 ("org/z", (0.9, 0.9), DEMO[1:])):
+    for model, values, tasks in (
+        ("org/x", (0.2, 0.4), DEMO[:2]),
+        ("org/y", (0.5, 0.5), DEMO[:2]),
+        ("org/z", (0.9, 0.9), DEMO[1:]),
+    ):
         for task, value in zip(tasks, values, strict=True):
             write(tmp_path, model, task, value)
     rows = _markdown_rows(results_table(tmp_path))[2:]
@@ -120,7 +154,10 @@ def test_csv_has_one_header_numbers_and_a_marks_column(board, capsys):
     assert by_model["org/blind"]["marks"] == "baseline" and by_model["org/blind"]["rank"] == ""
     assert by_model["org/a"]["DemoInstructSTS"] == "50.00" and by_model["org/a"]["marks"] == "stand_in:DemoInstructSTS"
     assert by_model["org/c"]["marks"] == "local_copy:DemoIntentEmotion"
-    assert by_model["org/partial"]["marks"] == "partial:Average (demo)" and by_model["org/partial"]["DemoNYTClustering"] == ""
+    assert (
+        by_model["org/partial"]["marks"] == "partial:Average (demo)"
+        and by_model["org/partial"]["DemoNYTClustering"] == ""
+    )
     assert by_model["org/a"]["Revision"] == REVISION
 
 
@@ -137,7 +174,10 @@ def check_booktabs(tex: str) -> list[str]:
     for spec, body in re.findall(r"\\begin\{tabular\}\{([lrc]+)\}\n(.*?)\\end\{tabular\}", tex, re.DOTALL):
         lines = body.splitlines()
         assert [x for x in lines if x in (r"\toprule", r"\midrule", r"\bottomrule")] == [
-            r"\toprule", r"\midrule", r"\bottomrule"]
+            r"\toprule",
+            r"\midrule",
+            r"\bottomrule",
+        ]
         assert lines[0] == r"\toprule" and lines[-1] == r"\bottomrule"
         for row in (x for x in lines if x not in (r"\toprule", r"\midrule", r"\bottomrule")):
             assert row.endswith(r" \\"), row
@@ -173,41 +213,59 @@ def test_latex_is_a_booktabs_table_with_escapes_bold_and_legend(board):
 
 def test_latex_escape_covers_every_special_character():
     assert latex_escape(r"a_b&c%d$e#f{g}h~i^j\k") == (
-        r"a\_b\&c\%d\$e\#f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k")
+        r"a\_b\&c\%d\$e\#f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k"
+    )
     assert latex_escape("Mean Δci --x") == r"Mean $\Delta$ci -{}-x"
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
 def test_latex_compiles(board, tmp_path):
     tex = results_table(board, fmt="latex")
-    document = "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n\\begin{document}\n" \
-               f"{tex}\n\\end{{document}}\n"
+    document = (
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n\\begin{document}\n"
+        f"{tex}\n\\end{{document}}\n"
+    )
     (tmp_path / "t.tex").write_text(document, encoding="utf-8")
-    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=tmp_path,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
 
 
 def test_experiment_names_are_the_settings_not_hashes():
     assert readable_experiment({}) == "default"
     assert readable_experiment({"pooling": "1st-gen", "dtype": "bfloat16"}, {"dtype": "auto"}) == (
-        "dtype=bfloat16, pooling=1st-gen")  # a readable label is the setting as run (auto resolved)
+        "dtype=bfloat16, pooling=1st-gen"
+    )  # a readable label is the setting as run (auto resolved)
     assert readable_experiment({"template": "q-text-3fa2c1d0"}, {"template": "Q: {text}"}) == "template=Q: {text}"
     long = "Represent the query for retrieval: {instruction} {text}"
     assert readable_experiment({"template": "Represent-the-query-for-retri-1a2b3c4d"}, {"template": long}) == (
-        "template=Represent-the-query…")
+        "template=Represent-the-query…"
+    )
 
 
 # ----------------------------------------------------------------------------------------- bench run
 def test_run_prints_scores_then_diagnostics_with_short_details():
     scores = {f"{k}_success_rate": 0.5 for k in ("emotion", "intent", "topic", "style", "length", "tone")}
-    outcome = TaskOutcome("DemoIntentEmotion", "hmean_success_rate", 0.5, {"main_score": 0.5, **scores}, "computed",
-                          {"encode": {"texts_encoded": 1106, "cache_hits": 12345}, "evaluation_seconds": 2.0})
+    outcome = TaskOutcome(
+        "DemoIntentEmotion",
+        "hmean_success_rate",
+        0.5,
+        {"main_score": 0.5, **scores},
+        "computed",
+        {"encode": {"texts_encoded": 1106, "cache_hits": 12345}, "evaluation_seconds": 2.0},
+    )
     reused = TaskOutcome("DemoInstructSTS", "cosine_spearman", 0.25, {"main_score": 0.25}, "reused", {})
     scores_part, details, diagnostics = run_table([outcome, reused]).split("\n\n")
     assert _markdown_rows(scores_part)[0] == ["Task", "Metric", "Score", "Details"]
     cell = _markdown_rows(scores_part)[2][3]
-    assert len(cell) <= DETAILS_WIDTH and cell.endswith(", …") and "Average (demo, 2 of 3 tasks, partial)" in scores_part
+    assert (
+        len(cell) <= DETAILS_WIDTH and cell.endswith(", …") and "Average (demo, 2 of 3 tasks, partial)" in scores_part
+    )
     assert details.startswith("Details in full:\n  DemoIntentEmotion: emotion 50.00,") and "tone 50.00" in details
     header, _, computed, skipped = _markdown_rows(diagnostics)
     assert header == ["Task", "Status", "Encoded", "Cache hits", "Seconds"]

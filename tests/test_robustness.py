@@ -52,8 +52,12 @@ def test_gaps_reject_empty_or_nan():
 # ----------------------------------------------------------------------------- instructions
 def test_suite_lists_the_six_tasks_of_inbedders_code():
     assert SUITES["robustness"] == (
-        "NYTTopicClustering", "FeedbacksClustering", "RateMyProfClustering",
-        "FewRelClustering", "FewEventClustering", "FewNerdClustering",
+        "NYTTopicClustering",
+        "FeedbacksClustering",
+        "RateMyProfClustering",
+        "FewRelClustering",
+        "FewEventClustering",
+        "FewNerdClustering",
     )
 
 
@@ -75,15 +79,29 @@ def test_instruction_lists_are_inbedders_verbatim(raw_dir):
 
 def test_a_malformed_instruction_list_is_refused_at_class_definition():
     with pytest.raises(TypeError, match=r"\['implicit'\] has 9 instructions"):
-        type("Broken", (AbsTaskInstructionRobustness,), {
-            "instructions": {"correct": tuple(f"c{i}" for i in range(10)), "implicit": tuple(f"i{i}" for i in range(9)),
-                             "incorrect": tuple(f"w{i}" for i in range(10))},
-        })
+        type(
+            "Broken",
+            (AbsTaskInstructionRobustness,),
+            {
+                "instructions": {
+                    "correct": tuple(f"c{i}" for i in range(10)),
+                    "implicit": tuple(f"i{i}" for i in range(9)),
+                    "incorrect": tuple(f"w{i}" for i in range(10)),
+                },
+            },
+        )
     with pytest.raises(TypeError, match="repeat"):
-        type("Broken", (AbsTaskInstructionRobustness,), {
-            "instructions": {"correct": tuple(f"c{i}" for i in range(10)), "implicit": tuple(f"c{i}" for i in range(10)),
-                             "incorrect": tuple(f"w{i}" for i in range(10))},
-        })
+        type(
+            "Broken",
+            (AbsTaskInstructionRobustness,),
+            {
+                "instructions": {
+                    "correct": tuple(f"c{i}" for i in range(10)),
+                    "implicit": tuple(f"c{i}" for i in range(10)),
+                    "incorrect": tuple(f"w{i}" for i in range(10)),
+                },
+            },
+        )
 
 
 # ----------------------------------------------------------------------------- scoring on real FewRel texts
@@ -145,8 +163,13 @@ def test_scores_per_instruction_set_means_and_gaps(fewrel_six_dir):
 
 
 def test_result_is_a_valid_mteb_task_result(fewrel_six_dir):
-    result = mteb.evaluate(HashEncoder(use_cache=False), FewRelClustering(data_dir=fewrel_six_dir),
-                           cache=None, show_progress_bar=False, co2_tracker=False)
+    result = mteb.evaluate(
+        HashEncoder(use_cache=False),
+        FewRelClustering(data_dir=fewrel_six_dir),
+        cache=None,
+        show_progress_bar=False,
+        co2_tracker=False,
+    )
     task_result = result.task_results[0]
     reloaded = mteb.TaskResult.model_validate_json(task_result.model_dump_json())
     (scores,) = reloaded.scores["test"]
@@ -159,10 +182,16 @@ def test_result_is_a_valid_mteb_task_result(fewrel_six_dir):
 @pytest.mark.slow
 def test_blind_model_encodes_the_corpus_once_and_scores_30_equal_v_measures(fewrel_dir, tmp_path):
     """--template none, no cache: 30 x 128 inputs requested, 128 encoded, one V-measure 30 times."""
-    (outcome,) = run(RunOptions(
-        tasks=["FewRelClustering"], data_dir=str(fewrel_dir), template="none", use_cache=False,
-        output_dir=str(tmp_path / "out"), show_progress_bar=False,
-    ))
+    (outcome,) = run(
+        RunOptions(
+            tasks=["FewRelClustering"],
+            data_dir=str(fewrel_dir),
+            template="none",
+            use_cache=False,
+            output_dir=str(tmp_path / "out"),
+            show_progress_bar=False,
+        )
+    )
     encode = outcome.record["encode"]
     assert encode["texts_requested"] == 30 * 128
     assert encode["unique_inputs"] == encode["texts_encoded"] == 128
@@ -183,10 +212,16 @@ def test_nyt_topic_reuses_the_nyt_clustering_corpus(tmp_path):
     """NYTTopicClustering reads NYTClustering/topic.*; a blind model embeds those texts once in all."""
     data = tmp_path / "data"
     shutil.copytree(PACKAGED_DATA_DIR / "DemoNYTClustering", data / "NYTClustering")
-    first, second = run(RunOptions(
-        tasks=["NYTClustering", "NYTTopicClustering"], data_dir=str(data), template="none",
-        output_dir=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"), show_progress_bar=False,
-    ))
+    first, second = run(
+        RunOptions(
+            tasks=["NYTClustering", "NYTTopicClustering"],
+            data_dir=str(data),
+            template="none",
+            output_dir=str(tmp_path / "out"),
+            cache_dir=str(tmp_path / "cache"),
+            show_progress_bar=False,
+        )
+    )
     assert first.record["encode"]["texts_encoded"] == 64  # topic and location share the 64 texts
     assert second.record["encode"]["texts_requested"] == 30 * 64
     assert second.record["encode"]["texts_encoded"] == 0
@@ -203,12 +238,15 @@ def test_missing_folder_names_the_shared_corpus(tmp_path):
         FewRelClustering(data_dir=tmp_path)
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"text": "a", "cluster": "x"}\n{"text": "b", "clust\n', r"line 2: malformed JSON"),
-    ('{"text": "a", "cluster": "x"}\n{"text": "b"}\n', r"line 2: malformed row, missing key\(s\) cluster"),
-    ('{"text": "a", "cluster": "x"}\n{"text": "  ", "cluster": "y"}\n', r"row 2, column 'text': empty text"),
-    ('{"text": "a", "cluster": "x"}\n{"text": "b", "cluster": "x"}\n', r"1 gold cluster\(s\)"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"text": "a", "cluster": "x"}\n{"text": "b", "clust\n', r"line 2: malformed JSON"),
+        ('{"text": "a", "cluster": "x"}\n{"text": "b"}\n', r"line 2: malformed row, missing key\(s\) cluster"),
+        ('{"text": "a", "cluster": "x"}\n{"text": "  ", "cluster": "y"}\n', r"row 2, column 'text': empty text"),
+        ('{"text": "a", "cluster": "x"}\n{"text": "b", "cluster": "x"}\n', r"1 gold cluster\(s\)"),
+    ],
+)
 def test_malformed_local_rows_are_reported(tmp_path, content, message):
     folder = tmp_path / "FewRelClustering"
     folder.mkdir()
@@ -227,7 +265,9 @@ def test_csv_with_wrong_columns_is_reported(tmp_path):
 def test_local_csv_and_jsonl_give_the_same_rows(tmp_path):
     rows = [{"text": f"t{i}", "cluster": i % 3} for i in range(9)]
     write_jsonl(tmp_path / "a" / "FewRelClustering" / "test.jsonl", rows)
-    write_csv(tmp_path / "b" / "FewRelClustering" / "test.csv", ["text", "cluster"], [[r["text"], r["cluster"]] for r in rows])
+    write_csv(
+        tmp_path / "b" / "FewRelClustering" / "test.csv", ["text", "cluster"], [[r["text"], r["cluster"]] for r in rows]
+    )
     loaded = []
     for sub in ("a", "b"):
         task = FewRelClustering(data_dir=tmp_path / sub)
@@ -238,16 +278,33 @@ def test_local_csv_and_jsonl_give_the_same_rows(tmp_path):
 
 # ----------------------------------------------------------------------------- printed table
 def test_run_table_shows_set_means_and_both_gaps():
-    scores = {"main_score": 0.02, "delta_ci_mean": 0.02, "delta_ii_mean": -0.01, "delta_ci_worst_case": -0.05,
-              "delta_ii_worst_case": -0.08, "correct_mean_v_measure": 0.5, "implicit_mean_v_measure": 0.47,
-              "incorrect_mean_v_measure": 0.48, "v_measure_correct_0": 0.5, "num_texts": 10}
-    outcome = TaskOutcome("FewRelClustering", "delta_ci_mean", 0.02, scores, "computed",
-                          {"encode": {"texts_encoded": 10, "cache_hits": 0}, "evaluation_seconds": 1.0})
+    scores = {
+        "main_score": 0.02,
+        "delta_ci_mean": 0.02,
+        "delta_ii_mean": -0.01,
+        "delta_ci_worst_case": -0.05,
+        "delta_ii_worst_case": -0.08,
+        "correct_mean_v_measure": 0.5,
+        "implicit_mean_v_measure": 0.47,
+        "incorrect_mean_v_measure": 0.48,
+        "v_measure_correct_0": 0.5,
+        "num_texts": 10,
+    }
+    outcome = TaskOutcome(
+        "FewRelClustering",
+        "delta_ci_mean",
+        0.02,
+        scores,
+        "computed",
+        {"encode": {"texts_encoded": 10, "cache_hits": 0}, "evaluation_seconds": 1.0},
+    )
     table = run_table([outcome])
     row = table.splitlines()[2]
     assert "| correct 50.00, implicit 47.00, incorrect 48.00, … |" in row  # cut to 60 characters, in full below
-    assert ("  FewRelClustering: correct 50.00, implicit 47.00, incorrect 48.00, ci-gap(mean) 2.00, ii-gap(mean) "
-            "-1.00, ci-gap(worst) -5.00, ii-gap(worst) -8.00") in table.replace("\n    ", " ")
+    assert (
+        "  FewRelClustering: correct 50.00, implicit 47.00, incorrect 48.00, ci-gap(mean) 2.00, ii-gap(mean) "
+        "-1.00, ci-gap(worst) -5.00, ii-gap(worst) -8.00"
+    ) in table.replace("\n    ", " ")
     assert "v_measure_correct_0" not in table and "correct_0" not in table
 
 

@@ -61,7 +61,9 @@ def test_task_classes_run_under_stock_mteb_models(local_data, minilm_path):
     from sentence_transformers import SentenceTransformer
 
     task = get_tasks(["IntentEmotion"], data_dir=local_data, limit=20)[0]
-    result = mteb.evaluate(SentenceTransformer(minilm_path), task, cache=None, show_progress_bar=False, co2_tracker=False)
+    result = mteb.evaluate(
+        SentenceTransformer(minilm_path), task, cache=None, show_progress_bar=False, co2_tracker=False
+    )
     assert 0.0 <= result.task_results[0].get_score() <= 1.0
 
 
@@ -70,19 +72,24 @@ def test_result_files_and_run_record(tmp_path):
     cache = mteb.ResultCache(tmp_path / "out" / "instruct-bench")  # the harness's tasks: beside MTEB's folder
     results = cache.load_results(models=["sentence-transformers/all-MiniLM-L6-v2"], require_model_meta=False)
     assert {r.task_name for m in results.model_results for r in m.task_results} == {
-        "DemoIntentEmotion", "DemoInstructSTS", "DemoNYTClustering",
+        "DemoIntentEmotion",
+        "DemoInstructSTS",
+        "DemoNYTClustering",
     }
     record_path = next((tmp_path / "out").rglob("run_records/DemoIntentEmotion.json"))
     record = json.loads(record_path.read_text())
     assert record["model"]["family"] == "mteb" and record["model"]["experiment"] == {}  # MTEB's computation
-    assert record["model"]["settings"]["implementation"] == {"loader": "SentenceTransformerEncoderWrapper",
-                                                             "loader_kwargs": {}}
+    assert record["model"]["settings"]["implementation"] == {
+        "loader": "SentenceTransformerEncoderWrapper",
+        "loader_kwargs": {},
+    }
     prefixed = run(_options(tmp_path, tasks=["DemoIntentEmotion"], template="prefix"))[0].record
     assert prefixed["model"]["settings"]["instruction_template"] == "prefix"
     assert len(prefixed["model"]["settings"]["instruction_template_sha256"]) == 64
     assert prefixed["model"]["experiment"] == {"template": "prefix"}
-    assert record["task"]["instructions"] == {"criteria": {
-        "emotion": "How does the customer feel?", "intent": "What does the customer need?"}}
+    assert record["task"]["instructions"] == {
+        "criteria": {"emotion": "How does the customer feel?", "intent": "What does the customer need?"}
+    }
     assert len(record["task"]["instructions_sha256"]) == 64
     assert record["task"]["seed"] == 42 and record["task"]["dataset"]["revision"].startswith("local-")
     # the packaged weights are the published ones: MTEB's name and revision, and the check that says so

@@ -14,7 +14,14 @@ from scipy.stats import kendalltau
 
 from bench.cli.main import main
 from bench.results.store import find_results
-from bench.results.sensitivity import VariantScore, base_experiment, collect, rank_stability, stability_by_task, summarize
+from bench.results.sensitivity import (
+    VariantScore,
+    base_experiment,
+    collect,
+    rank_stability,
+    stability_by_task,
+    summarize,
+)
 from bench.results.summary import format_score, results_table
 from bench.core.variants import Variant, VariantFile, variant_label
 
@@ -26,9 +33,11 @@ SCORES = {
     "org/b": {("correct", 0): 0.40, ("correct", 1): 0.50, ("incorrect", 0): 0.45},
 }
 DEFAULTS = {"org/a": 0.55, "org/b": 0.48}
-INSTRUCTIONS = {("correct", 0): "Represent the sentence for similarity: ",
-                ("correct", 1): "Represent the meaning of the sentence: ",
-                ("incorrect", 0): "Represent the sentence's length: "}
+INSTRUCTIONS = {
+    ("correct", 0): "Represent the sentence for similarity: ",
+    ("correct", 1): "Represent the meaning of the sentence: ",
+    ("incorrect", 0): "Represent the sentence's length: ",
+}
 SOURCE = VariantFile(name="hand-made", sha256="0" * 64, variants={})
 
 
@@ -36,8 +45,17 @@ def _variant(task: str, set_name: str | None, index: int, instruction: str) -> V
     return Variant(task, instruction, set_name, index, variant_label(set_name, index, instruction))
 
 
-def write_result(root: Path, model: str, task: str, score: float, *, variant: Variant | None = None,
-                 experiment: dict | None = None, revision: str = "rev1", blind: bool = False) -> Path:
+def write_result(
+    root: Path,
+    model: str,
+    task: str,
+    score: float,
+    *,
+    variant: Variant | None = None,
+    experiment: dict | None = None,
+    revision: str = "rev1",
+    blind: bool = False,
+) -> Path:
     """A TaskResult and its run record where `bench run` files them (a variant under experiments/<name>/)."""
     experiment = dict(experiment or {})
     if variant is not None:
@@ -45,11 +63,18 @@ def write_result(root: Path, model: str, task: str, score: float, *, variant: Va
     folder = root / model.replace("/", "__") / revision
     if experiment:
         folder = folder / "experiments" / "__".join(f"{k}={v}" for k, v in sorted(experiment.items()))
-    result = {"task_name": task, "dataset_revision": "packaged", "mteb_version": "2.26.24",
-              "scores": {"test": [{"main_score": score, MAIN: score, "hf_subset": "default", "languages": ["eng-Latn"]}]},
-              "evaluation_time": 0.1}
-    record = {"record_version": 1, "task": {"name": task, "main_score": MAIN},
-              "model": {"name": model, "revision": revision, "family": "toy", "experiment": experiment}}
+    result = {
+        "task_name": task,
+        "dataset_revision": "packaged",
+        "mteb_version": "2.26.24",
+        "scores": {"test": [{"main_score": score, MAIN: score, "hf_subset": "default", "languages": ["eng-Latn"]}]},
+        "evaluation_time": 0.1,
+    }
+    record = {
+        "record_version": 1,
+        "task": {"name": task, "main_score": MAIN},
+        "model": {"name": model, "revision": revision, "family": "toy", "experiment": experiment},
+    }
     if variant is not None:
         record["variant"] = variant.record(SOURCE)
     if blind:  # measured by the run: the setting's input ignores the instruction
@@ -66,22 +91,28 @@ def variant_results(tmp_path: Path) -> Path:
     for model, scores in SCORES.items():
         write_result(root, model, TASK, DEFAULTS[model])
         for (set_name, index), score in scores.items():
-            write_result(root, model, TASK, score, variant=_variant(TASK, set_name, index, INSTRUCTIONS[set_name, index]))
+            write_result(
+                root, model, TASK, score, variant=_variant(TASK, set_name, index, INSTRUCTIONS[set_name, index])
+            )
     return root
 
 
 # ----------------------------------------------------------------------------------- summarize
 def test_summarize_against_hand_computed_values():
-    scores = [VariantScore(f"{s}{i}", s, v) for s, vs in (("correct", (0.6, 0.7)), ("implicit", (0.5,)),
-                                                          ("incorrect", (0.2, 0.3, 0.4))) for i, v in enumerate(vs)]
+    scores = [
+        VariantScore(f"{s}{i}", s, v)
+        for s, vs in (("correct", (0.6, 0.7)), ("implicit", (0.5,)), ("incorrect", (0.2, 0.3, 0.4)))
+        for i, v in enumerate(vs)
+    ]
     s = summarize(scores, ("correct", "implicit", "incorrect"))
     assert s["n"] == 6 and s["mean"] == pytest.approx(0.45)
     # deviations .15 .25 .05 -.25 -.15 -.05: squares sum to .175; sample variance .175 / 5
     assert s["std"] == pytest.approx(math.sqrt(0.035)) and s["min"] == 0.2 and s["max"] == 0.7
     assert s["set_means"] == pytest.approx({"correct": 0.65, "implicit": 0.5, "incorrect": 0.3})
     assert list(s["set_differences"]) == ["correct-implicit", "correct-incorrect", "implicit-incorrect"]
-    assert s["set_differences"] == pytest.approx({"correct-implicit": 0.15, "correct-incorrect": 0.35,
-                                                  "implicit-incorrect": 0.2})
+    assert s["set_differences"] == pytest.approx(
+        {"correct-implicit": 0.15, "correct-incorrect": 0.35, "implicit-incorrect": 0.2}
+    )
 
 
 def test_summarize_a_plain_list_and_a_single_variant():
@@ -102,9 +133,11 @@ def test_set_differences_follow_the_given_set_order():
 # ----------------------------------------------------------------------------------- rank stability
 # Rankings: v1 A>B>C, v2 A>C>B, v3 B>A>C. Pairs (AB, AC, BC): v1|v2 +,+,- -> 1/3; v1|v3 -,+,+ -> 1/3;
 # v2|v3 -,+,- -> -1/3. Means A .5, B .45, C .4: A is top, but not under v3.
-THREE = {"A": {"v1": 0.50, "v2": 0.60, "v3": 0.40},
-         "B": {"v1": 0.40, "v2": 0.50, "v3": 0.45},
-         "C": {"v1": 0.30, "v2": 0.55, "v3": 0.35}}
+THREE = {
+    "A": {"v1": 0.50, "v2": 0.60, "v3": 0.40},
+    "B": {"v1": 0.40, "v2": 0.50, "v3": 0.45},
+    "C": {"v1": 0.30, "v2": 0.55, "v3": 0.35},
+}
 
 
 def test_rank_stability_against_hand_computed_kendall_tau():
@@ -141,7 +174,10 @@ def test_rank_stability_uses_shared_variants_and_needs_two_of_each():
 # ----------------------------------------------------------------------------------- collect
 def test_collect_groups_variants_and_attaches_the_default(variant_results):
     groups = collect(find_results(variant_results))
-    assert [(g.task, g.model) for g in groups] == [(TASK, ("org/a", "rev1", "default")), (TASK, ("org/b", "rev1", "default"))]
+    assert [(g.task, g.model) for g in groups] == [
+        (TASK, ("org/a", "rev1", "default")),
+        (TASK, ("org/b", "rev1", "default")),
+    ]
     a = groups[0]
     assert a.default == 0.55 and a.main_score_name == MAIN and a.set_order == ("correct", "incorrect")
     assert [s.label.split("-")[0] for s in a.scores] == ["correct01", "correct02", "incorrect01"]
@@ -149,7 +185,9 @@ def test_collect_groups_variants_and_attaches_the_default(variant_results):
     assert a.summary()["set_differences"] == pytest.approx({"correct-incorrect": 0.15})
     stability = stability_by_task(groups)[TASK]
     assert sorted(stability["kendall_tau"].values()) == pytest.approx([-1.0, -1.0, 1.0])
-    assert stability["top_by_mean"] == ("org/a", "rev1", "default") and stability["top_change_share"] == pytest.approx(1 / 3)
+    assert stability["top_by_mean"] == ("org/a", "rev1", "default") and stability["top_change_share"] == pytest.approx(
+        1 / 3
+    )
 
 
 def test_base_experiment_drops_only_the_instruction():
@@ -162,7 +200,7 @@ def test_base_experiment_drops_only_the_instruction():
 def _table(text: str, title: str) -> list[list[str]]:
     """The rows (cells) of the github table printed under `title`."""
     lines = text.split(f"\n{title}\n\n", 1)[1].splitlines()
-    table = lines[:next((i for i, line in enumerate(lines) if not line.startswith("|")), len(lines))]
+    table = lines[: next((i for i, line in enumerate(lines) if not line.startswith("|")), len(lines))]
     return [[c.strip() for c in line.split("|")[1:-1]] for line in table]
 
 
@@ -188,9 +226,15 @@ def test_results_shows_sensitivity_and_rank_stability_not_variant_rows(variant_r
 def test_a_blind_setting_is_shown_but_left_out_of_the_rank_stability(variant_results):
     """As on the site: a baseline (∅) gets its sensitivity row but takes no part in the ranking's stability,
     though its scores (all equal, the best under one variant) would change it."""
-    for (set_name, index) in SCORES["org/a"]:
-        write_result(variant_results, "org/c", TASK, 0.7, blind=True,
-                     variant=_variant(TASK, set_name, index, INSTRUCTIONS[set_name, index]))
+    for set_name, index in SCORES["org/a"]:
+        write_result(
+            variant_results,
+            "org/c",
+            TASK,
+            0.7,
+            blind=True,
+            variant=_variant(TASK, set_name, index, INSTRUCTIONS[set_name, index]),
+        )
     out = results_table(variant_results)
     assert [r[1] for r in _table(out, "Instruction sensitivity")[2:]] == ["org/a", "org/b", "org/c ∅"]
     header, _, row = _table(out, "Rank stability")
@@ -214,8 +258,14 @@ def test_experiments_are_kept_apart(tmp_path):
     for experiment, shift in (({}, 0.0), ({"template": "none"}, -0.1)):
         write_result(tmp_path, "org/a", TASK, 0.5 + shift, experiment=experiment)
         for (set_name, index), score in SCORES["org/a"].items():
-            write_result(tmp_path, "org/a", TASK, score + shift, experiment=experiment,
-                         variant=_variant(TASK, set_name, index, INSTRUCTIONS[set_name, index]))
+            write_result(
+                tmp_path,
+                "org/a",
+                TASK,
+                score + shift,
+                experiment=experiment,
+                variant=_variant(TASK, set_name, index, INSTRUCTIONS[set_name, index]),
+            )
     out = results_table(tmp_path)
     rows = _table(out, "Instruction sensitivity")
     assert rows[0][:3] == ["Task", "Model", "Experiment"]

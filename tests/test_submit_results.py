@@ -101,15 +101,27 @@ def submission(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("submit")
     home = tmp / "home"
     home.mkdir()
-    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_TERMINAL_PROMPT": "0", "MTEB_CACHE": str(tmp / "mteb-cache"),
-           "INSTRUCT_BENCH_CACHE": str(tmp / "bench-cache"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1",
-           # MTEB writes a ModelMeta's training_datasets (a set) in set order, which follows the string hash
-           # seed: byte equality between two processes needs the same seed.
-           "PYTHONHASHSEED": "0"}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "MTEB_CACHE": str(tmp / "mteb-cache"),
+        "INSTRUCT_BENCH_CACHE": str(tmp / "bench-cache"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        # MTEB writes a ModelMeta's training_datasets (a set) in set order, which follows the string hash
+        # seed: byte equality between two processes needs the same seed.
+        "PYTHONHASHSEED": "0",
+    }
     env.pop("INSTRUCT_BENCH_DATA_DIR", None)
-    for key, value in (("user.name", "bench test"), ("user.email", "bench@example.invalid"), ("init.defaultBranch", "main")):
+    for key, value in (
+        ("user.name", "bench test"),
+        ("user.email", "bench@example.invalid"),
+        ("init.defaultBranch", "main"),
+    ):
         _git("config", "--global", key, value, cwd=tmp, env=env)
     bare = _mimic_repository(tmp, env)
     _git("config", "--global", f"url.{bare.as_uri()}.insteadOf", REMOTE, cwd=tmp, env=env)
@@ -119,19 +131,41 @@ def submission(tmp_path_factory: pytest.TempPathFactory) -> dict:
     sts = RAW.is_dir()
     if sts:  # STSBenchmark from local files: a local-… dataset revision, unlike the repository's
         data = tmp / "data"
-        _run([sys.executable, "-m", "bench", "build-data", "sts-senteval", "--source-dir", str(RAW), "--out", str(data)],
-             env=env)
-        logs["sts"] = _run([sys.executable, "-m", "bench", "run", "-t", "STSBenchmark", "--data-dir", str(data),
-                            "--output-dir", str(out)], env=env)
+        _run(
+            [sys.executable, "-m", "bench", "build-data", "sts-senteval", "--source-dir", str(RAW), "--out", str(data)],
+            env=env,
+        )
+        logs["sts"] = _run(
+            [
+                sys.executable,
+                "-m",
+                "bench",
+                "run",
+                "-t",
+                "STSBenchmark",
+                "--data-dir",
+                str(data),
+                "--output-dir",
+                str(out),
+            ],
+            env=env,
+        )
         # MTEB's STS12 at MTEB's dataset revision, as a run that can reach the hub (or has a filled datasets
         # cache) makes it: this offline test serves MTEB's `load_dataset` call from the same rows.
-        logs["sts12"] = _run([sys.executable, "-c", HUB_STAND_IN, str(data / "STS12" / "test.jsonl"), str(out)], env=env)
+        logs["sts12"] = _run(
+            [sys.executable, "-c", HUB_STAND_IN, str(data / "STS12" / "test.jsonl"), str(out)], env=env
+        )
     logs["submit"] = _run([sys.executable, "-m", "mteb", "submit-results", "--output-folder", str(out)], env=env)
 
     clone = out / "remote"
     changed = _git("diff", "--name-status", "HEAD~1", "HEAD", cwd=clone, env=env).splitlines()
     return {
-        "tmp": tmp, "env": env, "out": out, "clone": clone, "sts": sts, "logs": logs,
+        "tmp": tmp,
+        "env": env,
+        "out": out,
+        "clone": clone,
+        "sts": sts,
+        "logs": logs,
         "changed": dict(reversed(line.split("\t", 1)) for line in changed),  # path -> A/M
         "branch": _git("rev-parse", "--abbrev-ref", "HEAD", cwd=clone, env=env).strip(),
         "message": _git("log", "-1", "--format=%B", cwd=clone, env=env),
@@ -167,19 +201,30 @@ def test_a_only_results_mteb_would_accept_are_committed(submission):
     sub = submission
     committed = _committed_results(sub)
     names = [Path(p).stem for p in committed]
-    verdicts = json.loads(_mteb_alone(sub, (
-        "import json, sys, mteb\n"
-        "out = {}\n"
-        "for name in sys.argv[1:]:\n"
-        "    try:\n"
-        "        out[name] = mteb.get_task(name).metadata.revision\n"
-        "    except (KeyError, ValueError):\n"
-        "        out[name] = None\n"
-        "print(json.dumps(out))\n"), *names).strip().splitlines()[-1])
+    verdicts = json.loads(
+        _mteb_alone(
+            sub,
+            (
+                "import json, sys, mteb\n"
+                "out = {}\n"
+                "for name in sys.argv[1:]:\n"
+                "    try:\n"
+                "        out[name] = mteb.get_task(name).metadata.revision\n"
+                "    except (KeyError, ValueError):\n"
+                "        out[name] = None\n"
+                "print(json.dumps(out))\n"
+            ),
+            *names,
+        )
+        .strip()
+        .splitlines()[-1]
+    )
     outside = [n for n in names if verdicts[n] is None]
-    assert not outside, (f"MTEB's submit-results committed results of tasks outside MTEB's registry: {outside} "
-                         f"(mteb/cache/result_cache.py: _get_unsubmitted_results -> _has_unsubmitted_scores is True "
-                         f"for any file the results repository lacks)")
+    assert not outside, (
+        f"MTEB's submit-results committed results of tasks outside MTEB's registry: {outside} "
+        f"(mteb/cache/result_cache.py: _get_unsubmitted_results -> _has_unsubmitted_scores is True "
+        f"for any file the results repository lacks)"
+    )
     for path in committed:
         data = json.loads((sub["clone"] / path).read_text(encoding="utf-8"))
         assert data["dataset_revision"] == verdicts[Path(path).stem], path
@@ -196,15 +241,22 @@ def test_b_model_meta_is_what_mteb_writes_for_its_registry_entry(submission):
     assert f"{MODEL_DIR}/model_meta.json" in sub["changed"]
     committed = (sub["clone"] / MODEL_DIR / "model_meta.json").read_bytes()
     reference = sub["tmp"] / "reference"
-    _mteb_alone(sub, (
-        "import sys, mteb\n"
-        "from pathlib import Path\n"
-        "result = mteb.TaskResult.from_disk(Path(sys.argv[1]))\n"
-        f"mteb.ResultCache(sys.argv[2]).save_to_cache(result, mteb.get_model_meta({MODEL!r}))\n"),
-        str(sub["clone"] / _committed_results(sub)[0]), str(reference))
+    _mteb_alone(
+        sub,
+        (
+            "import sys, mteb\n"
+            "from pathlib import Path\n"
+            "result = mteb.TaskResult.from_disk(Path(sys.argv[1]))\n"
+            f"mteb.ResultCache(sys.argv[2]).save_to_cache(result, mteb.get_model_meta({MODEL!r}))\n"
+        ),
+        str(sub["clone"] / _committed_results(sub)[0]),
+        str(reference),
+    )
     assert committed == (reference / MODEL_DIR / "model_meta.json").read_bytes()
     ours = json.loads(committed)
-    public = json.loads((FIXTURES / MODEL.replace("/", "__") / REVISION / "model_meta.json").read_text(encoding="utf-8"))
+    public = json.loads(
+        (FIXTURES / MODEL.replace("/", "__") / REVISION / "model_meta.json").read_text(encoding="utf-8")
+    )
     assert (ours["name"], ours["revision"]) == (public["name"], public["revision"])
     assert set(ours["training_datasets"]) == set(public["training_datasets"])  # a list of names now, a dict then
     for key in ("languages", "open_weights", "use_instructions"):

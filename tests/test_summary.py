@@ -48,7 +48,11 @@ def test_partial_average_is_labelled_and_names_what_is_missing():
     scores = table.split("\n\n")[0].splitlines()  # the scores table, then the run's diagnostics
     assert _cells(scores[0]) == ["Task", "Metric", "Score", "Details"]
     assert _cells(scores[-1]) == [
-        "Average (awareness, 2 of 3 tasks, partial)", "mean of 2 tasks", "25.00", "missing: IntentEmotion"]
+        "Average (awareness, 2 of 3 tasks, partial)",
+        "mean of 2 tasks",
+        "25.00",
+        "missing: IntentEmotion",
+    ]
 
 
 def test_delta_ci_is_never_averaged_with_absolute_scores():
@@ -81,14 +85,21 @@ def mteb_results(tmp_path_factory) -> Path:
     the same result filed by a run record under another model (as `bench run` files it) on stand-in data."""
     root = tmp_path_factory.mktemp("mteb-results")
     model = HashEncoder(cache_dir=root / "cache")
-    mteb.evaluate(model, [DemoInstructSTS(), DemoNYTClustering()], cache=mteb.ResultCache(root / "out"),
-                  show_progress_bar=False, co2_tracker=False)
+    mteb.evaluate(
+        model,
+        [DemoInstructSTS(), DemoNYTClustering()],
+        cache=mteb.ResultCache(root / "out"),
+        show_progress_bar=False,
+        co2_tracker=False,
+    )
     written = root / "out" / "results" / "toy__hash" / "v1" / "experiments" / "family_toy"
     assert (written / "DemoInstructSTS.json").is_file()
     other = root / "out" / "results" / "org__other" / "r2"
     shutil.copy(written / "DemoInstructSTS.json", other.mkdir(parents=True) or other / "DemoInstructSTS.json")
-    record = {"model": {"name": "org/other", "revision": "r2", "experiment": {}},
-              "task": {"dataset": {"stand_in": True, "stand_in_note": "a 48-text stand-in"}}}
+    record = {
+        "model": {"name": "org/other", "revision": "r2", "experiment": {}},
+        "task": {"dataset": {"stand_in": True, "stand_in_note": "a 48-text stand-in"}},
+    }
     (other / "run_records").mkdir()
     (other / "run_records" / "DemoInstructSTS.json").write_text(json.dumps(record), encoding="utf-8")
     return root / "out"
@@ -121,9 +132,13 @@ def test_stand_in_comes_from_the_builders_manifest(tmp_path):
         return {"test": tmp_path / name / "test.jsonl"}
 
     assert stand_in_of(folder("proxy", '{"proxy": true, "note": "GoalEx labels"}')) == {
-        "stand_in": True, "stand_in_note": "GoalEx labels"}
+        "stand_in": True,
+        "stand_in_note": "GoalEx labels",
+    }
     assert stand_in_of(folder("published", '{"proxy": false, "note": "ClusterLLM release"}')) == {
-        "stand_in": False, "stand_in_note": None}
+        "stand_in": False,
+        "stand_in_note": None,
+    }
     assert stand_in_of(folder("hand-made", None)) == {"stand_in": False, "stand_in_note": None}
     assert stand_in_of(folder("broken", "{not json")) == {"stand_in": False, "stand_in_note": None}
     assert stand_in_of(None) == {"stand_in": False, "stand_in_note": None}  # hub or packaged data
@@ -150,8 +165,12 @@ def test_read_json_treats_a_hostile_result_as_missing(tmp_path, caplog):
     """The runner's reader: a deep or long-integer result file is "to be recomputed", with a warning."""
     from bench.results.store import read_json
 
-    for name, text in (("deep", "[" * 100_000 + "]" * 100_000), ("long", '{"a": ' + "9" * 5000 + "}"),
-                       ("surrogate", '{"task_name": "\\ud800"}'), ("broken", "{")):
+    for name, text in (
+        ("deep", "[" * 100_000 + "]" * 100_000),
+        ("long", '{"a": ' + "9" * 5000 + "}"),
+        ("surrogate", '{"task_name": "\\ud800"}'),
+        ("broken", "{"),
+    ):
         (tmp_path / f"{name}.json").write_text(text, encoding="utf-8")
         assert read_json(tmp_path / f"{name}.json") is None
     assert read_json(tmp_path / "missing.json") is None

@@ -72,8 +72,21 @@ class Ctx:
 
 def _api_submission(ctx: Ctx, url: str) -> Path:
     out = ctx.tmp / "api"
-    _run(["--model", "openai:fake", "--base-url", url, "-t", DEMO_TASK, "DemoNYTClustering",
-          "--output-dir", str(out), "--cache-dir", str(ctx.tmp / "api-cache")])
+    _run(
+        [
+            "--model",
+            "openai:fake",
+            "--base-url",
+            url,
+            "-t",
+            DEMO_TASK,
+            "DemoNYTClustering",
+            "--output-dir",
+            str(out),
+            "--cache-dir",
+            str(ctx.tmp / "api-cache"),
+        ]
+    )
     return out
 
 
@@ -114,8 +127,20 @@ def honest_api_hostile_runtime(ctx: Ctx) -> Path:
 def renamed_minilm(ctx: Ctx) -> Path:
     """all-MiniLM-L6-v2 run under a claimed name, its model_meta.json edited to 7B / 4096-d."""
     out = ctx.tmp / "renamed"
-    _run(["--model", "all-MiniLM-L6-v2", "--model-name", "bigcorp/SuperEmbed-7B", "-t", DEMO_TASK,
-          "--output-dir", str(out), "--cache-dir", str(ctx.cache)])
+    _run(
+        [
+            "--model",
+            "all-MiniLM-L6-v2",
+            "--model-name",
+            "bigcorp/SuperEmbed-7B",
+            "-t",
+            DEMO_TASK,
+            "--output-dir",
+            str(out),
+            "--cache-dir",
+            str(ctx.cache),
+        ]
+    )
     _set_meta(out, n_parameters=7_000_000_000, embed_dim=4096, reference="https://huggingface.co/bigcorp/SuperEmbed-7B")
     return out
 
@@ -145,8 +170,9 @@ def path_option(ctx: Ctx) -> Path:
 def hostile_local_settings(ctx: Ctx) -> Path:
     """Runtime settings of a local model (device, cache, batch size) are the maintainer's, not the record's."""
     root = Path(shutil.copytree(ctx.demo, ctx.tmp / "local-runtime"))
-    _set_settings(root, device="cuda:7", cache_dir="/nonexistent", use_cache=False, batch_size=10**9,
-                  show_progress_bar=True)
+    _set_settings(
+        root, device="cuda:7", cache_dir="/nonexistent", use_cache=False, batch_size=10**9, show_progress_bar=True
+    )
     return root
 
 
@@ -160,15 +186,21 @@ class Probe:
 
 PROBES: dict[str, Probe] = {
     "openai result, submitter's endpoint, no --base-url": Probe(
-        rigged_endpoint_no_url, False, "re-run only against an endpoint the maintainer names"),
+        rigged_endpoint_no_url, False, "re-run only against an endpoint the maintainer names"
+    ),
     "openai result, submitter's endpoint, maintainer's --base-url": Probe(
-        rigged_endpoint_maintainer_url, False, "score(s) differ by more than"),
+        rigged_endpoint_maintainer_url, False, "score(s) differ by more than"
+    ),
     "openai result with hostile runtime settings": Probe(honest_api_hostile_runtime, True, "all scores agree"),
     "MiniLM renamed bigcorp/SuperEmbed-7B, 7B / 4096-d": Probe(
-        renamed_minilm, False, "model name ('sentence-transformers/all-MiniLM-L6-v2', the submission says "
-                               "'bigcorp/SuperEmbed-7B')"),
+        renamed_minilm,
+        False,
+        "model name ('sentence-transformers/all-MiniLM-L6-v2', the submission says 'bigcorp/SuperEmbed-7B')",
+    ),
     "model_meta.json claims 7B under the true name": Probe(inflated_facts, False, "model_meta.json n_parameters"),
-    "spec names a path on the maintainer's machine": Probe(path_spec, False, "names a path outside the working directory"),
+    "spec names a path on the maintainer's machine": Probe(
+        path_spec, False, "names a path outside the working directory"
+    ),
     "a vector option names a path elsewhere": Probe(path_option, False, "names a path outside the working directory"),
     "local model, hostile runtime settings": Probe(hostile_local_settings, True, "all scores agree"),
 }
@@ -184,8 +216,9 @@ def test_hostile_submission_is_judged_by_what_it_is(probe, servers, demo_results
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     before = len(servers.rigged.requests)
     out = tmp_path / "verification.json"
-    code = main(["leaderboard", "verify", str(submission), "--out", str(out), "--cache-dir", str(ctx.cache),
-                 *ctx.verify_args])
+    code = main(
+        ["leaderboard", "verify", str(submission), "--out", str(out), "--cache-dir", str(ctx.cache), *ctx.verify_args]
+    )
     printed = "".join(capsys.readouterr())
     assert code == (0 if spec.verified else 1), printed
     assert "Traceback" not in printed
@@ -203,8 +236,20 @@ def test_a_verified_row_that_edits_its_facts_is_self_reported(demo_results, tmp_
     rows fall back to self-reported."""
     packed, verification = tmp_path / "minilm.zip", tmp_path / "v.json"
     assert main(["submit", str(demo_results), "--out", str(packed)]) == 0
-    assert main(["leaderboard", "verify", str(packed), "--out", str(verification),
-                 "--cache-dir", str(demo_results.parent / "lb-cache")]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                "verify",
+                str(packed),
+                "--out",
+                str(verification),
+                "--cache-dir",
+                str(demo_results.parent / "lb-cache"),
+            ]
+        )
+        == 0
+    )
     data = build([packed], tmp_path / "site", verifications=[verification]).data
     assert {m["verification"] for m in data["models"]} == {"verified"}
     edited = tmp_path / "edited"

@@ -58,8 +58,9 @@ def shoot(page: Path, out: Path) -> None:
     options = webdriver.ChromeOptions()
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--force-device-scale-factor=1"):
         options.add_argument(flag)
-    options.binary_location = next(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
-                                   if shutil.which(n))
+    options.binary_location = next(
+        shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)
+    )
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
     try:
         for name, (width, height) in SHOTS.items():

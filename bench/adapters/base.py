@@ -97,8 +97,10 @@ def check_device(device: str) -> None:
     if kind == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if count == 0 or (index.isdigit() and int(index) >= count):
-            raise ConfigError(f"--device {device}: this machine has {count} CUDA device(s) visible to torch "
-                              f"{torch.__version__}. Use --device cpu (or auto), or install a CUDA build of torch.")
+            raise ConfigError(
+                f"--device {device}: this machine has {count} CUDA device(s) visible to torch "
+                f"{torch.__version__}. Use --device cpu (or auto), or install a CUDA build of torch."
+            )
     elif kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ConfigError(f"--device {device}: Apple MPS is not available here. Use --device cpu (or auto).")
 
@@ -161,13 +163,19 @@ class BaseEncoder(AbsEncoder):
     aliases: ClassVar[tuple[str, ...]] = ()
     notes: ClassVar[str] = ""
     runtime_options: ClassVar[tuple[str, ...]] = (
-        "batch_size", "max_tokens", "device", "cache_dir", "use_cache", "show_progress_bar", "revision",
+        "batch_size",
+        "max_tokens",
+        "device",
+        "cache_dir",
+        "use_cache",
+        "show_progress_bar",
+        "revision",
     )
     cli_flags: ClassVar[dict[str, str]] = {
         "batch_size": "texts per forward pass, or per API request (family default)",
         "device": "cpu, cuda, cuda:1, mps or auto (default auto)",
         "dtype": "weights' dtype: auto (default: bfloat16 on a CUDA GPU, float16 where it lacks bf16, float32 on "
-                 "CPU), float32, float16 or bfloat16; the mteb family keeps its loader's unless given",
+        "CPU), float32, float16 or bfloat16; the mteb family keeps its loader's unless given",
     }
     results_name_family: ClassVar[bool] = True
     experiment_always: ClassVar[tuple[str, ...]] = ()
@@ -227,12 +235,18 @@ class BaseEncoder(AbsEncoder):
         self._source = source
         self.identity_check: dict[str, Any] | None = None
         self._content: str | None = None
-        if source is not None:  # a model path or hub id: MTEB's name and revision, and its content (bench/adapters/identity.py)
+        if (
+            source is not None
+        ):  # a model path or hub id: MTEB's name and revision, and its content (bench/adapters/identity.py)
             from bench.adapters.identity import resolve_identity
 
             identity = resolve_identity(source, name=name, revision=revision)
-            name, revision, self.identity_check, self._content = (identity.name, identity.revision, identity.check,
-                                                                  identity.content)
+            name, revision, self.identity_check, self._content = (
+                identity.name,
+                identity.revision,
+                identity.check,
+                identity.content,
+            )
         if not name or not revision:
             raise ConfigError("An encoder needs a model name and revision (or a model path to derive them from).")
         self.name = name
@@ -256,7 +270,8 @@ class BaseEncoder(AbsEncoder):
         self.registry_meta = self._registry_meta()
         if self.registry_meta is not None:  # MTEB's fields are MTEB's (model_meta.json); ours go in the run record
             self.mteb_model_meta = self.registry_meta.model_copy(
-                update={"revision": revision, "experiment_kwargs": self.experiment() or None})
+                update={"revision": revision, "experiment_kwargs": self.experiment() or None}
+            )
         else:
             self.mteb_model_meta = ModelMeta.create_empty(
                 overwrites=dict(
@@ -382,8 +397,11 @@ class BaseEncoder(AbsEncoder):
         """Whether this setting's model input changes with the instruction: PROBE_TEXT rendered under
         the two PROBE_INSTRUCTIONS (as a task's query, `probe_input`); equal inputs mean blind."""
         first, second = (input_key(self.probe_input(PROBE_TEXT, i, task_metadata)) for i in PROBE_INSTRUCTIONS)
-        return {"follows_instructions": first != second, "method": "render",
-                "probe": {"text": PROBE_TEXT, "instructions": list(PROBE_INSTRUCTIONS)}}
+        return {
+            "follows_instructions": first != second,
+            "method": "render",
+            "probe": {"text": PROBE_TEXT, "instructions": list(PROBE_INSTRUCTIONS)},
+        }
 
     def probe_input(self, text: str, instruction: str, task_metadata: TaskMetadata | None) -> Any:
         """The model input for `text` under `instruction`, as a task's query row renders it."""
@@ -464,8 +482,13 @@ class BaseEncoder(AbsEncoder):
                 middle = start + (stop - start) // 2  # the longer rows (sorted first) in the smaller half
                 pending += [(middle, stop), (start, middle)]
                 self.stats.oom_splits += 1
-                logger.warning("%s: out of memory on a batch of %d; running it as %d + %d rows (this batch only).",
-                               self.name, stop - start, middle - start, stop - middle)
+                logger.warning(
+                    "%s: out of memory on a batch of %d; running it as %d + %d rows (this batch only).",
+                    self.name,
+                    stop - start,
+                    middle - start,
+                    stop - middle,
+                )
         return np.concatenate(done, axis=0)
 
     # ------------------------------------------------------------------ shared machinery
@@ -475,8 +498,14 @@ class BaseEncoder(AbsEncoder):
         vector option (dtype as resolved) and what else decides a vector (`identity_extras`)."""
         options = {k: public_value(v) for k, v in sorted(self.vector_options().items())}
         content = self.content_id()
-        return {"family": self.family, "model": self.name, "revision": self.revision,
-                **({"content": content} if content else {}), **options, **self.identity_extras()}
+        return {
+            "family": self.family,
+            "model": self.name,
+            "revision": self.revision,
+            **({"content": content} if content else {}),
+            **options,
+            **self.identity_extras(),
+        }
 
     @property
     def device(self) -> str:
@@ -514,13 +543,23 @@ class BaseEncoder(AbsEncoder):
         model_inputs = [self.render(t, i or task_instruction, prompt_type) for t, i in zip(texts, instructions)]
         show = kwargs.get("show_progress_bar", self.show_progress_bar)
         return self.encode_inputs(
-            model_inputs, batch_size=kwargs.get("batch_size") or self.batch_size, desc=task_metadata.name, show=show,
-            part=encode_part(task_metadata, prompt_type, instructions), subset=hf_subset,
+            model_inputs,
+            batch_size=kwargs.get("batch_size") or self.batch_size,
+            desc=task_metadata.name,
+            show=show,
+            part=encode_part(task_metadata, prompt_type, instructions),
+            subset=hf_subset,
         )
 
     def encode_inputs(
-        self, model_inputs: Sequence[Any], *, batch_size: int | None = None, desc: str = "Encoding", show: bool | None = None,
-        part: str | None = None, subset: str | None = None,
+        self,
+        model_inputs: Sequence[Any],
+        *,
+        batch_size: int | None = None,
+        desc: str = "Encoding",
+        show: bool | None = None,
+        part: str | None = None,
+        subset: str | None = None,
     ) -> np.ndarray:
         """Embed rendered inputs: dedup, memo, cache, length-sorted groups, NaN check (see module docstring).
 
@@ -550,8 +589,9 @@ class BaseEncoder(AbsEncoder):
         self.stats.unique += len(new)
         self.stats.cache_hits += len(new) - len(missing)
         if missing:
-            self._encode_missing([keys[r] for r in missing], [model_inputs[first[r]] for r in missing], vectors,
-                                 batch_size, label, show)
+            self._encode_missing(
+                [keys[r] for r in missing], [model_inputs[first[r]] for r in missing], vectors, batch_size, label, show
+            )
         found = {ref: vectors[keys[ref]] for ref in new}
         memo.add(found)
         stored = memo.vectors
@@ -567,7 +607,13 @@ class BaseEncoder(AbsEncoder):
         return memo
 
     def _encode_missing(
-        self, keys: list[str], inputs: list[Any], out: dict[str, np.ndarray], batch_size: int, label: str, show: bool | None
+        self,
+        keys: list[str],
+        inputs: list[Any],
+        out: dict[str, np.ndarray],
+        batch_size: int,
+        label: str,
+        show: bool | None,
     ) -> None:
         """Encode `inputs` (sorted longest first) a group at a time, each group checked and handed to the
         cache's writer thread as soon as it is done (committed beside the encoding); the call returns once
@@ -706,7 +752,9 @@ _PAIRED_TYPES = frozenset({"STS", "PairClassification"})
 _RETRIEVAL_TYPES = frozenset({"Retrieval", "Reranking", "InstructionRetrieval", "InstructionReranking"})
 
 
-def encode_part(task_metadata: TaskMetadata, prompt_type: PromptType | None, instructions: Sequence[str | None]) -> str | None:
+def encode_part(
+    task_metadata: TaskMetadata, prompt_type: PromptType | None, instructions: Sequence[str | None]
+) -> str | None:
     """What one `encode` call of a task encodes, as far as the call itself tells: `sentence` (one side of an
     MTEB STS or pair-classification set, whose evaluator encodes sentence 1 then sentence 2), `corpus`
     (documents), `queries` (a retrieval task's plain queries), `instruction` (every row under one

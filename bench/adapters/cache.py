@@ -123,11 +123,19 @@ class EmbeddingCache:
         """Serve what a cache we cannot write holds; write nothing, move nothing."""
         self.read_only = True
         if not self.path.is_file():
-            logger.warning("Embedding cache %s cannot be created (%s); running without a cache. "
-                           "Give a writable --cache-dir to keep vectors.", self.path, why)
+            logger.warning(
+                "Embedding cache %s cannot be created (%s); running without a cache. "
+                "Give a writable --cache-dir to keep vectors.",
+                self.path,
+                why,
+            )
             return None
-        logger.warning("Embedding cache %s is read-only (%s); it is used read-only: cached vectors are "
-                       "served, new ones are not stored.", self.path, why)
+        logger.warning(
+            "Embedding cache %s is read-only (%s); it is used read-only: cached vectors are "
+            "served, new ones are not stored.",
+            self.path,
+            why,
+        )
         # Plain read-only mode reads a WAL left by a killed writer; on a read-only mount it cannot make the
         # WAL's -shm file, and immutable mode (which creates nothing) reads the main file alone.
         uri = self.path.resolve().as_uri()
@@ -190,8 +198,12 @@ class EmbeddingCache:
                     continue
                 found[key] = np.frombuffer(blob, dtype=np.float32)
         if damaged:
-            logger.warning("Embedding cache %s: %d damaged entries (checksum, dimension or NaN) not used; they will "
-                           "be recomputed.", self.path, len(damaged))
+            logger.warning(
+                "Embedding cache %s: %d damaged entries (checksum, dimension or NaN) not used; they will "
+                "be recomputed.",
+                self.path,
+                len(damaged),
+            )
             self.delete(damaged)
         return found
 

@@ -268,8 +268,15 @@ class Wire:
         self.peer = peer
         self.lock = threading.Lock()
 
-    def send(self, kind: int, job_id: int = 0, *, obj: Any = None, vectors: Any = None,
-             usage: tuple[float, float] = (0.0, 0.0)) -> None:
+    def send(
+        self,
+        kind: int,
+        job_id: int = 0,
+        *,
+        obj: Any = None,
+        vectors: Any = None,
+        usage: tuple[float, float] = (0.0, 0.0),
+    ) -> None:
         import torch
         import torch.distributed as dist
 
@@ -331,9 +338,13 @@ def _pickled(obj: Any) -> list[Any]:
     stream = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     with warnings.catch_warnings():  # a read-only buffer is only read (sent)
         warnings.simplefilter("ignore", UserWarning)
-        return [torch.frombuffer(bytearray(stream), dtype=torch.uint8),
-                *(torch.frombuffer(b.raw(), dtype=torch.uint8) if b.raw().nbytes else torch.empty(0, dtype=torch.uint8)
-                  for b in buffers)]
+        return [
+            torch.frombuffer(bytearray(stream), dtype=torch.uint8),
+            *(
+                torch.frombuffer(b.raw(), dtype=torch.uint8) if b.raw().nbytes else torch.empty(0, dtype=torch.uint8)
+                for b in buffers
+            ),
+        ]
 
 
 def compact(tensor: Any) -> Any:
@@ -408,20 +419,24 @@ class Team:
         self.threads = []
         for peer in self.peers.values():
             for target in (self._feed, self._listen):
-                thread = threading.Thread(target=target, args=(peer,), name=f"bench-rank{peer.rank}-{target.__name__}",
-                                          daemon=True)
+                thread = threading.Thread(
+                    target=target, args=(peer,), name=f"bench-rank{peer.rank}-{target.__name__}", daemon=True
+                )
                 thread.start()
                 self.threads.append(thread)
 
     # ---------------------------------------------------------------- encoding
-    def encode(self, encoder: Encoder, inputs: Sequence[Any], batch_size: int,
-               keep: Callable[[int, int, np.ndarray], None]) -> int:
+    def encode(
+        self, encoder: Encoder, inputs: Sequence[Any], batch_size: int, keep: Callable[[int, int, np.ndarray], None]
+    ) -> int:
         """Encode length-sorted `inputs` over every rank; `keep(start, stop, vectors)` gets each batch on this
         thread as it arrives (in any order). Returns how many inputs other ranks encoded."""
         key = encoder_key(encoder)
         done: queue.Queue = queue.Queue()
-        jobs = [_Job(next(self._ids), "encode", (key, list(inputs[a:b]), batch_size), (a, b), done)
-                for a, b in plan_jobs(encoder, inputs, batch_size)]
+        jobs = [
+            _Job(next(self._ids), "encode", (key, list(inputs[a:b]), batch_size), (a, b), done)
+            for a, b in plan_jobs(encoder, inputs, batch_size)
+        ]
         with self.cv:
             self._check()
             self.encodes.extend(jobs)
@@ -579,8 +594,11 @@ class Team:
 
     def _lost(self, peer: _Peer, error: BaseException) -> None:
         silent = "Timed out" in str(error) or "timeout" in str(error).lower()
-        why = (f"rank {peer.rank} sent nothing for {self.heartbeat:.0f} s (no heartbeat): it is hung"
-               if silent else f"rank {peer.rank} stopped ({_reason(error)})")
+        why = (
+            f"rank {peer.rank} sent nothing for {self.heartbeat:.0f} s (no heartbeat): it is hung"
+            if silent
+            else f"rank {peer.rank} stopped ({_reason(error)})"
+        )
         with self.cv:
             if self.failure is None and not self.released:
                 self.failure = EncodingError(

@@ -51,7 +51,15 @@ import numpy as np
 
 from bench.adapters.base import BaseEncoder
 from bench.adapters.cache import input_key
-from bench.adapters.lm import ARCHITECTURES, causal_position_ids, detect_architecture, layer_index, lm_facts, load_lm, load_tokenizer
+from bench.adapters.lm import (
+    ARCHITECTURES,
+    causal_position_ids,
+    detect_architecture,
+    layer_index,
+    lm_facts,
+    load_lm,
+    load_tokenizer,
+)
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_text
 
@@ -171,7 +179,9 @@ class GenerativeEncoder(BaseEncoder):
         if not (temperature > 0 and 0 < top_p <= 1):
             raise ConfigError(f"temperature must be > 0 and top_p in (0, 1]; got {temperature} and {top_p}.")
         if readout_formula not in ("code", "paper"):
-            raise ConfigError(f"readout_formula must be 'code' (InBedder's released code) or 'paper', got {readout_formula!r}.")
+            raise ConfigError(
+                f"readout_formula must be 'code' (InBedder's released code) or 'paper', got {readout_formula!r}."
+            )
         self.readout_formula = readout_formula
         filtered = pooling == "filtered-avg-gen"
         self.model_path = model_path
@@ -181,8 +191,12 @@ class GenerativeEncoder(BaseEncoder):
         self.architecture_option = architecture
         self.max_input_length = max_input_length
         self.generation = {
-            "max_new_tokens": max_new_tokens, "do_sample": bool(do_sample), "temperature": temperature,
-            "top_p": top_p, "seed": seed, "num_samples": num_samples if do_sample else 1,
+            "max_new_tokens": max_new_tokens,
+            "do_sample": bool(do_sample),
+            "temperature": temperature,
+            "top_p": top_p,
+            "seed": seed,
+            "num_samples": num_samples if do_sample else 1,
         }
         self.mask_length = mask_length
         if isinstance(filter_words, str):  # from --model-args: words separated by |
@@ -218,8 +232,18 @@ class GenerativeEncoder(BaseEncoder):
         if self.pooling in SINGLE_PASS or self.pooling == "re-encode":
             inert.add("readout_formula")
         if self.pooling in SINGLE_PASS:
-            inert |= {"max_new_tokens", "do_sample", "temperature", "top_p", "seed", "num_samples", "filter_words",
-                      "filter_instruction", "filter_stopwords", "reencoder"}
+            inert |= {
+                "max_new_tokens",
+                "do_sample",
+                "temperature",
+                "top_p",
+                "seed",
+                "num_samples",
+                "filter_words",
+                "filter_instruction",
+                "filter_stopwords",
+                "reencoder",
+            }
         if self.pooling != "re-encode":
             inert.add("reencoder")
         if "masked" not in (self.architecture, self.architecture_option):
@@ -267,7 +291,10 @@ class GenerativeEncoder(BaseEncoder):
         if self.architecture == "masked" and self.tokenizer.mask_token is None:
             raise ConfigError(f"{self.model_path} has no mask token, so it cannot be read out as a masked LM.")
         self.model = load_lm(
-            self.model_path, architecture=self.architecture, revision=self.revision, dtype=self.dtype,
+            self.model_path,
+            architecture=self.architecture,
+            revision=self.revision,
+            dtype=self.dtype,
             device=self.device,
         )
         if self.pooling == "re-encode":
@@ -314,7 +341,11 @@ class GenerativeEncoder(BaseEncoder):
     # ------------------------------------------------------------------ readouts
     def _tokenize(self, prompts: list[str]) -> Any:
         enc = self.tokenizer(
-            prompts, padding=True, truncation=True, max_length=self.max_input_length, return_tensors="pt",
+            prompts,
+            padding=True,
+            truncation=True,
+            max_length=self.max_input_length,
+            return_tensors="pt",
             return_token_type_ids=False,  # LM heads take none (generate refuses them); BERT's are all 0
         )
         return enc.to(self.device)
@@ -423,11 +454,14 @@ class GenerativeEncoder(BaseEncoder):
         if self.architecture != "causal":
             raise ConfigError("readout_formula=paper is implemented for causal LMs; use the default 'code' here.")
         last = out.sequences[:, -1:]
-        mask = torch.cat([enc["attention_mask"], torch.ones_like(out.sequences[:, enc["input_ids"].shape[1]:])], dim=1)
+        mask = torch.cat([enc["attention_mask"], torch.ones_like(out.sequences[:, enc["input_ids"].shape[1] :])], dim=1)
         with tap.capture() as states:
             self.model(
-                input_ids=last, attention_mask=mask, position_ids=causal_position_ids(mask)[:, -1:],
-                past_key_values=out.past_key_values, use_cache=True,
+                input_ids=last,
+                attention_mask=mask,
+                position_ids=causal_position_ids(mask)[:, -1:],
+                past_key_values=out.past_key_values,
+                use_cache=True,
             )
         state = states[0][:, -1:]
         last_ok = ~self._dropped(last, inputs)
@@ -450,7 +484,8 @@ class GenerativeEncoder(BaseEncoder):
 
         banned = [set(self.tokenizer.all_special_ids) | self._filter_ids(x) for x in inputs]
         return torch.tensor(
-            [[int(t) in banned[b] for t in row.tolist()] for b, row in enumerate(next_ids)], dtype=torch.bool,
+            [[int(t) in banned[b] for t in row.tolist()] for b, row in enumerate(next_ids)],
+            dtype=torch.bool,
             device=next_ids.device,
         ).reshape(next_ids.shape)
 
@@ -543,19 +578,25 @@ class LayerTap:
         if self.layers is None:  # every hidden state, one call at a time: keep the one asked for
             handles = [
                 self.stack.register_forward_pre_hook(
-                    lambda module, args, kwargs: (args, {**kwargs, "output_hidden_states": True}), with_kwargs=True),
+                    lambda module, args, kwargs: (args, {**kwargs, "output_hidden_states": True}), with_kwargs=True
+                ),
                 self.stack.register_forward_hook(
-                    lambda module, args, out: states.append(out.hidden_states[self.index_for(len(out.hidden_states))])),
+                    lambda module, args, out: states.append(out.hidden_states[self.index_for(len(out.hidden_states))])
+                ),
             ]
         elif self.index == len(self.layers):  # the last: the stack's output, final norm applied
             handles = [self.stack.register_forward_hook(lambda module, args, out: states.append(_state(out)))]
         elif self.index == 0:  # the embedding output: what the first layer is given
-            handles = [self.layers[0].register_forward_pre_hook(
-                lambda module, args, kwargs: states.append(args[0] if args else kwargs["hidden_states"]),
-                with_kwargs=True)]
+            handles = [
+                self.layers[0].register_forward_pre_hook(
+                    lambda module, args, kwargs: states.append(args[0] if args else kwargs["hidden_states"]),
+                    with_kwargs=True,
+                )
+            ]
         else:
-            handles = [self.layers[self.index - 1].register_forward_hook(
-                lambda module, args, out: states.append(_state(out)))]
+            handles = [
+                self.layers[self.index - 1].register_forward_hook(lambda module, args, out: states.append(_state(out)))
+            ]
         try:
             yield states
         finally:
@@ -569,8 +610,17 @@ def find_layers(stack: Any) -> Any | None:
     import torch
 
     config = getattr(stack, "config", None)
-    counts = {getattr(config, key, None) for key in ("num_hidden_layers", "num_layers", "n_layer", "num_decoder_layers",
-                                                     "encoder_layers", "decoder_layers")}
+    counts = {
+        getattr(config, key, None)
+        for key in (
+            "num_hidden_layers",
+            "num_layers",
+            "n_layer",
+            "num_decoder_layers",
+            "encoder_layers",
+            "decoder_layers",
+        )
+    }
     for _, module in stack.named_modules():
         if isinstance(module, torch.nn.ModuleList):
             kinds = {type(m) for m in module}

@@ -157,9 +157,15 @@ def fit(x: np.ndarray, y: np.ndarray, settings: TrainSettings) -> tuple[dict[str
             break
     assert best_state is not None  # max_epochs >= 1: the first epoch always sets it
     weights = {k.replace(".", "_"): v.numpy() for k, v in best_state.items()}
-    info = {"epochs_run": len(history), "best_epoch": best_epoch + 1, "initial_val_loss": round(initial, 6),
-            "best_val_loss": round(best, 6), "val_loss_history": history,
-            "n_train": int(len(train)), "n_validation": int(len(val))}
+    info = {
+        "epochs_run": len(history),
+        "best_epoch": best_epoch + 1,
+        "initial_val_loss": round(initial, 6),
+        "best_val_loss": round(best, 6),
+        "val_loss_history": history,
+        "n_train": int(len(train)),
+        "n_validation": int(len(val)),
+    }
     return weights, info
 
 
@@ -268,8 +274,13 @@ def train_transform(
 
     base = load_model(base_model, **(base_options or {}), **(runtime_options or {}))
     sample = construct_labels(
-        sample_texts, instruction=instruction, embed=lambda xs: _generic(base, xs), client=client,
-        n_clusters=settings.n_clusters, examples=settings.examples_per_label_prompt, seed=settings.seed,
+        sample_texts,
+        instruction=instruction,
+        embed=lambda xs: _generic(base, xs),
+        client=client,
+        n_clusters=settings.n_clusters,
+        examples=settings.examples_per_label_prompt,
+        seed=settings.seed,
     )
     keep = sample.labelled
     x = _generic(base, [sample.texts[i] for i in keep])
@@ -287,9 +298,13 @@ def train_transform(
         "dim_in": int(x.shape[1]),
         "dim_out": int(weights["encoder_weight"].shape[0]),
         "settings": asdict(settings),
-        "sample": {"texts_available": len(unique), "sampled": len(sample_texts), "labelled": len(keep),
-                   "sampled_texts_sha256": hashlib.sha256("\n".join(sample_texts).encode()).hexdigest(),
-                   "source": source or {}},
+        "sample": {
+            "texts_available": len(unique),
+            "sampled": len(sample_texts),
+            "labelled": len(keep),
+            "sampled_texts_sha256": hashlib.sha256("\n".join(sample_texts).encode()).hexdigest(),
+            "source": source or {},
+        },
         "taxonomy": sample.taxonomy,
         "label_counts": {lab: int((y == k).sum()) for lab, k in label_ids.items()},
         "failures": sample.failures,
@@ -316,8 +331,10 @@ class GSTransformEncoder(BaseEncoder):
 
     family = "gstransform"
     distributes = False  # a linear map per row: a launched run shares the base encoder's work instead
-    notes = ("spec gstransform:TRANSFORM_DIR (from `bench gstransform train`); "
-             "base_model: generic encoder spec (default: the one the transforms were trained on)")
+    notes = (
+        "spec gstransform:TRANSFORM_DIR (from `bench gstransform train`); "
+        "base_model: generic encoder spec (default: the one the transforms were trained on)"
+    )
 
     def __init__(
         self,
@@ -339,14 +356,15 @@ class GSTransformEncoder(BaseEncoder):
         self.transforms = load_transforms(self.transform_dir)
         recorded = {t.config["base_model"] for t in self.transforms}
         if base_model is None and len(recorded) > 1:
-            raise ConfigError(f"Transforms in {transform_dir} were trained on different base models: {sorted(recorded)}.")
+            raise ConfigError(
+                f"Transforms in {transform_dir} were trained on different base models: {sorted(recorded)}."
+            )
         self.base_model = base_model or next(iter(recorded))
         self._by_instruction: dict[str, Transform] = {}
         for t in self.transforms:
             for inst in t.serves:
                 self._by_instruction.setdefault(inst, t)
-        shared = ("batch_size", "max_tokens", "device", "dtype", "cache_dir", "use_cache",
-                  "show_progress_bar")
+        shared = ("batch_size", "max_tokens", "device", "dtype", "cache_dir", "use_cache", "show_progress_bar")
         base_kwargs = {k: kwargs[k] for k in shared if kwargs.get(k) is not None}
         from bench.adapters.registry import load_model
 
@@ -359,8 +377,11 @@ class GSTransformEncoder(BaseEncoder):
                     f"{_dtype_hint(t.config['base_fingerprint'], self.base.fingerprint)}."
                 )
         label = name or self.transform_dir.resolve().name
-        super().__init__(name=label if label.startswith("gstransform/") else f"gstransform/{label}",
-                         revision=revision or self._revision(), **kwargs)
+        super().__init__(
+            name=label if label.startswith("gstransform/") else f"gstransform/{label}",
+            revision=revision or self._revision(),
+            **kwargs,
+        )
 
     def _revision(self) -> str:
         h = hashlib.sha256()
@@ -370,8 +391,11 @@ class GSTransformEncoder(BaseEncoder):
         return f"gst-{h.hexdigest()[:12]}"
 
     def settings(self) -> dict[str, Any]:
-        return {**super().settings(), "base_model": self.base_model,
-                "transforms": {t.path.name: t.serves for t in self.transforms}}
+        return {
+            **super().settings(),
+            "base_model": self.base_model,
+            "transforms": {t.path.name: t.serves for t in self.transforms},
+        }
 
     def identity_extras(self) -> dict[str, Any]:
         return {"base": self.base.fingerprint}

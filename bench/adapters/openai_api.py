@@ -122,14 +122,19 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     cli_flags = {
         "dimensions": "shortened output size, for API models that support it",
         "base_url": "OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else api.openai.com); the key is read "
-                    "from $OPENAI_API_KEY only",
+        "from $OPENAI_API_KEY only",
         "price": "USD per 1M input tokens for the API cost ledger (overrides the price table)",
         "max_retries": "API retries per request on 429/5xx/connection errors",
         "max_concurrency": "API requests in flight at once (default 4; 1 sends them one at a time)",
     }
     # Options that change how vectors are fetched or priced, not which: never an MTEB experiment.
     runtime_options: ClassVar[tuple[str, ...]] = (
-        "base_url", "max_retries", "timeout", "price", "max_tokens_per_request", "max_concurrency",
+        "base_url",
+        "max_retries",
+        "timeout",
+        "price",
+        "max_tokens_per_request",
+        "max_concurrency",
     )
 
     def __init__(
@@ -163,7 +168,9 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             max_tokens: unused: API requests are cut by `batch_size` and `max_tokens_per_request`.
         """
         if template == "model":
-            raise ConfigError("Template 'model' needs a model's own prompts; API models have none. Use prefix, none or a custom string.")
+            raise ConfigError(
+                "Template 'model' needs a model's own prompts; API models have none. Use prefix, none or a custom string."
+            )
         for option, value in (("dimensions", dimensions), ("max_tokens_per_request", max_tokens_per_request)):
             if value is not None and value <= 0:
                 raise ConfigError(f"{option} must be positive, got {value}.")
@@ -252,8 +259,13 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         """What sending `inputs` would cost, computed locally (for `--dry-run`)."""
         tokens = sum(count_tokens(self.model_id, text) for text in inputs)
         requests = sum(1 for _ in self._requests(list(inputs), self.batch_size))
-        return {"texts": len(inputs), "tokens": tokens, "tokens_method": token_method(self.model_id),
-                "requests": requests, **self._cost(tokens)}
+        return {
+            "texts": len(inputs),
+            "tokens": tokens,
+            "tokens_method": token_method(self.model_id),
+            "requests": requests,
+            **self._cost(tokens),
+        }
 
     def _cost(self, tokens: int) -> dict[str, Any]:
         price, source = self.price_per_million()
@@ -281,9 +293,14 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         # to every request as its own query instead (a repeated parameter keeps its last value).
         parts = urlsplit(self.base_url)
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
-        self._client = openai.OpenAI(api_key=key, base_url=urlunsplit(parts._replace(query="", fragment="")),
-                                     default_query=query or None, max_retries=self.max_retries,
-                                     timeout=self.timeout, http_client=deadline_client(self.timeout))
+        self._client = openai.OpenAI(
+            api_key=key,
+            base_url=urlunsplit(parts._replace(query="", fragment="")),
+            default_query=query or None,
+            max_retries=self.max_retries,
+            timeout=self.timeout,
+            http_client=deadline_client(self.timeout),
+        )
 
     def group_batches(self) -> int:
         return max(super().group_batches(), self.max_concurrency)  # room for every request in flight
@@ -297,8 +314,12 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     def _requests(self, inputs: list[str], batch_size: int) -> Iterator[list[str]]:
         """Consecutive slices within the per-request input count and token budget."""
         limit = min(batch_size, MAX_INPUTS_PER_REQUEST)
-        yield from plan_requests(inputs, max_inputs=limit, max_tokens=self.max_tokens_per_request,
-                                 count=lambda text: budget_tokens(self.model_id, text))
+        yield from plan_requests(
+            inputs,
+            max_inputs=limit,
+            max_tokens=self.max_tokens_per_request,
+            count=lambda text: budget_tokens(self.model_id, text),
+        )
 
     def _embed(self, batch: list[str]) -> np.ndarray:
         """The vectors of one request, in input order; a reply is checked whole before it counts."""
@@ -342,44 +363,64 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             return response
         http = raw.http_response
         if (message := _error_body(http)) is not None:
-            raise self._bad_reply(f"answered HTTP {http.status_code} with an error instead of embeddings: {message}",
-                                  "serves this model", fix="Check the model id and that --base-url")
+            raise self._bad_reply(
+                f"answered HTTP {http.status_code} with an error instead of embeddings: {message}",
+                "serves this model",
+                fix="Check the model id and that --base-url",
+            )
         raise self._bad_reply(  # the client hands back a str for a non-JSON content type
             f"answered with something that is not the JSON of an embeddings reply (HTTP {http.status_code}, "
-            f"{http.headers.get('content-type')})", "points at an OpenAI-compatible /v1 endpoint")
+            f"{http.headers.get('content-type')})",
+            "points at an OpenAI-compatible /v1 endpoint",
+        )
 
     def _vectors(self, data: list[Any], batch: list[str]) -> np.ndarray:
         """The reply's vectors in input order, once they are one finite, non-zero vector of numbers per input
         with the indices 0..n-1 once each: anything else would be cached and scored as if it were right."""
         problem = _index_problem([getattr(d, "index", None) for d in data], len(batch))
         if problem:
-            raise self._bad_reply(f"returned {problem} for {len(batch)} inputs, so its vectors cannot be matched "
-                                  f"to their inputs (each index 0..{len(batch) - 1} must appear once)")
+            raise self._bad_reply(
+                f"returned {problem} for {len(batch)} inputs, so its vectors cannot be matched "
+                f"to their inputs (each index 0..{len(batch) - 1} must appear once)"
+            )
         rows = [_numbers(d.embedding) for d in sorted(data, key=lambda d: d.index)]
         if (i := next((i for i, row in enumerate(rows) if row is None), None)) is not None:
             raise self._bad_reply(f"returned an embedding that is not a list of numbers (input {i}: {batch[i][:60]!r})")
         self._one_length({len(row) for row in rows})
         vectors = np.stack(rows)
-        for bad, what in ((~np.isfinite(vectors).all(axis=1), "NaN or infinite values"),
-                          (~vectors.any(axis=1), "all-zero vectors (no direction: every cosine with one is NaN)")):
+        for bad, what in (
+            (~np.isfinite(vectors).all(axis=1), "NaN or infinite values"),
+            (~vectors.any(axis=1), "all-zero vectors (no direction: every cosine with one is NaN)"),
+        ):
             if bad.any():
                 first = int(np.flatnonzero(bad)[0])
-                raise self._bad_reply(f"returned {what} for {int(bad.sum())} of {len(batch)} inputs "
-                                      f"(first: {batch[first][:60]!r})", "serves a working model")
+                raise self._bad_reply(
+                    f"returned {what} for {int(bad.sum())} of {len(batch)} inputs (first: {batch[first][:60]!r})",
+                    "serves a working model",
+                )
         return vectors
 
     def _one_length(self, lengths: set[int]) -> list[int]:
         """`lengths` (of vectors in one reply, or of this reply and the first) as a list, when there is one."""
         if len(lengths) > 1:
-            raise self._bad_reply(f"returned vectors of different lengths ({', '.join(map(str, sorted(lengths)))}); "
-                                  f"a model gives one length", "serves only this model (and --dimensions)")
+            raise self._bad_reply(
+                f"returned vectors of different lengths ({', '.join(map(str, sorted(lengths)))}); "
+                f"a model gives one length",
+                "serves only this model (and --dimensions)",
+            )
         return sorted(lengths)
 
-    def _bad_reply(self, problem: str, check: str = "points at an OpenAI-compatible /v1 endpoint", *,
-                   fix: str = "Check that --base-url") -> EncodingError:
+    def _bad_reply(
+        self,
+        problem: str,
+        check: str = "points at an OpenAI-compatible /v1 endpoint",
+        *,
+        fix: str = "Check that --base-url",
+    ) -> EncodingError:
         """One line for a reply that is refused: nothing of it is counted or cached."""
-        return EncodingError(f"{self.endpoint} (model {self.model_id}) {problem}. {fix} {check}; nothing of this "
-                             f"reply was used.")
+        return EncodingError(
+            f"{self.endpoint} (model {self.model_id}) {problem}. {fix} {check}; nothing of this reply was used."
+        )
 
     def failure_bound_s(self) -> float:
         """The longest an endpoint that never answers can hold a request: every attempt's timeout plus
@@ -414,7 +455,9 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         if isinstance(e, openai.APIStatusError):
             return EncodingError(f"{where} answered HTTP {e.status_code}: {_message(e)}")
         if isinstance(e, openai.APIConnectionError):
-            return EncodingError(f"Could not reach {where} after {self.max_retries} retries ({type(e).__name__}). Check --base-url and the network.")
+            return EncodingError(
+                f"Could not reach {where} after {self.max_retries} retries ({type(e).__name__}). Check --base-url and the network."
+            )
         return EncodingError(f"{where}: {type(e).__name__}: {_message(e)}")
 
 
@@ -456,11 +499,15 @@ def _index_problem(indices: list[Any], n: int) -> str | None:
     if sorted(indices) == list(range(n)):
         return None
     seen = Counter(indices)
-    parts = [f"{label} {_listing(found)}" for label, found in (
-        ("repeated", sorted(i for i, times in seen.items() if times > 1)),
-        ("missing", [i for i in range(n) if i not in seen]),
-        ("out of range", sorted(i for i in seen if not 0 <= i < n)),
-    ) if found]
+    parts = [
+        f"{label} {_listing(found)}"
+        for label, found in (
+            ("repeated", sorted(i for i, times in seen.items() if times > 1)),
+            ("missing", [i for i in range(n) if i not in seen]),
+            ("out of range", sorted(i for i in seen if not 0 <= i < n)),
+        )
+        if found
+    ]
     return f"embeddings with wrong indices ({'; '.join(parts)})"
 
 
@@ -526,8 +573,9 @@ def run_in_order(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list
                 errors[i] = e
                 stop.set()
 
-    threads = [threading.Thread(target=work, name=f"openai-request-{k}", daemon=True)
-               for k in range(min(workers, len(items)))]
+    threads = [
+        threading.Thread(target=work, name=f"openai-request-{k}", daemon=True) for k in range(min(workers, len(items)))
+    ]
     try:
         for thread in threads:
             thread.start()
@@ -575,7 +623,10 @@ def _tiktoken_encoding(model_id: str) -> Any:
         except KeyError:
             return tiktoken.get_encoding("cl100k_base")
     except Exception as e:  # the encoding file cannot be fetched offline
-        logger.info("tiktoken is installed but its encoding is unavailable (%s); counting tokens by heuristic.", type(e).__name__)
+        logger.info(
+            "tiktoken is installed but its encoding is unavailable (%s); counting tokens by heuristic.",
+            type(e).__name__,
+        )
         return None
 
 

@@ -132,10 +132,13 @@ def fit_experiment(experiment: dict[str, Any]) -> dict[str, Any]:
         return len("__".join(f"{k}_{v}" for k, v in sorted(out.items())))
 
     while name_length() > MTEB_EXPERIMENT_NAME_LIMIT:
-        longest = max((k for k, v in out.items() if isinstance(v, str) and len(v) > _SHORT_LABEL),
-                      key=lambda k: len(out[k]), default=None)
+        longest = max(
+            (k for k, v in out.items() if isinstance(v, str) and len(v) > _SHORT_LABEL),
+            key=lambda k: len(out[k]),
+            default=None,
+        )
         if longest is None:
             break
         label = out[longest]
-        out[longest] = f"{label[:_SHORT_LABEL - 9].rstrip('-.')}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
+        out[longest] = f"{label[: _SHORT_LABEL - 9].rstrip('-.')}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
     return out

@@ -30,11 +30,11 @@ METAEOL = [
     "In this task, you're presented with a text excerpt. Your task is to categorize the excerpt into a broad category such as 'Education', 'Technology', 'Health', 'Business', 'Environment', 'Politics', or 'Culture'. These categories help in organizing content for better accessibility and targeting. For this task, this sentence : \"*sent 0*\" should be classified under one general category in one word:\"",
     "In this task, you're given a statement and you need to determine whether it's presenting an 'Opinion' or a 'Fact'. This distinction is vital for information verification, educational purposes, and content analysis. For this task, this sentence : \"*sent 0*\" discriminates between opinion and fact in one word:\"",
     "In this task, you're given a review from an online platform. Your task is to generate a rating for the product based on the review on a scale of 1-5, where 1 means 'extremely negative' and 5 means 'extremely positive'. For this task, this sentence : \"*sent 0*\" reflects the sentiment in one word:\"",
-    "In this task, you're reading a personal diary entry. Your task is to identify the predominant emotion expressed, such as joy, sadness, anger, fear, or love. For this task, this sentence : \"*sent 0*\" conveys the emotion in one word:\"",
+    'In this task, you\'re reading a personal diary entry. Your task is to identify the predominant emotion expressed, such as joy, sadness, anger, fear, or love. For this task, this sentence : "*sent 0*" conveys the emotion in one word:"',
     "In this task, you're presented with two sentences. Your task is to assess whether the sentences convey the same meaning. Use 'identical', 'similar', 'different', or 'unrelated' to describe the relationship. To enhance the performance of this task, this sentence : \"*sent 0*\" means in one word:\"",
     "In this task, you're given a sentence and a phrase. Your task is to determine if the phrase can be a contextual synonym within the given sentence. Options include 'yes', 'no', or 'partially'. To enhance the performance of this task, this sentence : \"*sent 0*\" means in one word:\"",
-    "In this task, you're examining a news article. Your task is to extract the most critical fact from the article. For this task, this sentence : \"*sent 0*\" encapsulates the key fact in one word:\"",
-    "In this task, you're reviewing a scientific abstract. Your task is to identify the main entities (e.g., proteins, diseases) and their relations (e.g., causes, treats). For this task, this sentence : \"*sent 0*\" highlights the primary entity or relation in one word:\"",
+    'In this task, you\'re examining a news article. Your task is to extract the most critical fact from the article. For this task, this sentence : "*sent 0*" encapsulates the key fact in one word:"',
+    'In this task, you\'re reviewing a scientific abstract. Your task is to identify the main entities (e.g., proteins, diseases) and their relations (e.g., causes, treats). For this task, this sentence : "*sent 0*" highlights the primary entity or relation in one word:"',
 ]
 PROMPT_SETS = {"prompteol": PROMPTEOL, "metaeol": METAEOL}
 SLOT = "*sent 0*"
@@ -115,8 +115,12 @@ class PromptEOLEncoder(BaseEncoder):
         super().__init__(name=name, revision=revision, source=model_path, **kwargs)
 
     def settings(self) -> dict[str, Any]:
-        return {**super().settings(), "prompt_set": self.prompt_set, "prompt_list": self.prompts,
-                "prompts_sha256": sha256_json(self.prompts)}
+        return {
+            **super().settings(),
+            "prompt_set": self.prompt_set,
+            "prompt_list": self.prompts,
+            "prompts_sha256": sha256_json(self.prompts),
+        }
 
     def _load(self) -> None:
         self.tokenizer = load_tokenizer(
@@ -150,8 +154,9 @@ class PromptEOLEncoder(BaseEncoder):
         ids = self.tokenizer(flat, truncation=self.max_input_length is not None, max_length=self.max_input_length)
         lengths = [len(i) for i in ids["input_ids"]]
         order = sorted(range(len(flat)), key=lambda i: -lengths[i])  # length-sorted across all prompts
-        vectors = self.run_batches([flat[i] for i in order], self._last_token, batch_size=batch_size,
-                                   lengths=[lengths[i] for i in order])
+        vectors = self.run_batches(
+            [flat[i] for i in order], self._last_token, batch_size=batch_size, lengths=[lengths[i] for i in order]
+        )
         unsorted = np.empty_like(vectors)
         unsorted[order] = vectors
         return unsorted.reshape(len(inputs), len(self.prompts), -1).mean(axis=1)
@@ -160,8 +165,12 @@ class PromptEOLEncoder(BaseEncoder):
         import torch
 
         enc = self.tokenizer(
-            prompts, padding=True, truncation=self.max_input_length is not None, max_length=self.max_input_length,
-            return_tensors="pt", return_token_type_ids=False,
+            prompts,
+            padding=True,
+            truncation=self.max_input_length is not None,
+            max_length=self.max_input_length,
+            return_tensors="pt",
+            return_token_type_ids=False,
         ).to(self.device)
         tap = LayerTap(self.model.base_model, self.resolved_layer)  # that layer's states only, not every layer's
         with torch.inference_mode(), tap.capture() as states:

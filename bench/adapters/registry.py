@@ -42,12 +42,22 @@ from bench.core.errors import ConfigError, ModelLoadError, UnknownNameError
 FAMILIES: dict[str, type] = {}
 FAMILY_ALIASES: dict[str, str] = {}
 # Modules of the package that hold no family (skipped by discovery only to save imports).
-_NOT_FAMILIES = {"base", "cache", "distributed", "options", "identity", "registry", "lm", "gstransform_labels",
-                 "mteb_zoo"}
+_NOT_FAMILIES = {
+    "base",
+    "cache",
+    "distributed",
+    "options",
+    "identity",
+    "registry",
+    "lm",
+    "gstransform_labels",
+    "mteb_zoo",
+}
 
 
 def register_family(cls: type) -> None:
     """Add a family class under its name and aliases; a second class for one name is an error."""
+
     def owner(c: type) -> str:
         return f"{c.__module__}.{c.__qualname__}"
 
@@ -134,8 +144,9 @@ def family_name(prefix: str) -> str:
     discover()
     family = FAMILY_ALIASES.get(prefix, prefix)
     if family not in FAMILIES:
-        raise UnknownNameError("model family", prefix, [*FAMILIES, *FAMILY_ALIASES],
-                               list_command="python -m bench list models")
+        raise UnknownNameError(
+            "model family", prefix, [*FAMILIES, *FAMILY_ALIASES], list_command="python -m bench list models"
+        )
     return family
 
 
@@ -187,9 +198,12 @@ def check_options(family: str, cls: type, options: Mapping[str, Any]) -> None:
         if key not in known:
             close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
-            also = (f"; with --template (none, prefix, model, custom) the model runs through the harness's "
-                    f"{ST_FAMILY} family instead, whose options add {', '.join(sorted(set(family_options(family_class(ST_FAMILY))) - set(known)))}"
-                    if family == MTEB_FAMILY else "")
+            also = (
+                f"; with --template (none, prefix, model, custom) the model runs through the harness's "
+                f"{ST_FAMILY} family instead, whose options add {', '.join(sorted(set(family_options(family_class(ST_FAMILY))) - set(known)))}"
+                if family == MTEB_FAMILY
+                else ""
+            )
             raise ConfigError(
                 f"Model family '{family}' has no option {brief(key)}.{hint} Its options: {', '.join(sorted(known))}"
                 f"{also} (`python -m bench list models` shows their defaults)."
@@ -268,8 +282,9 @@ def _option_names(mapping: dict[Any, Any], path: str | Path) -> dict[str, Any]:
     for key, value in mapping.items():
         name = str(key).replace("-", "_")
         if name in out:
-            raise ConfigError(f"--model-config {path}: {brief(key)} and another key both give the option "
-                              f"{brief(name)}; keep one.")
+            raise ConfigError(
+                f"--model-config {path}: {brief(key)} and another key both give the option {brief(name)}; keep one."
+            )
         out[name] = value
     return out
 
@@ -338,8 +353,10 @@ def route_family(family: str, given: dict[str, Any]) -> str:
     """
     if given.get("template") == MTEB_TEMPLATE:
         if family not in (MTEB_FAMILY, ST_FAMILY):
-            raise ConfigError(f"--template {MTEB_TEMPLATE} (MTEB's own implementation) is for MTEB's and "
-                              f"sentence-transformers models, not the {family} family; leave it out.")
+            raise ConfigError(
+                f"--template {MTEB_TEMPLATE} (MTEB's own implementation) is for MTEB's and "
+                f"sentence-transformers models, not the {family} family; leave it out."
+            )
         del given["template"]
         return MTEB_FAMILY
     if family == MTEB_FAMILY:
@@ -356,12 +373,14 @@ def describe_families() -> list[dict[str, Any]]:
     rows = []
     for family, cls in sorted(FAMILIES.items(), key=_family_order):
         doc = (inspect.getdoc(cls) or "").strip().splitlines()
-        rows.append({
-            "family": family,
-            "aliases": list(cls.aliases),
-            "description": doc[0] if doc else family,
-            "options": option_defaults(cls),
-            "runtime_options": sorted(runtime_options(cls) & set(family_options(cls))),
-            "notes": cls.notes,
-        })
+        rows.append(
+            {
+                "family": family,
+                "aliases": list(cls.aliases),
+                "description": doc[0] if doc else family,
+                "options": option_defaults(cls),
+                "runtime_options": sorted(runtime_options(cls) & set(family_options(cls))),
+                "notes": cls.notes,
+            }
+        )
     return rows

@@ -57,8 +57,10 @@ def _check_template_fields(template: str) -> None:
     try:
         fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
     except ValueError as e:
-        raise ConfigError(f"Instruction template {template!r} is not a valid format string ({e}); "
-                          f"write a literal brace as '{{{{' or '}}}}'.") from None
+        raise ConfigError(
+            f"Instruction template {template!r} is not a valid format string ({e}); "
+            f"write a literal brace as '{{{{' or '}}}}'."
+        ) from None
     unknown = sorted(fields - {"instruction", "text"})
     if unknown:
         raise ConfigError(
@@ -77,7 +79,7 @@ class SentenceTransformerEncoder(BaseEncoder):
     notes = "template: none|prefix|model|'<custom with {instruction} and {text}>' (mteb: MTEB's implementation)"
     cli_flags = {
         "template": "how the instruction reaches the model: mteb (default: MTEB's own implementation, MTEB's key), "
-                    "none, prefix, model, or a string with {instruction} and {text} (each an MTEB experiment)",
+        "none, prefix, model, or a string with {instruction} and {text} (each an MTEB experiment)",
         "max_seq_length": "truncate inputs to N tokens",
     }
 

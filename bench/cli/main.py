@@ -41,8 +41,12 @@ def build_parser(*, full_run: bool = False) -> argparse.ArgumentParser:
         module = importlib.import_module(f"bench.cli.commands.{name}")
         module.register(sub, full=full_run) if name == "run" else module.register(sub)
     for command in sub.choices.values():  # -q/-v also after the subcommand, as MTEB's and lm-eval's CLIs take them
-        command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log debug details")
-        command.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only print the final table")
+        command.add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log debug details"
+        )
+        command.add_argument(
+            "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only print the final table"
+        )
     return parser
 
 
@@ -134,7 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {redact(' '.join(str(e).split()))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: finished tasks and encoded texts are saved; rerun the same command to resume.", file=sys.stderr)
+        print(
+            "interrupted: finished tasks and encoded texts are saved; rerun the same command to resume.",
+            file=sys.stderr,
+        )
         return 130
     except Exception as e:  # noqa: BLE001 - a bug: its full traceback, credentials redacted, exit 1
         print(redact("".join(traceback.format_exception(e))), end="", file=sys.stderr)

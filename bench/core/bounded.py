@@ -49,12 +49,16 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 # Invisible characters outside category Cf (which holds U+200B..U+200F, U+2060, U+FEFF, ...): the
 # default-ignorable fillers and variation selectors, which render as nothing.
-_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u3164\uffa0"
-                       + "".join(map(chr, range(0xFE00, 0xFE10))))
+_INVISIBLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+)
 
 
 # ---------------------------------------------------------------------------------------- error messages
 STRING_CHARS = 60  # of a string quoted in an error message
+
+
 class _Brief(reprlib.Repr):
     """reprlib with small limits, and without its whole-value steps: it sorts every key of a dict or
     set before taking four, and calls the builtin repr of an int (a ValueError past 4,300 digits),
@@ -139,9 +143,11 @@ def surrogate_problem(text: str) -> str | None:
     at = lone_surrogate(text)
     if at is None:
         return None
-    return (f"holds a lone surrogate (U+{ord(text[at]):04X} at character {at + 1}), half of a UTF-16 pair such "
-            "as an emoji cut in two (an escape like \\uD83D without its partner), which cannot be written "
-            "as UTF-8; remove it or complete the pair")
+    return (
+        f"holds a lone surrogate (U+{ord(text[at]):04X} at character {at + 1}), half of a UTF-16 pair such "
+        "as an emoji cut in two (an escape like \\uD83D without its partner), which cannot be written "
+        "as UTF-8; remove it or complete the pair"
+    )
 
 
 # ---------------------------------------------------------------------------------------- JSON
@@ -210,8 +216,15 @@ class _UniqueKeyDecoder(json.JSONDecoder):
         self.parse_object = self._object
         self.scan_once = json.scanner.py_make_scanner(self)
 
-    def _object(self, s_and_end: tuple[str, int], strict: bool, scan_once: Any, object_hook: Any,
-                object_pairs_hook: Any, memo: Any = None) -> tuple[dict[str, Any], int]:
+    def _object(
+        self,
+        s_and_end: tuple[str, int],
+        strict: bool,
+        scan_once: Any,
+        object_hook: Any,
+        object_pairs_hook: Any,
+        memo: Any = None,
+    ) -> tuple[dict[str, Any], int]:
         text, start = s_and_end
         pairs, end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, list, memo)
         seen: set[str] = set()
@@ -236,9 +249,16 @@ def _second_key_position(text: str, start: int, key: str, scan_once: Any) -> int
         pos = white(text, pos).end() + 1
 
 
-def load_json_bounded(data: bytes | str, what: str, *, error: type[BenchError] = ConfigError,
-                      max_bytes: int | None = MAX_CONFIG_BYTES, max_depth: int = MAX_DEPTH,
-                      unique_keys: bool = True, fix: str | None = None) -> Any:
+def load_json_bounded(
+    data: bytes | str,
+    what: str,
+    *,
+    error: type[BenchError] = ConfigError,
+    max_bytes: int | None = MAX_CONFIG_BYTES,
+    max_depth: int = MAX_DEPTH,
+    unique_keys: bool = True,
+    fix: str | None = None,
+) -> Any:
     """JSON `data` of the file `what` names (e.g. "--model-config my.json"), parsed within bounds.
 
     `unique_keys` parses with the pure-Python scanner to name the line of a repeated key: right for a
@@ -252,8 +272,9 @@ def load_json_bounded(data: bytes | str, what: str, *, error: type[BenchError] =
         raise error(f"{what} is {len(raw):,} bytes; at most {max_bytes:,} are read, a real one is far smaller. {fix}")
     line = json_too_deep(raw, max_depth)
     if line is not None:
-        raise error(f"{what} line {line}: arrays/objects nest more than {max_depth} levels deep; a real file "
-                    f"needs a few. {fix}")
+        raise error(
+            f"{what} line {line}: arrays/objects nest more than {max_depth} levels deep; a real file needs a few. {fix}"
+        )
     try:
         text = data if isinstance(data, str) else raw.decode("utf-8-sig")
         value = json.loads(text, cls=_UniqueKeyDecoder) if unique_keys else json.loads(text)
@@ -262,11 +283,15 @@ def load_json_bounded(data: bytes | str, what: str, *, error: type[BenchError] =
     except json.JSONDecodeError as e:
         raise error(f"{what} is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno}). {fix}") from None
     except _DuplicateKey as e:
-        raise error(f"{what} line {text.count(chr(10), 0, e.position) + 1}: key {brief(e.key)} appears twice in "
-                    f"one object; keep one (JSON keeps only the last, silently dropping the first).{own}") from None
+        raise error(
+            f"{what} line {text.count(chr(10), 0, e.position) + 1}: key {brief(e.key)} appears twice in "
+            f"one object; keep one (JSON keeps only the last, silently dropping the first).{own}"
+        ) from None
     except ValueError:  # the only other one: an integer past sys.get_int_max_str_digits()
-        raise error(f"{what} holds an integer of more than {sys.get_int_max_str_digits():,} digits, which Python "
-                    f"refuses to read; no score or setting is that long, so the file is damaged. {fix}") from None
+        raise error(
+            f"{what} holds an integer of more than {sys.get_int_max_str_digits():,} digits, which Python "
+            f"refuses to read; no score or setting is that long, so the file is damaged. {fix}"
+        ) from None
     if _SURROGATE_ESCAPE.search(raw):
         _refuse_surrogates(value, what, error, own)
     return value
@@ -297,8 +322,12 @@ class _Nesting:
     def __init__(self) -> None:
         import yaml
 
-        self.opens = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
-                      yaml.FlowSequenceStartToken)
+        self.opens = (
+            yaml.BlockMappingStartToken,
+            yaml.BlockSequenceStartToken,
+            yaml.FlowMappingStartToken,
+            yaml.FlowSequenceStartToken,
+        )
         self.closes = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
         self.ends_indentless = (yaml.KeyToken, yaml.ValueToken, yaml.BlockEndToken)
         self.entry, self.block_map = yaml.BlockEntryToken, yaml.BlockMappingStartToken
@@ -309,8 +338,9 @@ class _Nesting:
         """The nesting level after `token`."""
         if self.stack and self.stack[-1] is self.entry and isinstance(token, self.ends_indentless):
             self.stack.pop()
-        if isinstance(token, self.opens) or (isinstance(token, self.entry) and self.stack
-                                             and self.stack[-1] is self.block_map):
+        if isinstance(token, self.opens) or (
+            isinstance(token, self.entry) and self.stack and self.stack[-1] is self.block_map
+        ):
             self.stack.append(type(token))
         elif isinstance(token, self.closes) and self.stack:
             self.stack.pop()
@@ -341,8 +371,10 @@ def _bounded_loader(text: str, what: str, error: type[BenchError], max_depth: in
         def get_token(self) -> Any:
             token = super().get_token()
             if self.nesting.feed(token) > max_depth:
-                raise error(f"{what} line {token.start_mark.line + 1}: mappings/lists nest more than {max_depth} "
-                            "levels deep; a real file needs a few. Fix the file.")
+                raise error(
+                    f"{what} line {token.start_mark.line + 1}: mappings/lists nest more than {max_depth} "
+                    "levels deep; a real file needs a few. Fix the file."
+                )
             return token
 
     return Loader(text)
@@ -414,13 +446,21 @@ def _refuse_repeated_keys(loader: Any, node: Any, what: str, error: type[BenchEr
             continue  # a `<<` merge may override keys; a list as a key is refused by the constructor
         key = loader.construct_object(key_node)  # as built: `1` and `0x1` are the same key
         if key in keys:
-            raise error(f"{what} line {key_node.start_mark.line + 1}: key {brief(key)} appears twice in one "
-                        "mapping; keep one (YAML keeps only the last, silently dropping the first).")
+            raise error(
+                f"{what} line {key_node.start_mark.line + 1}: key {brief(key)} appears twice in one "
+                "mapping; keep one (YAML keeps only the last, silently dropping the first)."
+            )
         keys.add(key)
 
 
-def load_yaml_bounded(text: str, what: str, *, error: type[BenchError] = ConfigError, max_depth: int = MAX_DEPTH,
-                      max_expanded: int = MAX_EXPANDED) -> Any:
+def load_yaml_bounded(
+    text: str,
+    what: str,
+    *,
+    error: type[BenchError] = ConfigError,
+    max_depth: int = MAX_DEPTH,
+    max_expanded: int = MAX_EXPANDED,
+) -> Any:
     """YAML `text` of the file `what` names, with PyYAML's safe loader, within bounds.
 
     Composed (depth checked as the tokens come), then the node graph is checked (expansion, alias
@@ -437,13 +477,17 @@ def load_yaml_bounded(text: str, what: str, *, error: type[BenchError] = ConfigE
         try:
             size, depth = yaml_expansion(root)
         except ValueError as e:
-            raise error(f"{what} line {e.args[0].start_mark.line + 1}: an alias refers to a value that holds "
-                        "it (an anchor used inside itself); remove the cycle.") from None
+            raise error(
+                f"{what} line {e.args[0].start_mark.line + 1}: an alias refers to a value that holds "
+                "it (an anchor used inside itself); remove the cycle."
+            ) from None
         if size > max_expanded or depth > max_depth:
-            raise error(f"{what} expands, once its aliases (*name) are resolved, to "
-                        f"{'a size' if size > max_expanded else 'a nesting'} beyond the limit ({max_expanded:,} "
-                        f"values and characters, {max_depth} levels), like a \"billion laughs\" file; write "
-                        "the values out, or use fewer aliases.")
+            raise error(
+                f"{what} expands, once its aliases (*name) are resolved, to "
+                f"{'a size' if size > max_expanded else 'a nesting'} beyond the limit ({max_expanded:,} "
+                f'values and characters, {max_depth} levels), like a "billion laughs" file; write '
+                "the values out, or use fewer aliases."
+            )
         _check_nodes(loader, root, what, error)
         return loader.construct_document(root)
     except yaml.YAMLError as e:
@@ -460,6 +504,20 @@ def brief_line(error: Exception, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "MAX_EXPANDED", "brief", "brief_line", "is_blank", "json_depth",
-           "json_too_deep", "load_json_bounded", "load_yaml_bounded", "lone_surrogate", "printable", "surrogate_problem",
-           "yaml_depth", "yaml_expansion"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_DEPTH",
+    "MAX_EXPANDED",
+    "brief",
+    "brief_line",
+    "is_blank",
+    "json_depth",
+    "json_too_deep",
+    "load_json_bounded",
+    "load_yaml_bounded",
+    "lone_surrogate",
+    "printable",
+    "surrogate_problem",
+    "yaml_depth",
+    "yaml_expansion",
+]

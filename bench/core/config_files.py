@@ -22,8 +22,10 @@ def read_yaml_or_json(path: Path, option: str) -> tuple[Any, bytes]:
     what = f"{option} {path}"
     raw = _read_capped(path, option)
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{what} is larger than {MAX_CONFIG_BYTES:,} bytes; a config file holds a few KB. "
-                          "Check that it is the file you meant.")
+        raise ConfigError(
+            f"{what} is larger than {MAX_CONFIG_BYTES:,} bytes; a config file holds a few KB. "
+            "Check that it is the file you meant."
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -83,7 +83,9 @@ _STORAGE_FIXES: dict[int, tuple[str, str]] = {
 }
 
 
-def storage_error(error: OSError, path: Path | str, *, what: str = "output", option: str = "--output-dir/--out") -> StorageError | None:
+def storage_error(
+    error: OSError, path: Path | str, *, what: str = "output", option: str = "--output-dir/--out"
+) -> StorageError | None:
     """A StorageError for an OSError whose cause the user can fix, or None (an unexpected error).
 
     `what` says what was being written; `option` is the flag that chooses where it goes.
@@ -92,5 +94,7 @@ def storage_error(error: OSError, path: Path | str, *, what: str = "output", opt
     if fix is None:
         return None
     problem, hint = fix
-    return StorageError(f"Cannot write {what} to {path}: {problem}. Fix: {hint.format(option=option)}; "
-                        f"results finished earlier are kept.")
+    return StorageError(
+        f"Cannot write {what} to {path}: {problem}. Fix: {hint.format(option=option)}; "
+        f"results finished earlier are kept."
+    )

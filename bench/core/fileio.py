@@ -48,7 +48,9 @@ def ensure_dir(path: Path, *, what: str = "output", option: str = "--output-dir/
     return path
 
 
-def atomic_write(path: Path, write: Callable[[Path], None], *, what: str = "output", option: str = "--output-dir/--out") -> None:
+def atomic_write(
+    path: Path, write: Callable[[Path], None], *, what: str = "output", option: str = "--output-dir/--out"
+) -> None:
     """Let `write` fill a temporary file beside `path`, then rename it over `path`.
 
     The rename is atomic on POSIX and Windows, so readers see the old file or the new one. `what` and

@@ -81,8 +81,14 @@ class _Backend:
         self._backend = backend
         self._errors = errors
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Any = None) -> _Stream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> _Stream:
         left = _left(timeout, self._errors.ConnectTimeout)
         return _Stream(self._backend.connect_tcp(host, port, left, local_address, socket_options), self._errors)
 
@@ -118,6 +124,9 @@ def deadline_client(seconds: float) -> Any:
 
     client = DeadlineClient()
     if not _install(client):
-        logger.warning("This httpx version hides its network backend: an endpoint that answers slowly but "
-                       "steadily is bounded per read (%g s), not per attempt.", seconds)
+        logger.warning(
+            "This httpx version hides its network backend: an endpoint that answers slowly but "
+            "steadily is bounded per read (%g s), not per attempt.",
+            seconds,
+        )
     return client

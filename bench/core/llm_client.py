@@ -135,9 +135,16 @@ class LLMConfig:
 
     def record(self) -> dict[str, Any]:
         """What a manifest records about the endpoint (no key, no cache path)."""
-        return {"endpoint": redact_url(self.base_url), "model": self.model, "temperature": self.temperature,
-                "seed": self.seed, "max_tokens": self.max_tokens, "max_retries": self.max_retries,
-                "retry_temperature": self.retry_temperature, "json_mode": self.json_mode}
+        return {
+            "endpoint": redact_url(self.base_url),
+            "model": self.model,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "max_retries": self.max_retries,
+            "retry_temperature": self.retry_temperature,
+            "json_mode": self.json_mode,
+        }
 
 
 def _number(value: Any, env_name: str, default: Any, kind: type) -> Any:
@@ -335,8 +342,10 @@ class LLMClient:
 
         results: list[LLMResult | None] = [None] * len(requests)
         disable = None if show is None else not show
-        with tqdm(total=len(requests), desc=desc, unit="req", disable=disable, leave=False) as bar, \
-                ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+        with (
+            tqdm(total=len(requests), desc=desc, unit="req", disable=disable, leave=False) as bar,
+            ThreadPoolExecutor(max_workers=self.config.concurrency) as pool,
+        ):
             futures = {pool.submit(self.complete, r): i for i, r in enumerate(requests)}
             try:
                 for future in as_completed(futures):
@@ -388,7 +397,8 @@ class LLMClient:
         mode = json_mode or self._json_mode
         if mode == "json_schema":
             body["response_format"] = {
-                "type": "json_schema", "json_schema": {"name": request.name, "schema": request.schema, "strict": True},
+                "type": "json_schema",
+                "json_schema": {"name": request.name, "schema": request.schema, "strict": True},
             }
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object", "schema": request.schema}
@@ -467,9 +477,13 @@ class LLMClient:
             if not key and self.config.is_openai:
                 raise ConfigError("api.openai.com needs an API key: set $OPENAI_API_KEY (it is never stored).")
             # Each attempt is bounded in total, not per read: a trickling endpoint times out too.
-            self._openai = OpenAI(base_url=self.config.base_url, api_key=key or LOCAL_KEY,
-                                  max_retries=self.config.max_retries, timeout=self.config.timeout_s,
-                                  http_client=deadline_client(self.config.timeout_s))
+            self._openai = OpenAI(
+                base_url=self.config.base_url,
+                api_key=key or LOCAL_KEY,
+                max_retries=self.config.max_retries,
+                timeout=self.config.timeout_s,
+                http_client=deadline_client(self.config.timeout_s),
+            )
         return self._openai
 
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -478,7 +492,9 @@ class LLMClient:
         try:
             completion = self._client().chat.completions.create(**body)
         except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
-            raise ConfigError(f"{self.config.base_url} refused the API key ({_message(e)}); check $OPENAI_API_KEY.") from None
+            raise ConfigError(
+                f"{self.config.base_url} refused the API key ({_message(e)}); check $OPENAI_API_KEY."
+            ) from None
         except openai.NotFoundError as e:
             raise ConfigError(
                 f"{self.config.base_url} has no model '{self.config.model}' or no chat endpoint ({_message(e)}); "
@@ -489,21 +505,27 @@ class LLMClient:
             # llama-cpp-python 0.3, 500 (after the openai client's retries); the body names the field.
             if "response_format" in body and _mentions_format(e):
                 raise _UnsupportedFormat(_message(e)) from None
-            raise _TransportError(f"{type(e).__name__} after {self.config.max_retries} retries: {_message(e)}") from None
+            raise _TransportError(
+                f"{type(e).__name__} after {self.config.max_retries} retries: {_message(e)}"
+            ) from None
         except openai.APITimeoutError:
             raise _TransportError(
                 f"timed out: no answer within {self.config.timeout_s:g} s per attempt, {self.config.max_retries + 1} attempt(s) "
                 f"(${TIMEOUT_ENV} sets the seconds per attempt)"
             ) from None
         except openai.APIConnectionError as e:
-            raise _TransportError(f"{type(e).__name__} after {self.config.max_retries} retries: {_message(e)}") from None
+            raise _TransportError(
+                f"{type(e).__name__} after {self.config.max_retries} retries: {_message(e)}"
+            ) from None
         choice = completion.choices[0]
         usage = completion.usage
         return {
             "content": choice.message.content or "",
             "finish_reason": choice.finish_reason,
-            "usage": {"prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-                      "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0)},
+            "usage": {
+                "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+                "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            },
         }
 
 
@@ -520,7 +542,10 @@ class _UnsupportedFormat(Exception):
 
 def _usage(record: dict[str, Any]) -> dict[str, int]:
     u = record.get("usage") or {}
-    return {"prompt_tokens": int(u.get("prompt_tokens") or 0), "completion_tokens": int(u.get("completion_tokens") or 0)}
+    return {
+        "prompt_tokens": int(u.get("prompt_tokens") or 0),
+        "completion_tokens": int(u.get("completion_tokens") or 0),
+    }
 
 
 def _message(e: Exception) -> str:
@@ -564,4 +589,3 @@ def estimate_cost(config: LLMConfig, prompt_tokens: int, completion_tokens: int)
     else:
         return None
     return (prompt_tokens * price_in + completion_tokens * price_out) / 1e6
-

@@ -152,8 +152,10 @@ class EncodeProgress:
         rate = position / elapsed if elapsed > 0 else 0.0
         pct = 100.0 * position / self.total if self.total else 100.0
         eta = format_duration((self.total - position) / rate) if rate > 0 else "unknown"
-        return (f"{self.desc}: {position:,}/{self.total:,} texts ({pct:.0f}%), {rate:,.1f} texts/s, "
-                f"elapsed {format_duration(elapsed)}, ETA {eta}")
+        return (
+            f"{self.desc}: {position:,}/{self.total:,} texts ({pct:.0f}%), {rate:,.1f} texts/s, "
+            f"elapsed {format_duration(elapsed)}, ETA {eta}"
+        )
 
     def tick(self, *, force: bool = False) -> None:
         """Log a progress line (redraw the bar) if `interval` seconds passed since the last one, or `force`."""
@@ -198,8 +200,15 @@ class EncodeProgress:
             done = self.done if failed else self.position  # after a failure: the groups that were kept
             rate = f", {done / elapsed:,.1f} texts/s" if elapsed > 0 else ""
             what = "kept; encoding stopped after" if failed else "encoded in"
-            logger.info("%s: %s/%s texts %s %s%s", self.desc, f"{done:,}", f"{self.total:,}", what,
-                        format_duration(elapsed), rate)
+            logger.info(
+                "%s: %s/%s texts %s %s%s",
+                self.desc,
+                f"{done:,}",
+                f"{self.total:,}",
+                what,
+                format_duration(elapsed),
+                rate,
+            )
 
     def __enter__(self) -> EncodeProgress:
         return self
@@ -211,5 +220,13 @@ class EncodeProgress:
 def _bar(total: int, desc: str) -> Any:
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit="text", leave=True, miniters=1, mininterval=BAR_MININTERVAL,
-                dynamic_ncols=True, disable=False)  # shown when asked for, whatever `disable_library_bars` set
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit="text",
+        leave=True,
+        miniters=1,
+        mininterval=BAR_MININTERVAL,
+        dynamic_ncols=True,
+        disable=False,
+    )  # shown when asked for, whatever `disable_library_bars` set

@@ -25,8 +25,21 @@ SECRET_ENV = ("OPENAI_API_KEY",)
 # A query parameter is a credential when a word of its name (split at `-`, `_`, `.`) starts or ends with
 # one of these: api-key, apikey, access_token, sig, signature, code, passcode, jwt, X-Amz-Credential ...
 # ("design" or "page_size" are not).
-_SECRET_STEMS = ("key", "token", "sig", "secret", "pass", "pwd", "auth", "credential", "session", "code", "jwt",
-                 "bearer", "access")
+_SECRET_STEMS = (
+    "key",
+    "token",
+    "sig",
+    "secret",
+    "pass",
+    "pwd",
+    "auth",
+    "credential",
+    "session",
+    "code",
+    "jwt",
+    "bearer",
+    "access",
+)
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+")
 
 

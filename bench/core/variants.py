@@ -108,8 +108,11 @@ def builtin_variant_files() -> dict[str, Path]:
     """Built-in variants files by name (file stem); a builder's manifest beside one (`*manifest.json`) is not one."""
     if not BUILTIN_DIR.is_dir():
         return {}
-    return {p.stem: p for p in sorted(BUILTIN_DIR.iterdir())
-            if p.suffix in SUFFIXES and not p.name.endswith("manifest.json")}
+    return {
+        p.stem: p
+        for p in sorted(BUILTIN_DIR.iterdir())
+        if p.suffix in SUFFIXES and not p.name.endswith("manifest.json")
+    }
 
 
 def resolve_variants_path(spec: str | Path) -> Path:
@@ -121,8 +124,10 @@ def resolve_variants_path(spec: str | Path) -> Path:
     if str(spec) in builtin:
         return builtin[str(spec)]
     known = ", ".join(builtin) or "none"
-    raise ConfigError(f"--instruction-variants {spec}: no such file, and not a built-in variants file "
-                      f"(built-in: {known}). Give a YAML/JSON file of task: [instructions].")
+    raise ConfigError(
+        f"--instruction-variants {spec}: no such file, and not a built-in variants file "
+        f"(built-in: {known}). Give a YAML/JSON file of task: [instructions]."
+    )
 
 
 def load_variants(spec: str | Path, *, known_tasks: Any = None) -> VariantFile:
@@ -159,7 +164,9 @@ def _split(data: Any, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     if "tasks" in data:
         extra = [k for k in data if k not in FILE_KEYS]
         if extra:
-            raise ConfigError(f"{where}: unknown top-level key(s) {brief(extra)}; allowed beside tasks: name, description, source.")
+            raise ConfigError(
+                f"{where}: unknown top-level key(s) {brief(extra)}; allowed beside tasks: name, description, source."
+            )
         tasks = data["tasks"]
         if not isinstance(tasks, dict) or not tasks:
             raise ConfigError(f"{where}: tasks must be a non-empty mapping of task name -> instructions.")
@@ -191,8 +198,10 @@ def _task_variants(task: str, entry: Any, where: str) -> tuple[list[Variant], tu
             instruction = _instruction(f"{task}: instruction {place}", item, where)
             key = json.dumps(instruction, sort_keys=True, ensure_ascii=False)
             if key in seen:
-                raise ConfigError(f"{where}: {task}: instruction {place} repeats {seen[key]}: each variant must "
-                                  "differ, or the statistics would count one instruction twice.")
+                raise ConfigError(
+                    f"{where}: {task}: instruction {place} repeats {seen[key]}: each variant must "
+                    "differ, or the statistics would count one instruction twice."
+                )
             seen[key] = place
             out.append(Variant(task, instruction, set_name, index, variant_label(set_name, index, instruction)))
     return out, tuple(name for name, _ in groups if name is not None)
@@ -203,14 +212,21 @@ def _instruction(which: str, item: Any, where: str) -> Instruction:
     too (only spaces or zero-width characters), which a model would see as no instruction at all."""
     if isinstance(item, str):
         if is_blank(item):
-            raise ConfigError(f"{where}: {which} is empty (only spaces or invisible characters such as U+200B); "
-                              "write the instruction or remove the item.")
+            raise ConfigError(
+                f"{where}: {which} is empty (only spaces or invisible characters such as U+200B); "
+                "write the instruction or remove the item."
+            )
         return item
-    if isinstance(item, dict) and item and all(isinstance(k, str) and isinstance(v, str) and not is_blank(v)
-                                               for k, v in item.items()):
+    if (
+        isinstance(item, dict)
+        and item
+        and all(isinstance(k, str) and isinstance(v, str) and not is_blank(v) for k, v in item.items())
+    ):
         return dict(item)
-    raise ConfigError(f"{where}: {which}: each instruction must be a non-empty string, or a mapping of "
-                      f"slot -> non-empty string (query/document, or one per criterion); got {brief(item)}.")
+    raise ConfigError(
+        f"{where}: {which}: each instruction must be a non-empty string, or a mapping of "
+        f"slot -> non-empty string (query/document, or one per criterion); got {brief(item)}."
+    )
 
 
 __all__ = ["EXPERIMENT_KEY", "Variant", "VariantFile", "builtin_variant_files", "load_variants", "variant_label"]

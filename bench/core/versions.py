@@ -9,8 +9,15 @@ from __future__ import annotations
 from importlib import metadata as importlib_metadata
 
 VERSIONED_PACKAGES = (
-    "instruct-bench", "mteb", "torch", "transformers", "sentence-transformers", "datasets",
-    "numpy", "scipy", "scikit-learn",
+    "instruct-bench",
+    "mteb",
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "datasets",
+    "numpy",
+    "scipy",
+    "scikit-learn",
 )
 
 

@@ -46,7 +46,10 @@ CLUSTER_LLM = {
     "FewNerdClustering": "Cluster-Swarm/datasets/few_nerd_nat/small.jsonl",
     "FewEventClustering": "Cluster-Swarm/datasets/few_event/small.jsonl",
 }
-GOALEX_TAXONOMY = {"RateMyProfClustering": "GoalEx/taxonomy/taxonomy_4.json", "FeedbacksClustering": "GoalEx/taxonomy/taxonomy_0.json"}
+GOALEX_TAXONOMY = {
+    "RateMyProfClustering": "GoalEx/taxonomy/taxonomy_4.json",
+    "FeedbacksClustering": "GoalEx/taxonomy/taxonomy_0.json",
+}
 NYT_DIR = "GoalEx/processed_data/nyt"
 NYT_ASPECTS = ("topic", "location")
 
@@ -297,9 +300,7 @@ def _nyt_labels(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, Any
         names = [d.removeprefix(f"has a {aspect} of ").strip() for d in data["class_descriptions"]]
         return [names[i] for i in data["labels"]], record
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-        raise DataError(
-            f"{rel}: expected GoalEx's {{'class_descriptions': [...], 'labels': [index, ...]}}."
-        ) from None
+        raise DataError(f"{rel}: expected GoalEx's {{'class_descriptions': [...], 'labels': [index, ...]}}.") from None
 
 
 def build_nyt(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, Any]:
@@ -346,7 +347,9 @@ def build_robustness_sets(
     if (Path(source_dir) / NYT_DIR / "topic" / "data.json").is_file():
         builders.append(build_nyt)
     summaries = [b(source_dir=source_dir, out_dir=out_dir, seed=seed, size=size)["summary"] for b in builders]
-    missing = [] if build_nyt in builders else ["NYTClustering (needs GoalEx NYT texts; see `build-data nyt-clustering`)"]
+    missing = (
+        [] if build_nyt in builders else ["NYTClustering (needs GoalEx NYT texts; see `build-data nyt-clustering`)"]
+    )
     return {"summary": {"built": summaries, "not_built": missing}}
 
 

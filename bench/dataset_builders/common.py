@@ -95,8 +95,14 @@ def write_manifest(task_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-def parse_delimited(src: SourceFile, *, delimiter: str = ",", header: bool = True, quoting: int = csv.QUOTE_MINIMAL,
-                    required: Sequence[str] = ()) -> list[dict[str, str]] | list[list[str]]:
+def parse_delimited(
+    src: SourceFile,
+    *,
+    delimiter: str = ",",
+    header: bool = True,
+    quoting: int = csv.QUOTE_MINIMAL,
+    required: Sequence[str] = (),
+) -> list[dict[str, str]] | list[list[str]]:
     """Rows of a CSV/TSV source; with a header, dicts checked for `required` columns."""
     reader = csv.reader(io.StringIO(src.text, newline=""), delimiter=delimiter, quoting=quoting)
     if not header:

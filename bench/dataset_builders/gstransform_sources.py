@@ -38,7 +38,18 @@ from bench.tasks.data import stratified_indices
 AMZCF_TEST = "amazon-multilingual-counterfactual-dataset/data/EN_test.tsv"
 MNEWS_TEST = "masakhane-news/data/eng/test.tsv"
 MHC_DIR = "multilingual-hatecheck/MHC Final Cases"
-MHC_LANGUAGES = ("arabic", "dutch", "french", "german", "hindi", "italian", "mandarin", "polish", "portuguese", "spanish")
+MHC_LANGUAGES = (
+    "arabic",
+    "dutch",
+    "french",
+    "german",
+    "hindi",
+    "italian",
+    "mandarin",
+    "polish",
+    "portuguese",
+    "spanish",
+)
 HATECHECK_EN = "hatecheck-data/test_suite_cases.csv"
 TOXIC_SAMPLE = "MAX-Toxic-Comment-Classifier/samples/test_examples.csv"
 AGNEWS_TEST = "CharCnn_Keras/data/ag_news_csv/test.csv"
@@ -105,37 +116,67 @@ def _subset(rows: Labelled, size: int | None, seed: int) -> Labelled:
     return [rows[i] for i in stratified_indices([lab for _, lab in rows], size, seed=seed)]
 
 
-def _write_task(out_dir: Path, task: str, files: dict[str, Labelled], label_column: str, *,
-                sources: list[SourceFile], seed: int, size: int | None, note: str, proxy: bool = False) -> dict[str, Any]:
+def _write_task(
+    out_dir: Path,
+    task: str,
+    files: dict[str, Labelled],
+    label_column: str,
+    *,
+    sources: list[SourceFile],
+    seed: int,
+    size: int | None,
+    note: str,
+    proxy: bool = False,
+) -> dict[str, Any]:
     task_dir = Path(out_dir) / task
     kept = {aspect: _subset(rows, size, seed) for aspect, rows in files.items()}
-    outputs = write_outputs(task_dir, {
-        f"{aspect}.csv": (csv_bytes(("text", label_column), rows), len(rows)) for aspect, rows in kept.items()
-    })
+    outputs = write_outputs(
+        task_dir,
+        {f"{aspect}.csv": (csv_bytes(("text", label_column), rows), len(rows)) for aspect, rows in kept.items()},
+    )
     labels = {f"{a}.csv": sorted({lab for _, lab in rows}) for a, rows in files.items()}
-    return write_manifest(task_dir, {
-        "builder": f"bench.dataset_builders.gstransform_sources ({task})",
-        "task": task,
-        "proxy": proxy,
-        "note": note,
-        "seed": seed,
-        "parameters": {"size": size, "label_column": label_column},
-        "labels": labels,
-        "sources": [s.record for s in sources],
-        "outputs": outputs,
-    })
+    return write_manifest(
+        task_dir,
+        {
+            "builder": f"bench.dataset_builders.gstransform_sources ({task})",
+            "task": task,
+            "proxy": proxy,
+            "note": note,
+            "seed": seed,
+            "parameters": {"size": size, "label_column": label_column},
+            "labels": labels,
+            "sources": [s.record for s in sources],
+            "outputs": outputs,
+        },
+    )
 
 
 def _amzcf(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
     src = read_source(source_dir, AMZCF_TEST)
-    return _write_task(out_dir, "GSTAmzCF", {"counterfactual": amzcf_rows(src)}, "cluster", sources=[src], seed=seed, size=size,
-                       note="Amazon counterfactual EN test split (MTEB amazon_counterfactual, config en, split test).")
+    return _write_task(
+        out_dir,
+        "GSTAmzCF",
+        {"counterfactual": amzcf_rows(src)},
+        "cluster",
+        sources=[src],
+        seed=seed,
+        size=size,
+        note="Amazon counterfactual EN test split (MTEB amazon_counterfactual, config en, split test).",
+    )
 
 
 def _mnews(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
     src = read_source(source_dir, MNEWS_TEST)
-    return _write_task(out_dir, "GSTMNews", {"topic": mnews_rows(src)}, "cluster", sources=[src], seed=seed, size=size,
-                       note="MasakhaNEWS English test split; text = article body (the `text` column).")
+    return _write_task(
+        out_dir,
+        "GSTMNews",
+        {"topic": mnews_rows(src)},
+        "cluster",
+        sources=[src],
+        seed=seed,
+        size=size,
+        note="MasakhaNEWS English test split; text = article body (the `text` column).",
+    )
 
 
 def _multihate(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
@@ -147,33 +188,63 @@ def _multihate(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> 
         rows = hatecheck_rows(src)
         hateful += rows
         language += [(text, lang) for text, _ in rows]
-    return _write_task(out_dir, "GSTMultiHate", {"hateful": hateful, "language": language}, "label", sources=sources,
-                       seed=seed, size=size,
-                       note="Multilingual HateCheck (10 languages) plus the original English HateCheck, as MTEB "
-                            "multi-hatecheck; the same texts labelled hateful/non-hateful and by language.")
+    return _write_task(
+        out_dir,
+        "GSTMultiHate",
+        {"hateful": hateful, "language": language},
+        "label",
+        sources=sources,
+        seed=seed,
+        size=size,
+        note="Multilingual HateCheck (10 languages) plus the original English HateCheck, as MTEB "
+        "multi-hatecheck; the same texts labelled hateful/non-hateful and by language.",
+    )
 
 
 def _toxic(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
     src = read_source(source_dir, TOXIC_SAMPLE)
-    return _write_task(out_dir, "GSTToxic", {"toxic": toxic_rows(src)}, "label", sources=[src], seed=seed, size=size, proxy=True,
-                       note="STAND-IN: 101 Jigsaw-2018 Wikipedia comments (IBM MAX sample), not the paper's "
-                            "toxic_conversations_50k (Civil Comments); scores are not comparable.")
+    return _write_task(
+        out_dir,
+        "GSTToxic",
+        {"toxic": toxic_rows(src)},
+        "label",
+        sources=[src],
+        seed=seed,
+        size=size,
+        proxy=True,
+        note="STAND-IN: 101 Jigsaw-2018 Wikipedia comments (IBM MAX sample), not the paper's "
+        "toxic_conversations_50k (Civil Comments); scores are not comparable.",
+    )
 
 
 def _agnews(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
     src, classes = read_source(source_dir, AGNEWS_TEST), read_source(source_dir, AGNEWS_CLASSES)
-    return _write_task(out_dir, "GSTAGNews", {"topic": agnews_rows(src, classes)}, "label", sources=[src, classes], seed=seed,
-                       size=size, note="AG News test split (7,600); text = title + ' ' + description.")
+    return _write_task(
+        out_dir,
+        "GSTAGNews",
+        {"topic": agnews_rows(src, classes)},
+        "label",
+        sources=[src, classes],
+        seed=seed,
+        size=size,
+        note="AG News test split (7,600); text = title + ' ' + description.",
+    )
 
 
 def _intemo(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
     from bench.dataset_builders.label_derived import build_intent_emotion_proxy
 
-    return build_intent_emotion_proxy(source_dir=source_dir, out_dir=out_dir, seed=seed, size=size, task_name="GSTIntEmo")
+    return build_intent_emotion_proxy(
+        source_dir=source_dir, out_dir=out_dir, seed=seed, size=size, task_name="GSTIntEmo"
+    )
 
 
 PARTS: dict[str, Callable[[Path, Path, int, int | None], dict[str, Any]]] = {
-    "GSTAmzCF": _amzcf, "GSTMNews": _mnews, "GSTMultiHate": _multihate, "GSTToxic": _toxic, "GSTAGNews": _agnews,
+    "GSTAmzCF": _amzcf,
+    "GSTMNews": _mnews,
+    "GSTMultiHate": _multihate,
+    "GSTToxic": _toxic,
+    "GSTAGNews": _agnews,
     "GSTIntEmo": _intemo,
 }
 

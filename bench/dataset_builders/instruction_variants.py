@@ -89,13 +89,25 @@ def build_instruction_variants(
     originals = {name: task_instruction(name) for name in names}
     out_file, manifest_path = output_paths(Path(out_dir))
     config = LLMConfig.from_options(
-        llm_model=llm_model, base_url=base_url, temperature=temperature, seed=seed, concurrency=concurrency,
-        llm_cache_dir=llm_cache_dir, max_retries=max_retries,
+        llm_model=llm_model,
+        base_url=base_url,
+        temperature=temperature,
+        seed=seed,
+        concurrency=concurrency,
+        llm_cache_dir=llm_cache_dir,
+        max_retries=max_retries,
     )
     texts = list(dict.fromkeys(t for inst in originals.values() for t in _slots(inst).values()))
-    requests = [ChatRequest.user(P.fill(P.INSTRUCTION_PARAPHRASE, instruction=t, n=str(n)), paraphrase_schema(n),
-                                 name="paraphrases", max_tokens=64 + 48 * n, check=paraphrase_check(t))
-                for t in texts]
+    requests = [
+        ChatRequest.user(
+            P.fill(P.INSTRUCTION_PARAPHRASE, instruction=t, n=str(n)),
+            paraphrase_schema(n),
+            name="paraphrases",
+            max_tokens=64 + 48 * n,
+            check=paraphrase_check(t),
+        )
+        for t in texts
+    ]
     plan = Plan()
     for req, text in zip(requests, texts):
         plan.add(req.messages[0]["content"], n * (len(text) // 4 + 8) + 10)
@@ -115,12 +127,17 @@ def build_instruction_variants(
         slots = _slots(inst)
         failed = {slot: by_text[t] for slot, t in slots.items() if not by_text[t].ok}
         if failed:
-            failures += [{"task": name, "slot": slot, "instruction": slots[slot], "attempts": r.attempts,
-                          "error": r.error} for slot, r in failed.items()]
+            failures += [
+                {"task": name, "slot": slot, "instruction": slots[slot], "attempts": r.attempts, "error": r.error}
+                for slot, r in failed.items()
+            ]
             continue
         shaped = {slot: [reshape(p, t) for p in by_text[t].value["paraphrases"]] for slot, t in slots.items()}
-        para: list[Instruction] = ([{slot: shaped[slot][i] for slot in slots} for i in range(n)]
-                                   if isinstance(inst, dict) else shaped["instruction"])
+        para: list[Instruction] = (
+            [{slot: shaped[slot][i] for slot in slots} for i in range(n)]
+            if isinstance(inst, dict)
+            else shaped["instruction"]
+        )
         variants[name] = [inst, *para]
     if not variants:
         first = failures[0]
@@ -129,13 +146,22 @@ def build_instruction_variants(
             f"{first['error']}. Try another --llm-model, or more --max-retries."
         )
     document = {
-        "name": (out_file.stem if out_file != Path(out_dir) / FILE_NAME  # --out FILE names it
-                 else f"{label}-paraphrases" if label else "instruction-paraphrases"),
-        "description": (f"The {label or 'selected'} tasks' own instructions (first), then {n} paraphrases each "
-                        f"written by an LLM to keep their meaning and form; for `bench run --instruction-variants`."),
-        "source": (f"{n} paraphrases per task by {config.model} at {redact_url(config.base_url)} (bench build-data "
-                   f"instruction-variants, seed {seed}, temperature {config.temperature:g}); first variant: the "
-                   f"task's own instruction"),
+        "name": (
+            out_file.stem
+            if out_file != Path(out_dir) / FILE_NAME  # --out FILE names it
+            else f"{label}-paraphrases"
+            if label
+            else "instruction-paraphrases"
+        ),
+        "description": (
+            f"The {label or 'selected'} tasks' own instructions (first), then {n} paraphrases each "
+            f"written by an LLM to keep their meaning and form; for `bench run --instruction-variants`."
+        ),
+        "source": (
+            f"{n} paraphrases per task by {config.model} at {redact_url(config.base_url)} (bench build-data "
+            f"instruction-variants, seed {seed}, temperature {config.temperature:g}); first variant: the "
+            f"task's own instruction"
+        ),
         "tasks": variants,
     }
     data = variants_bytes(document, json_format=out_file.suffix.lower() == ".json")
@@ -149,15 +175,25 @@ def build_instruction_variants(
         "llm": {**config.record(), "json_mode_used": client.json_mode},
         "prompts": P.template_records([TEMPLATE]),
         "sources": [_task_source(name, inst) for name, inst in originals.items()],
-        "counts": {"tasks": len(names), "tasks_written": len(variants), "requests": len(requests),
-                   "variants_per_task": n + 1},
+        "counts": {
+            "tasks": len(names),
+            "tasks_written": len(variants),
+            "requests": len(requests),
+            "variants_per_task": n + 1,
+        },
         "failures": failures,
         "tokens": _tokens(results),
         "outputs": {out_file.name: {"rows": len(variants), "sha256": sha256_bytes(data), "bytes": len(data)}},
     }
     atomic_write_bytes(manifest_path, (json.dumps(manifest, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-    summary = {"file": str(out_file), "manifest": str(manifest_path), "tasks": len(variants),
-               "variants_per_task": n + 1, "failures": len(failures), "ledger": client.ledger.as_dict()}
+    summary = {
+        "file": str(out_file),
+        "manifest": str(manifest_path),
+        "tasks": len(variants),
+        "variants_per_task": n + 1,
+        "failures": len(failures),
+        "ledger": client.ledger.as_dict(),
+    }
     return {**manifest, "summary": summary}
 
 
@@ -217,8 +253,12 @@ def _slots(inst: Instruction) -> dict[str, str]:
 def _task_source(name: str, inst: Instruction) -> dict[str, Any]:
     from bench import tasks as registry
 
-    return {"task": name, "instruction": inst, "sha256": sha256_json(inst),
-            "instruction_source": getattr(registry.TASKS[name], "instruction_source", None)}
+    return {
+        "task": name,
+        "instruction": inst,
+        "sha256": sha256_json(inst),
+        "instruction_source": getattr(registry.TASKS[name], "instruction_source", None),
+    }
 
 
 # ---------------------------------------------------------------------------------------------- replies
@@ -248,7 +288,7 @@ def reshape(text: str, original: str) -> str:
     """`text` with the original's leading and trailing whitespace ("Represent the X:" -> "Represent the X: ")."""
     core = text.strip()
     lead = original[: len(original) - len(original.lstrip())]
-    trail = original[len(original.rstrip()):]
+    trail = original[len(original.rstrip()) :]
     return f"{lead}{core}{trail}"
 
 
@@ -259,8 +299,9 @@ def output_paths(out: Path) -> tuple[Path, Path]:
     if out.suffix.lower() in SUFFIXES and not out.is_dir():
         return out, out.with_name(f"{out.stem}.{MANIFEST}")
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file without a .yaml/.yml/.json suffix; give a folder or a "
-                          "variants file path.")
+        raise ConfigError(
+            f"--out {out} is a file without a .yaml/.yml/.json suffix; give a folder or a variants file path."
+        )
     return out / FILE_NAME, out / MANIFEST
 
 

@@ -215,9 +215,7 @@ def sample_triplets(groups: dict[str, list[str]], n: int, rng: np.random.Generat
         raise DataError(f"number of triplets must be positive, got {n}")
     anchor_labels = balanced_assignment(labels, n, rng)
     neg_labels = derange_against(anchor_labels, balanced_assignment(labels, n, rng))
-    pair_queue = {
-        lab: sample_pairs(len(groups[lab]), anchor_labels.count(lab), rng) for lab in labels
-    }
+    pair_queue = {lab: sample_pairs(len(groups[lab]), anchor_labels.count(lab), rng) for lab in labels}
     triplets = []
     for a_lab, n_lab in zip(anchor_labels, neg_labels):
         i, j = pair_queue[a_lab].pop()
@@ -250,9 +248,7 @@ def sample_sts(pools: dict[int, list[tuple[str, str]]], n: int, rng: np.random.G
     for label in (1, 0):
         pool = pools[label]
         if want[label] > len(pool):
-            raise DataError(
-                f"n_pairs={n} needs {want[label]} pairs with label {label}, only {len(pool)} available"
-            )
+            raise DataError(f"n_pairs={n} needs {want[label]} pairs with label {label}, only {len(pool)} available")
         idx = rng.choice(len(pool), size=want[label], replace=False)
         chosen.extend((*pool[int(k)], label) for k in idx)
     order = rng.permutation(len(chosen))
@@ -294,21 +290,27 @@ def build_intent_emotion_proxy(
     }
     emotion_rows = sample_triplets(emo_groups, n, rng)
     task_dir = Path(out_dir) / task_name
-    outputs = write_outputs(task_dir, {
-        "intent.csv": (triplets_to_csv_bytes(intent_rows), len(intent_rows)),
-        "emotion.csv": (triplets_to_csv_bytes(emotion_rows), len(emotion_rows)),
-    })
-    return write_manifest(task_dir, {
-        "builder": "bench.dataset_builders.label_derived.build_intent_emotion_proxy",
-        "task": task_name,
-        "proxy": True,
-        "note": INTENT_NOTE,
-        "seed": seed,
-        "parameters": {"size": n, "min_emotion_examples": MIN_EMOTION_EXAMPLES},
-        "labels_used": {"intent.csv": len(intent_groups), "emotion.csv": len(emo_groups)},
-        "sources": [banking.record, emotion.record],
-        "outputs": outputs,
-    })
+    outputs = write_outputs(
+        task_dir,
+        {
+            "intent.csv": (triplets_to_csv_bytes(intent_rows), len(intent_rows)),
+            "emotion.csv": (triplets_to_csv_bytes(emotion_rows), len(emotion_rows)),
+        },
+    )
+    return write_manifest(
+        task_dir,
+        {
+            "builder": "bench.dataset_builders.label_derived.build_intent_emotion_proxy",
+            "task": task_name,
+            "proxy": True,
+            "note": INTENT_NOTE,
+            "seed": seed,
+            "parameters": {"size": n, "min_emotion_examples": MIN_EMOTION_EXAMPLES},
+            "labels_used": {"intent.csv": len(intent_groups), "emotion.csv": len(emo_groups)},
+            "sources": [banking.record, emotion.record],
+            "outputs": outputs,
+        },
+    )
 
 
 def build_instruct_stsb_proxy(
@@ -323,20 +325,23 @@ def build_instruct_stsb_proxy(
     task_dir = Path(out_dir) / "InstructSTSB"
     outputs = write_outputs(task_dir, {"test.jsonl": (records_to_jsonl_bytes(records), len(records))})
     label_counts = {str(lab): sum(r["score"] == lab for r in records) for lab in (0, 1)}
-    return write_manifest(task_dir, {
-        "builder": "bench.dataset_builders.label_derived.build_instruct_stsb_proxy",
-        "task": "InstructSTSB",
-        "proxy": True,
-        "note": STS_NOTE,
-        "seed": seed,
-        "parameters": {
-            "size": n,
-            "positive_if_score_gte": STS_POS_MIN,
-            "negative_if_score_lte": STS_NEG_MAX,
-            "instruction": STS_INSTRUCTION,
+    return write_manifest(
+        task_dir,
+        {
+            "builder": "bench.dataset_builders.label_derived.build_instruct_stsb_proxy",
+            "task": "InstructSTSB",
+            "proxy": True,
+            "note": STS_NOTE,
+            "seed": seed,
+            "parameters": {
+                "size": n,
+                "positive_if_score_gte": STS_POS_MIN,
+                "negative_if_score_lte": STS_NEG_MAX,
+                "instruction": STS_INSTRUCTION,
+            },
+            "label_counts": {"test.jsonl": label_counts},
+            "available_pairs": {str(lab): len(pool) for lab, pool in sorted(pools.items())},
+            "sources": [stsb.record],
+            "outputs": outputs,
         },
-        "label_counts": {"test.jsonl": label_counts},
-        "available_pairs": {str(lab): len(pool) for lab, pool in sorted(pools.items())},
-        "sources": [stsb.record],
-        "outputs": outputs,
-    })
+    )

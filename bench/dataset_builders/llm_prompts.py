@@ -23,13 +23,13 @@ from bench.core.fileio import sha256_text
 from bench.core.llm_client import fill_template
 
 INTENT_EMOTION_EMOTION = (
-    'Could you modify the emotion (one optimistic and one frustrating) of following utterance without changing '
+    "Could you modify the emotion (one optimistic and one frustrating) of following utterance without changing "
     'the intent ("[INTENT]")? "[TEXT]" Please output a JSON object containing keys "optimistic" and '
     '"frustrating", and no other things.'
 )
 INTENT_EMOTION_INTENT = (
     'Modify the intent of the above utterances (i.e. from "[INTENT]" to another one that you brainstormed. '
-    'Usually by modifying the objects or actions) without changing the emotions. Same as before, output a JSON '
+    "Usually by modifying the objects or actions) without changing the emotions. Same as before, output a JSON "
     'object containing keys "optimistic" and "frustrating", and no other things.'
 )
 STSB_DISCRIMINATIVE = (
@@ -45,25 +45,37 @@ STSB_NON_DISCRIMINATIVE = (
 
 _ROBUST_HEAD = 'Here is an instruction that tells a reader how to group a collection of texts: "[INSTRUCTION]"\n\n'
 _ROBUST_TAIL = (
-    ' Write [N] different instructions, each a single sentence. Please output a JSON object containing the key '
+    " Write [N] different instructions, each a single sentence. Please output a JSON object containing the key "
     '"instructions" with a list of [N] strings, and no other things.'
 )
-ROBUSTNESS_CORRECT = _ROBUST_HEAD + (
-    "Paraphrase it: keep exactly the same meaning, so that following any paraphrase groups the texts in the "
-    'same way. For example, "What is the topic of news?" can be paraphrased as "Could you summarize the key '
-    'topic of the article?".'
-) + _ROBUST_TAIL
-ROBUSTNESS_IMPLICIT = _ROBUST_HEAD + (
-    "Rephrase it implicitly: ask for the same thing without naming it directly, so that following the "
-    'instruction still groups the texts in the same way. For example, "What is the topic of news?" can be '
-    "conveyed implicitly as \"What's making the headlines in today's paper?\"."
-) + _ROBUST_TAIL
-ROBUSTNESS_INCORRECT = _ROBUST_HEAD + (
-    "Write instructions about the same kind of text that diverge from this objective: they ask about another "
-    'aspect, so that following them would group the texts differently. For example, for "What is the topic of '
-    'news?" an incorrect instruction is "Are there any significant data or statistics mentioned in the '
-    'article?".'
-) + _ROBUST_TAIL
+ROBUSTNESS_CORRECT = (
+    _ROBUST_HEAD
+    + (
+        "Paraphrase it: keep exactly the same meaning, so that following any paraphrase groups the texts in the "
+        'same way. For example, "What is the topic of news?" can be paraphrased as "Could you summarize the key '
+        'topic of the article?".'
+    )
+    + _ROBUST_TAIL
+)
+ROBUSTNESS_IMPLICIT = (
+    _ROBUST_HEAD
+    + (
+        "Rephrase it implicitly: ask for the same thing without naming it directly, so that following the "
+        'instruction still groups the texts in the same way. For example, "What is the topic of news?" can be '
+        "conveyed implicitly as \"What's making the headlines in today's paper?\"."
+    )
+    + _ROBUST_TAIL
+)
+ROBUSTNESS_INCORRECT = (
+    _ROBUST_HEAD
+    + (
+        "Write instructions about the same kind of text that diverge from this objective: they ask about another "
+        'aspect, so that following them would group the texts differently. For example, for "What is the topic of '
+        'news?" an incorrect instruction is "Are there any significant data or statistics mentioned in the '
+        'article?".'
+    )
+    + _ROBUST_TAIL
+)
 
 INSTRUCTION_PARAPHRASE = (
     'Here is an instruction that an embedding model reads in front of every text of a task: "[INSTRUCTION]"\n\n'
@@ -101,5 +113,7 @@ fill = fill_template  # [NAME] placeholders, filled in one pass (see bench.core.
 
 def template_records(names: list[str]) -> dict[str, dict[str, object]]:
     """Manifest entries: text, sha256 and whether the text is the paper's verbatim."""
-    return {n: {"template": TEMPLATES[n], "sha256": sha256_text(TEMPLATES[n]), "verbatim_from_paper": VERBATIM[n]}
-            for n in names}
+    return {
+        n: {"template": TEMPLATES[n], "sha256": sha256_text(TEMPLATES[n]), "verbatim_from_paper": VERBATIM[n]}
+        for n in names
+    }

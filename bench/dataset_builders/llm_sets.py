@@ -222,12 +222,20 @@ def build_intent_emotion(
     rows = [(t.strip(), c.strip()) for t, c in parse_banking(banking) if t.strip() and c.strip()]
     items = [rows[i] for i in _sample_indices(len(rows), size, seed)]
     config = LLMConfig.from_options(
-        llm_model=llm_model, base_url=base_url, temperature=temperature, seed=seed, concurrency=concurrency,
-        llm_cache_dir=llm_cache_dir, max_retries=max_retries,
+        llm_model=llm_model,
+        base_url=base_url,
+        temperature=temperature,
+        seed=seed,
+        concurrency=concurrency,
+        llm_cache_dir=llm_cache_dir,
+        max_retries=max_retries,
     )
-    first = [ChatRequest.user(P.fill(P.INTENT_EMOTION_EMOTION, intent=c, text=t), REWRITE_SCHEMA, name="rewrite",
-                              check=_rewrites_differ)
-             for t, c in items]
+    first = [
+        ChatRequest.user(
+            P.fill(P.INTENT_EMOTION_EMOTION, intent=c, text=t), REWRITE_SCHEMA, name="rewrite", check=_rewrites_differ
+        )
+        for t, c in items
+    ]
     plan = Plan()
     for req, (text, _) in zip(first, items):
         reply = 2 * estimate_tokens(text) + 20
@@ -240,7 +248,10 @@ def build_intent_emotion(
     def change_intent(k: int, req: ChatRequest, res: LLMResult) -> ChatRequest:
         u1 = res.value
         return req.follow_up(
-            res.reply, P.fill(P.INTENT_EMOTION_INTENT, intent=items[k][1]), REWRITE_SCHEMA, name="rewrite",
+            res.reply,
+            P.fill(P.INTENT_EMOTION_INTENT, intent=items[k][1]),
+            REWRITE_SCHEMA,
+            name="rewrite",
             check=_distinct(("optimistic", u1["optimistic"]), ("frustrating", u1["frustrating"])),
         )
 
@@ -262,14 +273,26 @@ def build_intent_emotion(
         emotion += [(o1, o2, f1), (f1, f2, o1)]
         intent += [(o1, f1, o2), (f1, o1, f2)]
     return _finish(
-        Path(out_dir) / "IntentEmotion", builder="build_intent_emotion", note=INTENT_EMOTION_NOTE, config=config,
-        client=client, seed=seed, size=size, sources=[banking],
+        Path(out_dir) / "IntentEmotion",
+        builder="build_intent_emotion",
+        note=INTENT_EMOTION_NOTE,
+        config=config,
+        client=client,
+        seed=seed,
+        size=size,
+        sources=[banking],
         templates=["intent_emotion.change_emotion", "intent_emotion.change_intent"],
-        outputs={"emotion.csv": (triplets_to_csv_bytes(emotion), len(emotion)),
-                 "intent.csv": (triplets_to_csv_bytes(intent), len(intent))},
-        counts={"utterances": len(items), "utterances_kept": len(emotion) // 2,
-                "triplets": {"emotion.csv": len(emotion), "intent.csv": len(intent)}},
-        failures=failures, results=[*stage1, *stage2.values()],
+        outputs={
+            "emotion.csv": (triplets_to_csv_bytes(emotion), len(emotion)),
+            "intent.csv": (triplets_to_csv_bytes(intent), len(intent)),
+        },
+        counts={
+            "utterances": len(items),
+            "utterances_kept": len(emotion) // 2,
+            "triplets": {"emotion.csv": len(emotion), "intent.csv": len(intent)},
+        },
+        failures=failures,
+        results=[*stage1, *stage2.values()],
     )
 
 
@@ -306,11 +329,18 @@ def build_instruct_stsb(
     pairs = [(s1, s2) for s1, s2, _ in parse_stsb(stsb) if s1 and s2]
     items = [pairs[i] for i in _sample_indices(len(pairs), size, seed)]
     config = LLMConfig.from_options(
-        llm_model=llm_model, base_url=base_url, temperature=temperature, seed=seed, concurrency=concurrency,
-        llm_cache_dir=llm_cache_dir, max_retries=max_retries,
+        llm_model=llm_model,
+        base_url=base_url,
+        temperature=temperature,
+        seed=seed,
+        concurrency=concurrency,
+        llm_cache_dir=llm_cache_dir,
+        max_retries=max_retries,
     )
-    first = [ChatRequest.user(P.fill(P.STSB_DISCRIMINATIVE, sentence1=a, sentence2=b), QUESTION_SCHEMA,
-                              name="question") for a, b in items]
+    first = [
+        ChatRequest.user(P.fill(P.STSB_DISCRIMINATIVE, sentence1=a, sentence2=b), QUESTION_SCHEMA, name="question")
+        for a, b in items
+    ]
     plan = Plan()
     for req in first:
         plan.add(req.messages[0]["content"], 25)
@@ -320,11 +350,18 @@ def build_instruct_stsb(
         return {"summary": {"dry_run": True, "pairs": len(items), **report}}
 
     def non_discriminative(k: int, req: ChatRequest, res: LLMResult) -> ChatRequest:
-        return req.follow_up(res.reply, P.STSB_NON_DISCRIMINATIVE, QUESTION_SCHEMA, name="question",
-                             check=_distinct(("question", res.value["question"])))
+        return req.follow_up(
+            res.reply,
+            P.STSB_NON_DISCRIMINATIVE,
+            QUESTION_SCHEMA,
+            name="question",
+            check=_distinct(("question", res.value["question"])),
+        )
 
     client, stage1, stage2 = _conversations(
-        config, first, non_discriminative,
+        config,
+        first,
+        non_discriminative,
         ("InstructSTSB: discriminative question", "InstructSTSB: non-discriminative question"),
     )
 
@@ -338,12 +375,19 @@ def build_instruct_stsb(
         records.append({"sentence1": s1, "sentence2": s2, "score": 0, "instruction": res1.value["question"].strip()})
         records.append({"sentence1": s1, "sentence2": s2, "score": 1, "instruction": res.value["question"].strip()})
     return _finish(
-        Path(out_dir) / "InstructSTSB", builder="build_instruct_stsb", note=INSTRUCT_STSB_NOTE, config=config,
-        client=client, seed=seed, size=size, sources=[stsb],
+        Path(out_dir) / "InstructSTSB",
+        builder="build_instruct_stsb",
+        note=INSTRUCT_STSB_NOTE,
+        config=config,
+        client=client,
+        seed=seed,
+        size=size,
+        sources=[stsb],
         templates=["instruct_stsb.discriminative", "instruct_stsb.non_discriminative"],
         outputs={"test.jsonl": (records_to_jsonl_bytes(records), len(records))},
         counts={"pairs": len(items), "pairs_kept": len(records) // 2, "rows": len(records)},
-        failures=failures, results=[*stage1, *stage2.values()],
+        failures=failures,
+        results=[*stage1, *stage2.values()],
     )
 
 
@@ -380,13 +424,24 @@ def build_robustness_instructions(
     tasks = _robustness_tasks(source)
     tasks = [tasks[i] for i in _sample_indices(len(tasks), size, seed)]
     config = LLMConfig.from_options(
-        llm_model=llm_model, base_url=base_url, temperature=temperature, seed=seed, concurrency=concurrency,
-        llm_cache_dir=llm_cache_dir, max_retries=max_retries,
+        llm_model=llm_model,
+        base_url=base_url,
+        temperature=temperature,
+        seed=seed,
+        concurrency=concurrency,
+        llm_cache_dir=llm_cache_dir,
+        max_retries=max_retries,
     )
     requests = [
-        ChatRequest.user(P.fill(P.TEMPLATES[f"robustness.{kind}"], instruction=inst, n=str(N_INSTRUCTIONS)),
-                         INSTRUCTIONS_SCHEMA, name="instructions", max_tokens=1024, check=_instruction_list(inst))
-        for _, inst in tasks for kind in ROBUSTNESS_KINDS
+        ChatRequest.user(
+            P.fill(P.TEMPLATES[f"robustness.{kind}"], instruction=inst, n=str(N_INSTRUCTIONS)),
+            INSTRUCTIONS_SCHEMA,
+            name="instructions",
+            max_tokens=1024,
+            check=_instruction_list(inst),
+        )
+        for _, inst in tasks
+        for kind in ROBUSTNESS_KINDS
     ]
     plan = Plan()
     for req in requests:
@@ -422,11 +477,19 @@ def build_robustness_instructions(
     data = (json.dumps(out, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     complete = sum(all(e[f"{k}_instructions"] for k in ROBUSTNESS_KINDS) for e in out.values())
     return _finish(
-        Path(out_dir) / "RobustnessInstructions", builder="build_robustness_instructions", note=ROBUSTNESS_NOTE,
-        config=config, client=client, seed=seed, size=size, sources=[source],
+        Path(out_dir) / "RobustnessInstructions",
+        builder="build_robustness_instructions",
+        note=ROBUSTNESS_NOTE,
+        config=config,
+        client=client,
+        seed=seed,
+        size=size,
+        sources=[source],
         templates=[f"robustness.{k}" for k in ROBUSTNESS_KINDS],
         outputs={"instructions.json": (data, len(out))},
-        counts={"tasks": len(tasks), "tasks_complete": complete}, failures=failures, results=results,
+        counts={"tasks": len(tasks), "tasks_complete": complete},
+        failures=failures,
+        results=results,
     )
 
 
@@ -436,8 +499,11 @@ def _robustness_tasks(source: SourceFile) -> list[tuple[str, str]]:
         data = json.loads(source.text)
     except json.JSONDecodeError as e:
         raise DataError(f"{source.rel_path}: invalid JSON ({e.msg} at line {e.lineno}).") from None
-    tasks = [(name, d["instruction"]) for name, d in data.items()
-             if isinstance(d, dict) and isinstance(d.get("instruction"), str) and d.get("correct_instructions")]
+    tasks = [
+        (name, d["instruction"])
+        for name, d in data.items()
+        if isinstance(d, dict) and isinstance(d.get("instruction"), str) and d.get("correct_instructions")
+    ]
     if not tasks:
         raise DataError(f"{source.rel_path}: no task has an 'instruction' string and 'correct_instructions'.")
     return tasks

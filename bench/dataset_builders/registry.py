@@ -50,18 +50,30 @@ LABEL_BUILDERS: dict[str, Builder] = {
         "bench.dataset_builders.gstransform_sources:build_gstransform",
         "every GSTransform task with a staged source: AmzCF, MNews, MultiHate, Toxic (stand-in), AG-News, IntEmo (proxy)",
     ),
-    "gst-amzcf": Builder("bench.dataset_builders.gstransform_sources:build_gst_amzcf",
-                         "GSTAmzCF from Amazon counterfactual EN test (670 reviews)"),
-    "gst-mnews": Builder("bench.dataset_builders.gstransform_sources:build_gst_mnews",
-                         "GSTMNews from MasakhaNEWS English test (948 articles, 6 categories)"),
-    "gst-multihate": Builder("bench.dataset_builders.gstransform_sources:build_gst_multihate",
-                             "GSTMultiHate from Multilingual HateCheck (10 languages) + English HateCheck"),
-    "gst-toxic": Builder("bench.dataset_builders.gstransform_sources:build_gst_toxic",
-                         "GSTToxic STAND-IN from a 101-row Jigsaw-2018 sample (not toxic_conversations_50k)"),
-    "gst-agnews": Builder("bench.dataset_builders.gstransform_sources:build_gst_agnews",
-                          "GSTAGNews from AG News test (7,600 texts, 4 topics)"),
-    "gst-intemo": Builder("bench.dataset_builders.gstransform_sources:build_gst_intemo",
-                          "GSTIntEmo proxy triplets from BANKING77 intents and GoEmotions emotions"),
+    "gst-amzcf": Builder(
+        "bench.dataset_builders.gstransform_sources:build_gst_amzcf",
+        "GSTAmzCF from Amazon counterfactual EN test (670 reviews)",
+    ),
+    "gst-mnews": Builder(
+        "bench.dataset_builders.gstransform_sources:build_gst_mnews",
+        "GSTMNews from MasakhaNEWS English test (948 articles, 6 categories)",
+    ),
+    "gst-multihate": Builder(
+        "bench.dataset_builders.gstransform_sources:build_gst_multihate",
+        "GSTMultiHate from Multilingual HateCheck (10 languages) + English HateCheck",
+    ),
+    "gst-toxic": Builder(
+        "bench.dataset_builders.gstransform_sources:build_gst_toxic",
+        "GSTToxic STAND-IN from a 101-row Jigsaw-2018 sample (not toxic_conversations_50k)",
+    ),
+    "gst-agnews": Builder(
+        "bench.dataset_builders.gstransform_sources:build_gst_agnews",
+        "GSTAGNews from AG News test (7,600 texts, 4 topics)",
+    ),
+    "gst-intemo": Builder(
+        "bench.dataset_builders.gstransform_sources:build_gst_intemo",
+        "GSTIntEmo proxy triplets from BANKING77 intents and GoEmotions emotions",
+    ),
     # Robustness clustering corpora (bench/dataset_builders/clustering_sets.py).
     "few-rel-clustering": Builder(
         "bench.dataset_builders.clustering_sets:build_few_rel",
@@ -114,7 +126,9 @@ LLM_BUILDERS: dict[str, Builder] = {
         "bench.dataset_builders.instruction_variants:build_instruction_variants",
         "a variants file for `bench run --instruction-variants`: each task's instruction + --size (5) LLM "
         "paraphrases, for --tasks or --suite (default generic-sts); needs no --source-dir",
-        uses_llm=True, needs_source=False, options=("tasks", "suite"),
+        uses_llm=True,
+        needs_source=False,
+        options=("tasks", "suite"),
     ),
 }
 

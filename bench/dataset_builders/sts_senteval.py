@@ -78,7 +78,9 @@ def parse_senteval_subset(inputs: SourceFile, gold: SourceFile) -> list[Pair]:
             continue
         fields = line.split("\t")
         if len(fields) != 2:
-            raise DataError(f"{inputs.rel_path} line {n}: expected 2 tab-separated sentences, found {len(fields)} fields.")
+            raise DataError(
+                f"{inputs.rel_path} line {n}: expected 2 tab-separated sentences, found {len(fields)} fields."
+            )
         pairs.append((_tokens(fields[0]), _tokens(fields[1]), _score(score, f"{gold.rel_path} line {n}")))
     return pairs
 
@@ -131,7 +133,9 @@ def build_sts_senteval(*, source_dir: Path, out_dir: Path, seed: int = 42, size:
     """Write the seven STS test sets; `size` keeps a seeded random subset of that many pairs per task (order kept)."""
     if size is not None and size <= 0:
         raise DataError(f"--size must be a positive number of pairs, got {size}.")
-    read = {task: _read_task(Path(source_dir), task) for task in STS_TASK_NAMES}  # all sources first: fail before writing
+    read = {
+        task: _read_task(Path(source_dir), task) for task in STS_TASK_NAMES
+    }  # all sources first: fail before writing
     manifests = {}
     for task, (pairs, sources) in read.items():
         kept = pairs
@@ -141,15 +145,20 @@ def build_sts_senteval(*, source_dir: Path, out_dir: Path, seed: int = 42, size:
         records = [{"sentence1": s1, "sentence2": s2, "score": score} for s1, s2, score in kept]
         task_dir = Path(out_dir) / task
         outputs = write_outputs(task_dir, {"test.jsonl": (jsonl_bytes(records), len(records))})
-        manifests[task] = write_manifest(task_dir, {
-            "builder": "bench.dataset_builders.sts_senteval:build_sts_senteval",
-            "task": task,
-            "proxy": False,
-            "note": NOTES.get(task, "SentEval-parsed test set: scored pairs only, whitespace-tokenised (MTEB's pairs)."),
-            "seed": seed,
-            "parameters": {"size": size, "subsets": list(SENTEVAL_SUBSETS.get(task, ()))},
-            "available_pairs": len(pairs),
-            "sources": [s.record for s in sources],
-            "outputs": outputs,
-        })
+        manifests[task] = write_manifest(
+            task_dir,
+            {
+                "builder": "bench.dataset_builders.sts_senteval:build_sts_senteval",
+                "task": task,
+                "proxy": False,
+                "note": NOTES.get(
+                    task, "SentEval-parsed test set: scored pairs only, whitespace-tokenised (MTEB's pairs)."
+                ),
+                "seed": seed,
+                "parameters": {"size": size, "subsets": list(SENTEVAL_SUBSETS.get(task, ()))},
+                "available_pairs": len(pairs),
+                "sources": [s.record for s in sources],
+                "outputs": outputs,
+            },
+        )
     return {"summary": summary("sts-senteval", seed, manifests), "tasks": manifests}

@@ -1,16 +1,16 @@
 """Static leaderboard with validated submissions (`bench submit`, `bench leaderboard build`).
 
-    submission.py   reading a submission (zip, packed folder, plain results folder); packing one
-    schema.py       JSON Schemas of result files, run records and manifests (schemas/*.json)
-    reference.py    what the harness says about each task (versions, revisions, hashes, metric ranges)
-    limits.py       bounds on hostile input (archive size, member count and size, names, links, JSON depth)
-    names.py        look-alike model names: NFKC, Unicode confusables (UTS #39 skeleton)
-    validate.py     every check, and every reason a submission is rejected (REASONS)
-    verify.py       `bench leaderboard verify`: re-run a submission; which results the site calls verified
-    table.py        accepted results as model rows and suite tables; leaderboard.json / .csv
-    suites.py       the papers' column names and averages per suite
-    plots.py        inline SVG: V-measure per instruction (InBedder Fig. 4), score against size, per-aspect bars
-    site.py         the build: validate, then render templates/ with static/ into a folder
+submission.py   reading a submission (zip, packed folder, plain results folder); packing one
+schema.py       JSON Schemas of result files, run records and manifests (schemas/*.json)
+reference.py    what the harness says about each task (versions, revisions, hashes, metric ranges)
+limits.py       bounds on hostile input (archive size, member count and size, names, links, JSON depth)
+names.py        look-alike model names: NFKC, Unicode confusables (UTS #39 skeleton)
+validate.py     every check, and every reason a submission is rejected (REASONS)
+verify.py       `bench leaderboard verify`: re-run a submission; which results the site calls verified
+table.py        accepted results as model rows and suite tables; leaderboard.json / .csv
+suites.py       the papers' column names and averages per suite
+plots.py        inline SVG: V-measure per instruction (InBedder Fig. 4), score against size, per-aspect bars
+site.py         the build: validate, then render templates/ with static/ into a folder
 """
 
 from bench.leaderboard.site import build, validate_all

@@ -34,6 +34,7 @@ MAX_FILE_BYTES = 4 * 2**20
 MAX_TOTAL_BYTES = 32 * 2**20
 MAX_ARCHIVE_BYTES = 64 * 2**20
 
+
 def member_is_link(info: zipfile.ZipInfo) -> bool:
     """True for an archive member stored as a symbolic link (Unix mode in the high bits of
     external_attr, as `zip --symlinks` writes it): its content is a path, which an extracting tool

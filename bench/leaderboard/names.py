@@ -123,15 +123,26 @@ def problem(name: str, file: str, others: Iterable[str] = ()) -> Problem | None:
     if normal != name:
         return Problem.of(REASON, file, "model.name", "{} is not in Unicode NFKC form, which reads {}", name, normal)
     if any(unicodedata.category(c) in HIDDEN for c in name):
-        return Problem.of(REASON, file, "model.name", "{} holds a control or invisible character ({})", name, _described(name))
+        return Problem.of(
+            REASON, file, "model.name", "{} holds a control or invisible character ({})", name, _described(name)
+        )
     reading = ascii_reading(name)
     if reading is not None:
-        return Problem.of(REASON, file, "model.name", "{} reads as the ASCII name {} ({})", name, reading, _described(name))
+        return Problem.of(
+            REASON, file, "model.name", "{} reads as the ASCII name {} ({})", name, reading, _described(name)
+        )
     if not name.isascii():
         for other in others:
             if other != name and skeleton(other) == skeleton(name):
-                return Problem.of(REASON, file, "model.name", "{} looks like {}, a name already on the board ({})",
-                                  name, other, _described(name))
+                return Problem.of(
+                    REASON,
+                    file,
+                    "model.name",
+                    "{} looks like {}, a name already on the board ({})",
+                    name,
+                    other,
+                    _described(name),
+                )
     return None
 
 

@@ -36,7 +36,6 @@ COLORS = {"correct": "#1b7837", "implicit": "#2166ac", "incorrect": "#b2182b"}
 _KEY = re.compile(r"^v_measure_(correct|implicit|incorrect)_(\d+)$")
 
 
-
 def svg_open(title: str, width: int, height: int, *, title_x: float, css_class: str = "plot") -> list[str]:
     """The opening of every plot: a scalable, labelled <svg>, its <title> for screen readers, the visible title."""
     return [
@@ -45,6 +44,7 @@ def svg_open(title: str, width: int, height: int, *, title_x: float, css_class: 
         f"<title>{escape(title)}</title>",
         f'<text x="{title_x}" y="16" class="plot-title">{escape(title)}</text>',
     ]
+
 
 def robustness_values(scores: dict[str, Any]) -> dict[str, list[float]] | None:
     """Per set, the V-measures by instruction index; None when the scores hold none."""
@@ -62,7 +62,9 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def robustness_svg(title: str, groups: list[tuple[str, dict[str, list[float]]]], *, width_per_group: int = 150) -> Markup:
+def robustness_svg(
+    title: str, groups: list[tuple[str, dict[str, list[float]]]], *, width_per_group: int = 150
+) -> Markup:
     """One task: a group of three columns (correct, implicit, incorrect) per model, V-measure ×100."""
     left, right, top, bottom = 46, 12, 34, 62
     plot_h = 190
@@ -105,7 +107,9 @@ def robustness_svg(title: str, groups: list[tuple[str, dict[str, list[float]]]],
         for name, a in (("Δci", "correct"), ("Δii", "implicit")):
             if means[a] is not None and means["incorrect"] is not None:
                 gaps.append(f"{name} {100 * (means[a] - means['incorrect']):+.2f}")
-        parts.append(f'<text x="{x0 + 70}" y="{top - 6}" class="gap" text-anchor="middle">{escape("  ".join(gaps))}</text>')
+        parts.append(
+            f'<text x="{x0 + 70}" y="{top - 6}" class="gap" text-anchor="middle">{escape("  ".join(gaps))}</text>'
+        )
         for line, text in enumerate(_group_lines(label)):
             parts.append(
                 f'<text x="{x0 + 70}" y="{top + plot_h + 16 + 13 * line}" class="group" text-anchor="middle">'
@@ -176,15 +180,22 @@ def size_svg(title: str, points: list[tuple[str, int, float, bool]]) -> Markup:
     for e in range(x_lo, x_hi + 1):
         tx = x(10**e)
         parts.append(f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{top}" y2="{top + plot_h}" class="grid"/>')
-        parts.append(f'<text x="{tx:.1f}" y="{top + plot_h + 15}" class="tick" text-anchor="middle">{_size_tick(10**e)}</text>')
-    parts.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" class="axis" text-anchor="middle">parameters (log scale)</text>')
+        parts.append(
+            f'<text x="{tx:.1f}" y="{top + plot_h + 15}" class="tick" text-anchor="middle">{_size_tick(10**e)}</text>'
+        )
+    parts.append(
+        f'<text x="{left + plot_w / 2}" y="{height - 6}" class="axis" text-anchor="middle">parameters (log scale)</text>'
+    )
     parts.append(
         f'<text transform="translate(12 {top + plot_h / 2}) rotate(-90)" class="axis" text-anchor="middle">score ×100</text>'
     )
     centres = _spread([(x(n), y(value)) for _, n, value, _ in points], POINT_R)
     for (label, _, value, baseline), (cx, cy) in zip(points, centres, strict=True):
-        fill = ('fill="#fff" stroke="#636c76" stroke-width="1.5" fill-opacity="0.6"' if baseline
-                else 'fill="#0969da" fill-opacity="0.55" stroke="#0969da" stroke-width="1"')
+        fill = (
+            'fill="#fff" stroke="#636c76" stroke-width="1.5" fill-opacity="0.6"'
+            if baseline
+            else 'fill="#0969da" fill-opacity="0.55" stroke="#0969da" stroke-width="1"'
+        )
         kind = " (baseline)" if baseline else ""
         parts.append(
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{POINT_R}" {fill} class="point">'
@@ -194,7 +205,11 @@ def size_svg(title: str, points: list[tuple[str, int, float, bool]]) -> Markup:
         parts.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}" class="point-num">{i + 1}</text>')
     parts.append("</svg>")
     key = "".join(
-        (f'<li class="base">{escape(label)} {BASELINE.symbol} {BASELINE.label}: ' if baseline else f"<li>{escape(label)}: ")
+        (
+            f'<li class="base">{escape(label)} {BASELINE.symbol} {BASELINE.label}: '
+            if baseline
+            else f"<li>{escape(label)}: "
+        )
         + f'<strong>{value:.2f}</strong> <span class="muted">{n / 10 ** (3 * _thousands(n)):.3g}{" KMB"[_thousands(n)].strip()}</span></li>'
         for label, n, value, baseline in points
     )
@@ -213,8 +228,11 @@ def _spread(centres: list[tuple[float, float]], r: float) -> list[tuple[float, f
     """Dot centres with each one that would overlap an earlier dot nudged sideways (r + 1 px steps, right
     then left, then up and down), so every dot shows; the nudge is small next to an axis decade (210 px)."""
     placed: list[tuple[float, float]] = []
-    steps = [(0.0, 0.0)] + [(s * k * (r + 1), 0.0) for k in range(1, 4) for s in (1, -1)] + \
-            [(0.0, s * k * (r + 1)) for k in range(1, 3) for s in (-1, 1)]
+    steps = (
+        [(0.0, 0.0)]
+        + [(s * k * (r + 1), 0.0) for k in range(1, 4) for s in (1, -1)]
+        + [(0.0, s * k * (r + 1)) for k in range(1, 3) for s in (-1, 1)]
+    )
     for cx, cy in centres:
         for dx, dy in steps:
             if all(math.hypot(cx + dx - px, cy + dy - py) >= 1.6 * r for px, py in placed):
@@ -274,8 +292,12 @@ def bars_svg(title: str, bars: list[tuple[str, float]]) -> Markup:
     for i, (label, value) in enumerate(bars):
         by = top + i * row_h
         x0, x1 = sorted((x(0), x(value)))
-        parts.append(f'<text x="{left - 6}" y="{by + 14}" class="tick" text-anchor="end">{escape(_clip(label, 18))}<title>{escape(label)}</title></text>')
-        parts.append(f'<rect x="{x0:.1f}" y="{by + 3}" width="{max(x1 - x0, 1):.1f}" height="{row_h - 8}" class="bar"/>')
+        parts.append(
+            f'<text x="{left - 6}" y="{by + 14}" class="tick" text-anchor="end">{escape(_clip(label, 18))}<title>{escape(label)}</title></text>'
+        )
+        parts.append(
+            f'<rect x="{x0:.1f}" y="{by + 3}" width="{max(x1 - x0, 1):.1f}" height="{row_h - 8}" class="bar"/>'
+        )
         parts.append(f'<text x="{x1 + 4:.1f}" y="{by + 14}" class="value">{value:.2f}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
@@ -322,40 +344,56 @@ def sensitivity_svg(title: str, axis: str, models: list[dict[str, Any]]) -> Mark
         parts.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{top}" y2="{bottom}" class="grid"/>')
         parts.append(f'<text x="{x(tick):.1f}" y="{bottom + 13}" class="tick" text-anchor="middle">{tick:g}</text>')
         tick += step
-    parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{bottom + 28}" class="axis" text-anchor="middle">{escape(axis)}</text>')
+    parts.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{bottom + 28}" class="axis" text-anchor="middle">{escape(axis)}</text>'
+    )
     for r, m in enumerate(models):
         y0 = top + r * row_h
         cy = y0 + label_h + (row_h - label_h) / 2
         kind = " (baseline)" if m.get("baseline") else ""
-        parts.append(f'<text x="{left}" y="{y0 + 11}" class="group">{escape(_clip(m["label"], 52 - len(kind)) + kind)}'
-                     f'<title>{escape(m["label"])}{kind}</title></text>')
+        parts.append(
+            f'<text x="{left}" y="{y0 + 11}" class="group">{escape(_clip(m["label"], 52 - len(kind)) + kind)}'
+            f"<title>{escape(m['label'])}{kind}</title></text>"
+        )
         if m.get("std") is not None:
             a, b = x(m["mean"] - m["std"]), x(m["mean"] + m["std"])
-            parts.append(f'<line x1="{a:.1f}" x2="{b:.1f}" y1="{cy:.1f}" y2="{cy:.1f}" class="spread">'
-                         f'<title>{escape(m["label"])}: mean {m["mean"]:.2f} ± std {m["std"]:.2f}</title></line>')
-        parts.append(f'<line x1="{x(m["mean"]):.1f}" x2="{x(m["mean"]):.1f}" y1="{cy - 9:.1f}" y2="{cy + 9:.1f}" class="mean">'
-                     f'<title>{escape(m["label"])}: mean {m["mean"]:.2f} over {len(m["variants"])} variants</title></line>')
+            parts.append(
+                f'<line x1="{a:.1f}" x2="{b:.1f}" y1="{cy:.1f}" y2="{cy:.1f}" class="spread">'
+                f"<title>{escape(m['label'])}: mean {m['mean']:.2f} ± std {m['std']:.2f}</title></line>"
+            )
+        parts.append(
+            f'<line x1="{x(m["mean"]):.1f}" x2="{x(m["mean"]):.1f}" y1="{cy - 9:.1f}" y2="{cy + 9:.1f}" class="mean">'
+            f"<title>{escape(m['label'])}: mean {m['mean']:.2f} over {len(m['variants'])} variants</title></line>"
+        )
         count = len(m["variants"])
         for i, v in enumerate(m["variants"]):
             jitter = ((i % 5) - 2) * 2.5 if count > 1 else 0.0  # five lanes, so equal scores stay apart
             parts.append(
                 f'<circle cx="{x(v["score"]):.1f}" cy="{cy + jitter:.1f}" r="3.5" fill="{set_color(v["set"], sets)}" '
                 f'fill-opacity="0.6" class="variant-dot"><title>{escape(m["label"])} · {escape(v["label"])}: '
-                f'{v["score"]:.2f}</title></circle>'
+                f"{v['score']:.2f}</title></circle>"
             )
         if m.get("default") is not None:
-            parts.append(f'<circle cx="{x(m["default"]):.1f}" cy="{cy:.1f}" r="6" class="default-ring">'
-                         f'<title>{escape(m["label"])} · the task\'s own instruction: {m["default"]:.2f}</title></circle>')
+            parts.append(
+                f'<circle cx="{x(m["default"]):.1f}" cy="{cy:.1f}" r="6" class="default-ring">'
+                f"<title>{escape(m['label'])} · the task's own instruction: {m['default']:.2f}</title></circle>"
+            )
     keys = [(set_color(name, sets), name) for name in sets] or [(LIST_COLOR, "variant")]
     legend_top = bottom + 46
-    items = [*(("dot", color, name) for color, name in keys), ("mean", "", "mean ± std"), ("ring", "", "own instruction")]
+    items = [
+        *(("dot", color, name) for color, name in keys),
+        ("mean", "", "mean ± std"),
+        ("ring", "", "own instruction"),
+    ]
     for i, (shape, color, name) in enumerate(items):
         lx, ly = left + (i % 3) * 112, legend_top + 18 * (i // 3)
         if shape == "dot":
             parts.append(f'<circle cx="{lx + 5}" cy="{ly - 4}" r="4" fill="{color}"/>')
         elif shape == "mean":
-            parts.append(f'<line x1="{lx}" x2="{lx + 12}" y1="{ly - 4}" y2="{ly - 4}" class="spread"/>'
-                         f'<line x1="{lx + 6}" x2="{lx + 6}" y1="{ly - 10}" y2="{ly + 2}" class="mean"/>')
+            parts.append(
+                f'<line x1="{lx}" x2="{lx + 12}" y1="{ly - 4}" y2="{ly - 4}" class="spread"/>'
+                f'<line x1="{lx + 6}" x2="{lx + 6}" y1="{ly - 10}" y2="{ly + 2}" class="mean"/>'
+            )
         else:
             parts.append(f'<circle cx="{lx + 5}" cy="{ly - 4}" r="5" class="default-ring"/>')
         parts.append(f'<text x="{lx + 16}" y="{ly}" class="legend">{escape(_clip(name, 16))}</text>')

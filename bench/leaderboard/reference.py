@@ -25,7 +25,10 @@ METRIC_RANGES: tuple[tuple[str, tuple[float, float]], ...] = (
     (r"(^|_)num_|_num$|(^|_)count$", (0, math.inf)),
     (r"^delta_|_delta$|^dci|^dii", (-1.0, 1.0)),
     (r"spearman|pearson|kendall|(^|_)corr", (-1.0, 1.0)),
-    (r"success_rate|v_measure|accuracy|(^|_)f1|precision|recall|(^|_)map|mrr|ndcg|(^|_)ap$|(^|_)ari$|(^|_)nmi$", (0.0, 1.0)),
+    (
+        r"success_rate|v_measure|accuracy|(^|_)f1|precision|recall|(^|_)map|mrr|ndcg|(^|_)ap$|(^|_)ari$|(^|_)nmi$",
+        (0.0, 1.0),
+    ),
     (r"^evaluation_time$|_seconds$", (0, math.inf)),
 )
 

@@ -102,9 +102,13 @@ def check(name: SchemaName, data: Any, file: str) -> list[Problem]:
         if error.validator == "required" and isinstance(error.instance, dict):
             missing = [k for k in error.validator_value if k not in error.instance]
             for key in missing:
-                problems.append(Problem("schema", file, field_path([*path, key]), f"required field is missing ({name} schema)"))
+                problems.append(
+                    Problem("schema", file, field_path([*path, key]), f"required field is missing ({name} schema)")
+                )
             continue
-        problems.append(Problem("schema", file, field_path(path) or "(top level)", f"{_message(error)} ({name} schema)"))
+        problems.append(
+            Problem("schema", file, field_path(path) or "(top level)", f"{_message(error)} ({name} schema)")
+        )
     return problems
 
 

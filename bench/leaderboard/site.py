@@ -65,7 +65,10 @@ def validate_all(inputs: Sequence[str | Path], *, data_dirs: Iterable[Path] = ()
 
 
 def build(
-    inputs: Sequence[str | Path], out: str | Path, *, data_dirs: Iterable[Path] = (),
+    inputs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    data_dirs: Iterable[Path] = (),
     verifications: Iterable[str | Path] = (),
 ) -> BuildResult:
     """Validate `inputs` and write the site; results reproduced in `verifications` files are shown as verified."""
@@ -124,18 +127,31 @@ def render(data: dict[str, Any], out: Path) -> None:
     ensure_dir(out / "models", what="leaderboard site", option="--out")
     assets = ensure_dir(out / "assets", what="leaderboard site", option="--out")
     for name in ("leaderboard.css", "leaderboard.js"):
-        atomic_write_text(assets / name, (STATIC / name).read_text(encoding="utf-8"), what="leaderboard site", option="--out")
+        atomic_write_text(
+            assets / name, (STATIC / name).read_text(encoding="utf-8"), what="leaderboard site", option="--out"
+        )
     write_exports(data, out)
     plotted: set[str] = set()
     plots = {s["name"]: _suite_plots(s, models, plotted) for s in data["suites"]}
     sizes = {s["name"]: _size_plot(s, models) for s in data["suites"]}
     sensitivity = {t["task"]: _sensitivity_plot(t) for t in data["sensitivity"]}
-    atomic_write_text(out / "index.html", env.get_template("index.html").render(
-        data=data, models=models, plots=plots, sizes=sizes, sensitivity=sensitivity, plot_models=PLOT_MODELS, root="."))
+    atomic_write_text(
+        out / "index.html",
+        env.get_template("index.html").render(
+            data=data,
+            models=models,
+            plots=plots,
+            sizes=sizes,
+            sensitivity=sensitivity,
+            plot_models=PLOT_MODELS,
+            root=".",
+        ),
+    )
     keep = {f"{m['id']}.html" for m in data["models"]}
     for m in data["models"]:
-        page = env.get_template("model.html").render(model=m, data=data, plots=_model_plots(m),
-                                                     variants=_model_variants(data, m["id"]), root="..")
+        page = env.get_template("model.html").render(
+            model=m, data=data, plots=_model_plots(m), variants=_model_variants(data, m["id"]), root=".."
+        )
         atomic_write_text(out / "models" / f"{m['id']}.html", page)
     for stale in (out / "models").glob("*.html"):
         if stale.name not in keep:
@@ -166,15 +182,19 @@ def _size_plot(suite: dict[str, Any], models: dict[str, dict[str, Any]]) -> Any:
     """The suite's first average against model size, for models with both; None when fewer than one."""
     points = [
         (models[r["model_id"]]["label"], models[r["model_id"]]["n_parameters"], r["average"], r["baseline"])
-        for r in suite["rows"] if r["average"] is not None and models[r["model_id"]]["n_parameters"]
+        for r in suite["rows"]
+        if r["average"] is not None and models[r["model_id"]]["n_parameters"]
     ]
     return size_svg(f"{suite['name']}: {suite['average_label']} against model size", points) if points else None
 
 
 def _sensitivity_plot(task: dict[str, Any]) -> Any:
     """A task's strip plot of scores per instruction variant: the PLOT_MODELS best models by mean."""
-    return sensitivity_svg(f"{task['task']}: score per instruction variant", f"{task['main_score_name']} ×100",
-                           task["models"][:PLOT_MODELS])
+    return sensitivity_svg(
+        f"{task['task']}: score per instruction variant",
+        f"{task['main_score_name']} ×100",
+        task["models"][:PLOT_MODELS],
+    )
 
 
 def _model_variants(data: dict[str, Any], model_id: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -188,7 +208,9 @@ def _model_plots(model: dict[str, Any]) -> dict[str, list[Any]]:
     for task, result in model["results"].items():
         plots = out.setdefault(task, [])
         if result["details"]:
-            plots.append(bars_svg(f"{task}: per criterion / aspect", [(d["label"], d["value"]) for d in result["details"]]))
+            plots.append(
+                bars_svg(f"{task}: per criterion / aspect", [(d["label"], d["value"]) for d in result["details"]])
+            )
         values = robustness_values(result["scores"])
         if values:
             plots.append(robustness_svg(f"{task}: V-measure per instruction", [(model["label"], values)]))

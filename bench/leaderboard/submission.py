@@ -75,7 +75,15 @@ class Submission:
 
 
 # What zipfile and zlib raise for a damaged, truncated, encrypted or oddly compressed archive.
-ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, RuntimeError, NotImplementedError, zlib.error)
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    OSError,
+    EOFError,
+    RuntimeError,
+    NotImplementedError,
+    zlib.error,
+)
 
 
 def read_submission(path: str | Path) -> Submission:
@@ -87,12 +95,16 @@ def read_submission(path: str | Path) -> Submission:
         try:
             return Submission(str(path), *_read_folder(path))
         except OSError as e:
-            return Submission(str(path), problems=[Problem("unreadable", str(path), "", f"cannot read the folder ({e})")])
+            return Submission(
+                str(path), problems=[Problem("unreadable", str(path), "", f"cannot read the folder ({e})")]
+            )
     if path.is_file():
         try:
             return Submission(str(path), *_read_zip(path))
         except ZIP_ERRORS as e:
-            return Submission(str(path), problems=[Problem("unreadable", str(path), "", f"not a readable zip archive ({e})")])
+            return Submission(
+                str(path), problems=[Problem("unreadable", str(path), "", f"not a readable zip archive ({e})")]
+            )
     raise DataError(f"No submission at {path}: give a results folder, a folder or a .zip written by `bench submit`.")
 
 
@@ -103,14 +115,19 @@ def _wanted(name: PurePosixPath) -> bool:
 def _size_problems(source: str, sizes: dict[str, int]) -> list[Problem]:
     """Count and size limits, from sizes known before reading (zip directory, or stat)."""
     if len(sizes) > MAX_FILES:
-        return [Problem("too_many_files", source, "", f"{len(sizes):,} files; a submission may hold at most {MAX_FILES:,}")]
+        return [
+            Problem("too_many_files", source, "", f"{len(sizes):,} files; a submission may hold at most {MAX_FILES:,}")
+        ]
     problems = [
         Problem("too_large", name, "", f"{size:,} bytes uncompressed; a file may have at most {MAX_FILE_BYTES:,}")
-        for name, size in sizes.items() if size > MAX_FILE_BYTES
+        for name, size in sizes.items()
+        if size > MAX_FILE_BYTES
     ]
     total = sum(sizes.values())
     if total > MAX_TOTAL_BYTES:
-        problems.append(Problem("too_large", source, "", f"{total:,} bytes uncompressed in all; at most {MAX_TOTAL_BYTES:,}"))
+        problems.append(
+            Problem("too_large", source, "", f"{total:,} bytes uncompressed in all; at most {MAX_TOTAL_BYTES:,}")
+        )
     return problems
 
 
@@ -163,7 +180,9 @@ def _read_folder(root: Path) -> tuple[dict[str, bytes], list[Problem]]:
     for name, st in listed.items():
         data = _read_listed(root / name, st)
         if data is None:
-            return {}, [Problem("link", name, "", "became a link or another file while being read; its target was not opened")]
+            return {}, [
+                Problem("link", name, "", "became a link or another file while being read; its target was not opened")
+            ]
         if len(data) > MAX_FILE_BYTES:
             return {}, [Problem("too_large", name, "", f"more than {MAX_FILE_BYTES:,} bytes")]
         files[name] = data
@@ -176,7 +195,9 @@ def _read_zip(path: Path) -> tuple[dict[str, bytes], list[Problem]]:
     with os.fdopen(os.open(path, _OPEN_FLAGS), "rb") as raw:  # not through a link put there since the check
         size = os.fstat(raw.fileno()).st_size
         if size > MAX_ARCHIVE_BYTES:
-            return {}, [Problem("too_large", source, "", f"the archive has {size:,} bytes; at most {MAX_ARCHIVE_BYTES:,}")]
+            return {}, [
+                Problem("too_large", source, "", f"the archive has {size:,} bytes; at most {MAX_ARCHIVE_BYTES:,}")
+            ]
         return _read_archive(source, raw)
 
 
@@ -185,7 +206,11 @@ def _read_archive(source: str, raw: io.BufferedReader) -> tuple[dict[str, bytes]
     with zipfile.ZipFile(raw) as z:
         infos = z.infolist()
         if len(infos) > MAX_FILES:
-            return {}, [Problem("too_many_files", source, "", f"{len(infos):,} members; a submission may hold at most {MAX_FILES:,}")]
+            return {}, [
+                Problem(
+                    "too_many_files", source, "", f"{len(infos):,} members; a submission may hold at most {MAX_FILES:,}"
+                )
+            ]
         problems, seen = [], set()
         for info in infos:
             if member_is_link(info):
@@ -266,7 +291,10 @@ def pack(submission: Submission, out: Path, models: list[dict[str, Any]]) -> dic
     def write(tmp: Path) -> None:
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as z:
-            for name, data in [(MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode()), *payload.items()]:
+            for name, data in [
+                (MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode()),
+                *payload.items(),
+            ]:
                 info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
                 info.compress_type = zipfile.ZIP_DEFLATED
                 z.writestr(info, data)

@@ -70,18 +70,45 @@ BASELINE_TEMPLATE = "none"  # the template column of an instruction-blind settin
 TEMPLATE_KEYS = ("instruction_template", "template", "pattern", "instruction_format")
 SIZE_BUCKETS = (("<100M", 10**8), ("100M–1B", 10**9), ("1B–10B", 10**10), (">10B", None))  # label, below
 TYPE_LABELS = {  # MTEB task type -> a short column header
-    "BitextMining": "Bitext", "Classification": "Class.", "Clustering": "Clust.", "InstructionReranking": "Instr. rerank.",
-    "InstructionRetrieval": "Instr. retr.", "MultilabelClassification": "Multilabel", "PairClassification": "Pair class.",
-    "Reranking": "Rerank.", "Retrieval": "Retr.", "STS": "STS", "Summarization": "Summ.",
+    "BitextMining": "Bitext",
+    "Classification": "Class.",
+    "Clustering": "Clust.",
+    "InstructionReranking": "Instr. rerank.",
+    "InstructionRetrieval": "Instr. retr.",
+    "MultilabelClassification": "Multilabel",
+    "PairClassification": "Pair class.",
+    "Reranking": "Rerank.",
+    "Retrieval": "Retr.",
+    "STS": "STS",
+    "Summarization": "Summ.",
 }
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 READOUT_KEYS = ("readout", "output_value", "pooling", "pooling_mode", "layer", "prompt_method")
 CSV_COLUMNS = (
-    "model", "revision", "setting", "family", "n_parameters", "readout", "template", "task", "task_type",
-    "main_score_name", "main_score", "main_score_x100", "dataset_revision", marks.LOCAL_COPY.key, marks.STAND_IN.key,
-    "instructions_sha256", "submission", "file", "verification", marks.BASELINE.key, "instruction_aware",
-    "variant", "variant_set",
+    "model",
+    "revision",
+    "setting",
+    "family",
+    "n_parameters",
+    "readout",
+    "template",
+    "task",
+    "task_type",
+    "main_score_name",
+    "main_score",
+    "main_score_x100",
+    "dataset_revision",
+    marks.LOCAL_COPY.key,
+    marks.STAND_IN.key,
+    "instructions_sha256",
+    "submission",
+    "file",
+    "verification",
+    marks.BASELINE.key,
+    "instruction_aware",
+    "variant",
+    "variant_set",
 )
 CSV_NUMBERS = frozenset({"n_parameters", "main_score", "main_score_x100"})  # written from numbers, never neutralised
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
@@ -97,7 +124,9 @@ class ModelRow:
     @property
     def id(self) -> str:
         """File-name-safe and unique: a readable stem plus a hash of the full key."""
-        digest = hashlib.sha256("\x00".join((self.key.name, self.key.revision, self.key.experiment)).encode()).hexdigest()[:10]
+        digest = hashlib.sha256(
+            "\x00".join((self.key.name, self.key.revision, self.key.experiment)).encode()
+        ).hexdigest()[:10]
         stem = re.sub(r"[^A-Za-z0-9._-]+", "-", self.key.label).strip("-.")[:60] or "model"
         return f"{stem}-{digest}"
 
@@ -199,10 +228,14 @@ def _mteb_meta(name: str) -> dict[str, Any]:
         meta = mteb.get_model_meta(name)
     except Exception:  # noqa: BLE001 - any lookup failure means "unknown", never a build failure
         return {}
-    return {"n_parameters": _int(meta.n_parameters), "embed_dim": _int(meta.embed_dim),
-            "max_tokens": _number(getattr(meta, "max_tokens", None)), "license": _text(getattr(meta, "license", None)),
-            "release_date": _date(getattr(meta, "release_date", None)),
-            "memory_usage_mb": _number(getattr(meta, "memory_usage_mb", None))}
+    return {
+        "n_parameters": _int(meta.n_parameters),
+        "embed_dim": _int(meta.embed_dim),
+        "max_tokens": _number(getattr(meta, "max_tokens", None)),
+        "license": _text(getattr(meta, "license", None)),
+        "release_date": _date(getattr(meta, "release_date", None)),
+        "memory_usage_mb": _number(getattr(meta, "memory_usage_mb", None)),
+    }
 
 
 def size_bucket(n_parameters: int | None) -> str | None:
@@ -239,8 +272,10 @@ def record_facts(record: dict[str, Any]) -> dict[str, Any]:
     model = record.get("model") or {}
     facts = _dict(model.get("facts"))
     check = _dict(_dict(model.get("identity_check")).get("gguf"))
-    return {"quantisation": _text(facts.get("quantisation")) or _text(check.get("file_type")),
-            "base_model": _text(facts.get("base_model"), 200)}
+    return {
+        "quantisation": _text(facts.get("quantisation")) or _text(check.get("file_type")),
+        "base_model": _text(facts.get("base_model"), 200),
+    }
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -269,8 +304,11 @@ def size_label(n: int | None) -> str:
     return str(n)
 
 
-def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None,
-                 twins: dict[ModelKey, list[tuple[ModelRow, int]]] | None = None) -> list[dict[str, Any]]:
+def suite_tables(
+    rows: list[ModelRow],
+    verified: dict[str, Any] | None = None,
+    twins: dict[ModelKey, list[tuple[ModelRow, int]]] | None = None,
+) -> list[dict[str, Any]]:
     """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist;
     `twins` (from `same_scores`) flags rows."""
     from bench.tasks import SUITE_DESCRIPTIONS, SUITES
@@ -288,8 +326,11 @@ def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None,
         refs = {t: task_reference(t) for t, _ in columns}
         avgs = suite_styles.suite_averages(name, {t: r.main_score if r else "" for t, r in refs.items()})
         types = task_types(columns, refs)
-        table_rows = [_suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key, []), types)
-                      for row in rows if any(t in row.results for t, _ in columns)]
+        table_rows = [
+            _suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key, []), types)
+            for row in rows
+            if any(t in row.results for t, _ in columns)
+        ]
         if not table_rows:
             continue
         table_rows.sort(key=lambda r: (r["average"] is None, -(r["average"] or 0)))
@@ -297,25 +338,31 @@ def suite_tables(rows: list[ModelRow], verified: dict[str, Any] | None = None,
         _borda(table_rows)
         shown = [(t, label) for t, label in columns if any(r["scores"][t] is not None for r in table_rows)]
         labels = dict(columns)
-        tables.append({
-            "name": name,
-            "description": SUITE_DESCRIPTIONS.get(name, "tasks that belong to no suite"),
-            "measures": style.measures,
-            "papers": [{"label": p.label, "url": p.url} for p in style.papers],
-            "metrics": _metrics(shown, refs),
-            "source": style.source,
-            "averages": [
-                {"label": a.label, "note": a.note, "tasks": list(a.tasks) if a.tasks else None,
-                 "covers": [labels[t] for t in (a.tasks or tuple(labels))]}
-                for a in avgs
-            ],
-            "average_label": avgs[0].label,
-            "task_types": types,
-            "columns": [_column(t, label) for t, label in shown],
-            "missing": [label for t, label in columns if (t, label) not in shown],
-            "rows": table_rows,
-            "best": _best(table_rows),
-        })
+        tables.append(
+            {
+                "name": name,
+                "description": SUITE_DESCRIPTIONS.get(name, "tasks that belong to no suite"),
+                "measures": style.measures,
+                "papers": [{"label": p.label, "url": p.url} for p in style.papers],
+                "metrics": _metrics(shown, refs),
+                "source": style.source,
+                "averages": [
+                    {
+                        "label": a.label,
+                        "note": a.note,
+                        "tasks": list(a.tasks) if a.tasks else None,
+                        "covers": [labels[t] for t in (a.tasks or tuple(labels))],
+                    }
+                    for a in avgs
+                ],
+                "average_label": avgs[0].label,
+                "task_types": types,
+                "columns": [_column(t, label) for t, label in shown],
+                "missing": [label for t, label in columns if (t, label) not in shown],
+                "rows": table_rows,
+                "best": _best(table_rows),
+            }
+        )
     return tables
 
 
@@ -334,22 +381,38 @@ def task_types(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dic
             found.setdefault(ref.type, []).append((task, label))
     if len(found) < 2:
         return []
-    return [{"type": kind, "label": TYPE_LABELS.get(kind, kind), "tasks": [t for t, _ in cols],
-             "columns": [label for _, label in cols]} for kind, cols in found.items()]
+    return [
+        {
+            "type": kind,
+            "label": TYPE_LABELS.get(kind, kind),
+            "tasks": [t for t, _ in cols],
+            "columns": [label for _, label in cols],
+        }
+        for kind, cols in found.items()
+    ]
 
 
 def _suite_row(
-    suite: str, row: ModelRow, columns: list[tuple[str, str]], avgs: tuple[suite_styles.Average, ...],
-    verified: dict[str, Any] | None = None, twins: list[tuple[ModelRow, int]] = (),
+    suite: str,
+    row: ModelRow,
+    columns: list[tuple[str, str]],
+    avgs: tuple[suite_styles.Average, ...],
+    verified: dict[str, Any] | None = None,
+    twins: list[tuple[ModelRow, int]] = (),
     types: list[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     scores = {t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns}
     averages = suite_styles.averages(suite, scores, avgs)
     return {
-        "model_id": row.id, "scores": scores, "averages": averages, "average": next(iter(averages.values())),
+        "model_id": row.id,
+        "scores": scores,
+        "averages": averages,
+        "average": next(iter(averages.values())),
         "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
         marks.BASELINE.key: row.baseline,
-        "rank": None, "borda_rank": None, "borda": None,
+        "rank": None,
+        "borda_rank": None,
+        "borda": None,
         marks.LOCAL_COPY.key: sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t])),
         marks.STAND_IN.key: sorted(t for t, _ in columns if t in row.results and stand_in(row.results[t].record)),
         "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
@@ -421,7 +484,10 @@ def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
 def _column(task: str, label: str) -> dict[str, Any]:
     ref = task_reference(task)
     return {
-        "task": task, "label": label, "main_score": ref.main_score if ref else "", "type": ref.type if ref else "",
+        "task": task,
+        "label": label,
+        "main_score": ref.main_score if ref else "",
+        "type": ref.type if ref else "",
         "dataset": dataset_page(task),
     }
 
@@ -457,11 +523,16 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
         "suites": suite_tables(rows, verified, twins),
         "models": models,
         "sensitivity": sensitivity_data(entries, rows, verified),
-        "accepted": [{"submission": r.submission, "results": len(r.entries), "merged": len(r.merged)}
-                     for r in reports if r.valid],
+        "accepted": [
+            {"submission": r.submission, "results": len(r.entries), "merged": len(r.merged)} for r in reports if r.valid
+        ],
         "rejected": [
-            {"submission": r.submission, "problems": [{**p.__dict__, "explanation": REASONS.get(p.reason, "")} for p in r.problems]}
-            for r in reports if not r.valid
+            {
+                "submission": r.submission,
+                "problems": [{**p.__dict__, "explanation": REASONS.get(p.reason, "")} for p in r.problems],
+            }
+            for r in reports
+            if not r.valid
         ],
     }
 
@@ -484,7 +555,9 @@ def same_scores(rows: list[ModelRow]) -> dict[ModelKey, list[tuple[ModelRow, int
     accident), on at least one shared task; rows are paired through their identical results, so rows
     with nothing in common are never compared.
     """
-    prints = {r.key: {task: json.dumps(e.result["scores"], sort_keys=True) for task, e in r.results.items()} for r in rows}
+    prints = {
+        r.key: {task: json.dumps(e.result["scores"], sort_keys=True) for task, e in r.results.items()} for r in rows
+    }
     by_key = {r.key: r for r in rows}
     groups: dict[tuple[str, str], list[ModelKey]] = {}
     for key, tasks in prints.items():
@@ -504,8 +577,9 @@ def _flag(other: ModelRow, shared: int) -> str:
     return f"same scores as {other.key.label} @ {other.key.revision} on every task both have ({shared})"
 
 
-def _model_json(row: ModelRow, verified: dict[str, Any] | None = None,
-                twins: list[tuple[ModelRow, int]] = ()) -> dict[str, Any]:
+def _model_json(
+    row: ModelRow, verified: dict[str, Any] | None = None, twins: list[tuple[ModelRow, int]] = ()
+) -> dict[str, Any]:
     return {
         "id": row.id,
         "name": row.key.name,
@@ -537,7 +611,9 @@ def _model_json(row: ModelRow, verified: dict[str, Any] | None = None,
     }
 
 
-def sensitivity_data(entries: list[Entry], rows: list[ModelRow], verified: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def sensitivity_data(
+    entries: list[Entry], rows: list[ModelRow], verified: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Per task with variant results: every model's variants, their spread, and the rank stability.
 
     Models within a task are ordered by mean score (best first); `model_id` links a model's row (its
@@ -559,21 +635,36 @@ def sensitivity_data(entries: list[Entry], rows: list[ModelRow], verified: dict[
         variants = []
         for v in g.scores:
             e = variant_entries[(g.task, key, v.label)]
-            variants.append({"label": v.label, "set": v.set, "index": e.record["variant"].get("index"),
-                             "instruction": v.instruction, "score": 100 * v.score, "file": e.file,
-                             "submission": e.submission, "verification": verification_of(e, verified or {})})
+            variants.append(
+                {
+                    "label": v.label,
+                    "set": v.set,
+                    "index": e.record["variant"].get("index"),
+                    "instruction": v.instruction,
+                    "score": 100 * v.score,
+                    "file": e.file,
+                    "submission": e.submission,
+                    "verification": verification_of(e, verified or {}),
+                }
+            )
         task = out.setdefault(g.task, {"task": g.task, "main_score_name": g.main_score_name, "models": []})
-        task["models"].append({
-            "name": key.name, "revision": key.revision, "setting": key.experiment, "label": key.label,
-            "model_id": ids.get(key), marks.BASELINE.key: baseline[(g.task, key)],
-            "default": None if g.default is None else 100 * g.default,
-            **{k: None if summary[k] is None else 100 * summary[k] for k in ("mean", "std", "min", "max")},
-            "n": summary["n"],
-            "set_means": {k: 100 * v for k, v in summary.get("set_means", {}).items()},
-            "set_differences": {k: 100 * v for k, v in summary.get("set_differences", {}).items()},
-            "verification": _all_verified([variant_entries[(g.task, key, v.label)] for v in g.scores], verified),
-            "variants": variants,
-        })
+        task["models"].append(
+            {
+                "name": key.name,
+                "revision": key.revision,
+                "setting": key.experiment,
+                "label": key.label,
+                "model_id": ids.get(key),
+                marks.BASELINE.key: baseline[(g.task, key)],
+                "default": None if g.default is None else 100 * g.default,
+                **{k: None if summary[k] is None else 100 * summary[k] for k in ("mean", "std", "min", "max")},
+                "n": summary["n"],
+                "set_means": {k: 100 * v for k, v in summary.get("set_means", {}).items()},
+                "set_differences": {k: 100 * v for k, v in summary.get("set_differences", {}).items()},
+                "verification": _all_verified([variant_entries[(g.task, key, v.label)] for v in g.scores], verified),
+                "variants": variants,
+            }
+        )
     result = []
     for name in sorted(out):
         task = out[name]
@@ -589,8 +680,12 @@ def _stability_json(found: dict[str, Any] | None, ids: dict[ModelKey, str]) -> d
     if found is None:
         return None
     top = ModelKey(*found["top_by_mean"])
-    return {**found, "top_by_mean": top.label, "top_model_id": ids.get(top),
-            "other_top": len(found["variants_with_other_top"])}
+    return {
+        **found,
+        "top_by_mean": top.label,
+        "top_model_id": ids.get(top),
+        "other_top": len(found["variants_with_other_top"]),
+    }
 
 
 def details(task: str, scores: dict[str, Any], main_score_name: str) -> list[dict[str, Any]]:
@@ -615,31 +710,60 @@ def csv_text(data: dict[str, Any]) -> str:
     writer.writeheader()
     for m in data["models"]:
         for task, r in m["results"].items():
-            _write_row(writer, {
-                "model": m["name"], "revision": m["revision"], "setting": m["setting"], "family": m["family"],
-                "n_parameters": m["n_parameters"] or "", "readout": m["readout"] or "", "template": m["template"] or "",
-                "task": task, "task_type": r["record"]["task"]["type"], "main_score_name": r["main_score_name"],
-                "main_score": f"{r['main_score']:.6f}", "main_score_x100": f"{100 * r['main_score']:.2f}",
-                "dataset_revision": r["dataset_revision"], marks.LOCAL_COPY.key: r[marks.LOCAL_COPY.key],
-                marks.STAND_IN.key: r[marks.STAND_IN.key], "instructions_sha256": r["record"]["task"]["instructions_sha256"],
-                "submission": r["submission"], "file": r["file"], "verification": r["verification"],
-                marks.BASELINE.key: m[marks.BASELINE.key], "instruction_aware": _csv_bool(m["instruction_aware"]),
-            })
+            _write_row(
+                writer,
+                {
+                    "model": m["name"],
+                    "revision": m["revision"],
+                    "setting": m["setting"],
+                    "family": m["family"],
+                    "n_parameters": m["n_parameters"] or "",
+                    "readout": m["readout"] or "",
+                    "template": m["template"] or "",
+                    "task": task,
+                    "task_type": r["record"]["task"]["type"],
+                    "main_score_name": r["main_score_name"],
+                    "main_score": f"{r['main_score']:.6f}",
+                    "main_score_x100": f"{100 * r['main_score']:.2f}",
+                    "dataset_revision": r["dataset_revision"],
+                    marks.LOCAL_COPY.key: r[marks.LOCAL_COPY.key],
+                    marks.STAND_IN.key: r[marks.STAND_IN.key],
+                    "instructions_sha256": r["record"]["task"]["instructions_sha256"],
+                    "submission": r["submission"],
+                    "file": r["file"],
+                    "verification": r["verification"],
+                    marks.BASELINE.key: m[marks.BASELINE.key],
+                    "instruction_aware": _csv_bool(m["instruction_aware"]),
+                },
+            )
     models = by_id(data)
     for t in data["sensitivity"]:
         for entry in t["models"]:
             m = models.get(entry.get("model_id"), {})
             for v in entry["variants"]:
-                _write_row(writer, {
-                    "model": entry["name"], "revision": entry["revision"], "setting": entry["setting"],
-                    "family": m.get("family") or "", "n_parameters": m.get("n_parameters") or "",
-                    "readout": m.get("readout") or "", "template": m.get("template") or "", "task": t["task"],
-                    "main_score_name": t["main_score_name"], "main_score": f"{v['score'] / 100:.6f}",
-                    "main_score_x100": f"{v['score']:.2f}", "submission": v["submission"], "file": v["file"],
-                    "verification": v["verification"], marks.BASELINE.key: entry[marks.BASELINE.key],
-                    "instruction_aware": _csv_bool(m.get("instruction_aware")),
-                    "variant": v["label"], "variant_set": v["set"] or "",
-                })
+                _write_row(
+                    writer,
+                    {
+                        "model": entry["name"],
+                        "revision": entry["revision"],
+                        "setting": entry["setting"],
+                        "family": m.get("family") or "",
+                        "n_parameters": m.get("n_parameters") or "",
+                        "readout": m.get("readout") or "",
+                        "template": m.get("template") or "",
+                        "task": t["task"],
+                        "main_score_name": t["main_score_name"],
+                        "main_score": f"{v['score'] / 100:.6f}",
+                        "main_score_x100": f"{v['score']:.2f}",
+                        "submission": v["submission"],
+                        "file": v["file"],
+                        "verification": v["verification"],
+                        marks.BASELINE.key: entry[marks.BASELINE.key],
+                        "instruction_aware": _csv_bool(m.get("instruction_aware")),
+                        "variant": v["label"],
+                        "variant_set": v["set"] or "",
+                    },
+                )
     return buffer.getvalue()
 
 

@@ -47,7 +47,14 @@ from bench.core.fileio import sha256_json
 from bench.results.sensitivity import base_experiment
 from bench.core.variants import EXPERIMENT_KEY, variant_label
 from bench.leaderboard import names, schema
-from bench.leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, MAX_TOTAL_BYTES, json_depth
+from bench.leaderboard.limits import (
+    MAX_ARCHIVE_BYTES,
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_JSON_DEPTH,
+    MAX_TOTAL_BYTES,
+    json_depth,
+)
 from bench.leaderboard.reference import TaskReference, metric_range, task_reference
 from bench.leaderboard.schema import Plain, Problem
 from bench.leaderboard.submission import (
@@ -72,20 +79,28 @@ REASONS: dict[str, str] = {
     "instructions_sha256": "the instructions used differ from the task's, or do not match their recorded hash",
     "limited": "made with --limit: a subset, not comparable with full runs",
     "score_range": "a score is not a finite number within its metric's range",
-    "duplicate": ("the same (model, revision, setting, task) appears twice within a submission, or an earlier "
-                  "submission gave a different result for it (an identical result and run record is merged)"),
-    "variant": ("an instruction-variant result whose variant block disagrees with itself (label, instruction hash) "
-                "or with its experiment's `instruction` key, or an `instruction` experiment without a variant block"),
+    "duplicate": (
+        "the same (model, revision, setting, task) appears twice within a submission, or an earlier "
+        "submission gave a different result for it (an identical result and run record is merged)"
+    ),
+    "variant": (
+        "an instruction-variant result whose variant block disagrees with itself (label, instruction hash) "
+        "or with its experiment's `instruction` key, or an `instruction` experiment without a variant block"
+    ),
     "manifest": "a file differs from, is missing from, or is not listed in the submission's manifest.json",
     # hostile input, bounded before it is read or parsed (bench/leaderboard/limits.py)
     "json_depth": f"a JSON file nests arrays/objects more than {MAX_JSON_DEPTH} levels deep",
     "too_many_files": f"more than {MAX_FILES:,} files (counted from the zip directory, before reading)",
-    "too_large": (f"a file over {MAX_FILE_BYTES // 2**20} MiB, all files over {MAX_TOTAL_BYTES // 2**20} MiB, or an "
-                  f"archive over {MAX_ARCHIVE_BYTES // 2**20} MiB (declared sizes checked before reading, reads capped)"),
+    "too_large": (
+        f"a file over {MAX_FILE_BYTES // 2**20} MiB, all files over {MAX_TOTAL_BYTES // 2**20} MiB, or an "
+        f"archive over {MAX_ARCHIVE_BYTES // 2**20} MiB (declared sizes checked before reading, reads capped)"
+    ),
     "unsafe_path": "an archive member name that is absolute, contains '..' (path traversal) or appears twice",
     "link": "a symbolic link in the submission (the path given, a file or folder in it, or an archive member): never followed",
-    "lookalike_name": ("a model name that is not NFKC-normalised, holds an invisible character, or imitates an ASCII name or "
-                       "a name already on the board with look-alike characters (Unicode confusables, UTS #39)"),
+    "lookalike_name": (
+        "a model name that is not NFKC-normalised, holds an invisible character, or imitates an ASCII name or "
+        "a name already on the board with look-alike characters (Unicode confusables, UTS #39)"
+    ),
 }
 
 
@@ -134,7 +149,9 @@ class Report:
             models = sorted({printable(base_key(e).label) for e in self.entries})  # no terminal escapes from a setting
             extra = f" ({variants} of them under instruction variants)" if variants else ""
             if self.merged:
-                extra += f"; {len(self.merged)} identical to results an earlier submission gave (merged, not added twice)"
+                extra += (
+                    f"; {len(self.merged)} identical to results an earlier submission gave (merged, not added twice)"
+                )
             given = f"{len(self.entries)} results of {', '.join(models)}" if self.entries else "no new results"
             return f"accepted {self.submission}: {given}{extra}"
         lines = [f"REJECTED {self.submission}: {len(self.problems)} problem(s)"]
@@ -188,7 +205,9 @@ def validate(
         report.problems.append(Problem("empty", submission.source, "", "no result files (<Task>.json) found"))
     for path in records:
         if result_path_of(path) not in files:
-            report.problems.append(Problem.of("unpaired", path, "", "run record without its result file {}", result_path_of(path)))
+            report.problems.append(
+                Problem.of("unpaired", path, "", "run record without its result file {}", result_path_of(path))
+            )
     seen: dict[tuple, tuple[str, str]] = {}
     merged: dict[tuple, str] = {}
     for path in results:
@@ -209,10 +228,19 @@ def validate(
         else:
             why = " with other scores or another run record"
         if earlier:
-            report.problems.append(Problem.of(
-                "duplicate", path, "task_name", "{} @ {} on {} is already given by {}{}",
-                entry.model.label, entry.model.revision, Plain(entry.task), Plain(printable(earlier)), Plain(why),
-            ))
+            report.problems.append(
+                Problem.of(
+                    "duplicate",
+                    path,
+                    "task_name",
+                    "{} @ {} on {} is already given by {}{}",
+                    entry.model.label,
+                    entry.model.revision,
+                    Plain(entry.task),
+                    Plain(printable(earlier)),
+                    Plain(why),
+                )
+            )
             continue
         seen[key] = (f"{submission.source}:{path}", digest)
         entry.submission = submission.source
@@ -231,7 +259,9 @@ def _key_tuple(key: ModelKey) -> tuple[str, str, str]:
 def _load(path: str, files: dict[str, bytes]) -> tuple[Any, Problem | None]:
     depth = json_depth(files[path])
     if depth > MAX_JSON_DEPTH:
-        return None, Problem("json_depth", path, "", f"nested {depth:,} levels deep; at most {MAX_JSON_DEPTH} are parsed")
+        return None, Problem(
+            "json_depth", path, "", f"nested {depth:,} levels deep; at most {MAX_JSON_DEPTH} are parsed"
+        )
     try:
         return json.loads(files[path].decode("utf-8")), None
     except ValueError as e:  # UnicodeDecodeError, JSONDecodeError, or an integer past Python's 4,300 digits
@@ -259,16 +289,29 @@ def _check_manifest(submission: Submission) -> list[Problem]:
     for i, item in enumerate(manifest["files"]):
         data = submission.files.get(item["path"])
         if data is None:
-            problems.append(Problem.of("manifest", MANIFEST, f"files[{i}].path", "lists {}, which is not in the submission", item["path"]))
+            problems.append(
+                Problem.of(
+                    "manifest", MANIFEST, f"files[{i}].path", "lists {}, which is not in the submission", item["path"]
+                )
+            )
         elif hashlib.sha256(data).hexdigest() != item["sha256"]:
-            problems.append(Problem("manifest", item["path"], "", f"content changed since packing (sha256 differs from manifest files[{i}])"))
+            problems.append(
+                Problem(
+                    "manifest",
+                    item["path"],
+                    "",
+                    f"content changed since packing (sha256 differs from manifest files[{i}])",
+                )
+            )
     for path in submission.files:
         if path != MANIFEST and path not in listed:
             problems.append(Problem("manifest", path, "", "file is not listed in manifest.json (added after packing?)"))
     return problems
 
 
-def _check_result(path: str, files: dict[str, bytes], data_dirs: tuple[Path, ...]) -> tuple[Entry | None, list[Problem]]:
+def _check_result(
+    path: str, files: dict[str, bytes], data_dirs: tuple[Path, ...]
+) -> tuple[Entry | None, list[Problem]]:
     result, problem = _load(path, files)
     if problem:
         return None, [problem]
@@ -296,8 +339,16 @@ def _check_result(path: str, files: dict[str, bytes], data_dirs: tuple[Path, ...
 
         close = difflib.get_close_matches(result["task_name"][:100], sorted(TASKS), n=3)
         hint = Plain(f"close: {', '.join(close)}; " if close else "")
-        return None, [Problem.of("unknown_task", path, "task_name", "{} is not a harness task ({}`python -m bench list tasks` lists them)",
-                                 result["task_name"], hint)]
+        return None, [
+            Problem.of(
+                "unknown_task",
+                path,
+                "task_name",
+                "{} is not a harness task ({}`python -m bench list tasks` lists them)",
+                result["task_name"],
+                hint,
+            )
+        ]
     problems = _check_against_reference(path, result, record_file, record, ref, data_dirs)
     problems += _check_scores(path, result, ref)
     if problems:
@@ -310,17 +361,38 @@ def _check_pair(path: str, result: dict[str, Any], record_file: str, record: dic
     problems = []
     stem = PurePosixPath(path).stem
     if stem != result["task_name"]:
-        problems.append(Problem.of("record_mismatch", path, "task_name", "the file is {} but holds task {}", f"{stem}.json", result["task_name"]))
+        problems.append(
+            Problem.of(
+                "record_mismatch",
+                path,
+                "task_name",
+                "the file is {} but holds task {}",
+                f"{stem}.json",
+                result["task_name"],
+            )
+        )
     if record["task"]["name"] != result["task_name"]:
-        problems.append(Problem.of(
-            "record_mismatch", record_file, "task.name",
-            "run record is for {}, its result file for {}", record["task"]["name"], result["task_name"],
-        ))
+        problems.append(
+            Problem.of(
+                "record_mismatch",
+                record_file,
+                "task.name",
+                "run record is for {}, its result file for {}",
+                record["task"]["name"],
+                result["task_name"],
+            )
+        )
     if record["task"]["dataset"]["revision"] != result["dataset_revision"]:
-        problems.append(Problem.of(
-            "record_mismatch", record_file, "task.dataset.revision",
-            "{} but the result file says {}", record["task"]["dataset"]["revision"], result["dataset_revision"],
-        ))
+        problems.append(
+            Problem.of(
+                "record_mismatch",
+                record_file,
+                "task.dataset.revision",
+                "{} but the result file says {}",
+                record["task"]["dataset"]["revision"],
+                result["dataset_revision"],
+            )
+        )
     return problems
 
 
@@ -330,51 +402,135 @@ def _check_variant(record_file: str, record: dict[str, Any]) -> list[Problem]:
     experiment = record["model"].get("experiment") or {}
     if not variant:
         if EXPERIMENT_KEY in experiment:
-            return [Problem.of("variant", record_file, f"model.experiment.{EXPERIMENT_KEY}",
-                               "experiment names instruction variant {} but the run record has no variant block", experiment[EXPERIMENT_KEY])]
+            return [
+                Problem.of(
+                    "variant",
+                    record_file,
+                    f"model.experiment.{EXPERIMENT_KEY}",
+                    "experiment names instruction variant {} but the run record has no variant block",
+                    experiment[EXPERIMENT_KEY],
+                )
+            ]
         return []
     problems = []
     if experiment.get(EXPERIMENT_KEY) != variant["label"]:
-        problems.append(Problem.of("variant", record_file, f"model.experiment.{EXPERIMENT_KEY}",
-                                   "{}, but the variant block's label is {}", experiment.get(EXPERIMENT_KEY), variant["label"]))
+        problems.append(
+            Problem.of(
+                "variant",
+                record_file,
+                f"model.experiment.{EXPERIMENT_KEY}",
+                "{}, but the variant block's label is {}",
+                experiment.get(EXPERIMENT_KEY),
+                variant["label"],
+            )
+        )
     if sha256_json(variant["instruction"]) != variant["instruction_sha256"]:
-        problems.append(Problem("variant", record_file, "variant.instruction_sha256",
-                                "the variant's instruction does not hash to variant.instruction_sha256 (edited?)"))
+        problems.append(
+            Problem(
+                "variant",
+                record_file,
+                "variant.instruction_sha256",
+                "the variant's instruction does not hash to variant.instruction_sha256 (edited?)",
+            )
+        )
     elif variant_label(variant["set"], variant["index"], variant["instruction"]) != variant["label"]:
-        problems.append(Problem.of("variant", record_file, "variant.label",
-                                   "{} is not the label of this instruction, set and index ({})",
-                                   variant["label"], variant_label(variant["set"], variant["index"], variant["instruction"])))
+        problems.append(
+            Problem.of(
+                "variant",
+                record_file,
+                "variant.label",
+                "{} is not the label of this instruction, set and index ({})",
+                variant["label"],
+                variant_label(variant["set"], variant["index"], variant["instruction"]),
+            )
+        )
     return problems
 
 
 def _check_against_reference(
-    path: str, result: dict[str, Any], record_file: str, record: dict[str, Any], ref: TaskReference,
+    path: str,
+    result: dict[str, Any],
+    record_file: str,
+    record: dict[str, Any],
+    ref: TaskReference,
     data_dirs: tuple[Path, ...],
 ) -> list[Problem]:
     task = record["task"]
     problems = []
     if task["version"] != ref.version:
-        problems.append(Problem.of("task_version", record_file, "task.version", "{}, the harness's {} is version {}",
-                                   task["version"], Plain(ref.name), ref.version))
+        problems.append(
+            Problem.of(
+                "task_version",
+                record_file,
+                "task.version",
+                "{}, the harness's {} is version {}",
+                task["version"],
+                Plain(ref.name),
+                ref.version,
+            )
+        )
     if task["main_score"] != ref.main_score:
-        problems.append(Problem.of("main_score", record_file, "task.main_score", "{}, the harness's main score of {} is {}",
-                                   task["main_score"], Plain(ref.name), ref.main_score))
+        problems.append(
+            Problem.of(
+                "main_score",
+                record_file,
+                "task.main_score",
+                "{}, the harness's main score of {} is {}",
+                task["main_score"],
+                Plain(ref.name),
+                ref.main_score,
+            )
+        )
     revision = result["dataset_revision"]
     if revision not in ref.revisions:
         accepted = "; ".join(f"{r} ({why})" for r, why in ref.revisions.items())
-        hint = "" if data_dirs else " A result on a local copy is accepted when the build gets that copy with --data-dir."
-        problems.append(Problem.of("dataset_revision", path, "dataset_revision", "{} is not a revision the harness produces for {}: {}.{}",
-                                   revision, Plain(ref.name), Plain(accepted), Plain(hint)))
+        hint = (
+            "" if data_dirs else " A result on a local copy is accepted when the build gets that copy with --data-dir."
+        )
+        problems.append(
+            Problem.of(
+                "dataset_revision",
+                path,
+                "dataset_revision",
+                "{} is not a revision the harness produces for {}: {}.{}",
+                revision,
+                Plain(ref.name),
+                Plain(accepted),
+                Plain(hint),
+            )
+        )
     if task["instructions_sha256"] not in ref.instructions_sha256 and not record.get("variant"):
         accepted = ", ".join(f"{h[:12]}… ({why})" for h, why in ref.instructions_sha256.items())
-        problems.append(Problem.of(
-            "instructions_sha256", record_file, "task.instructions_sha256", "{} is not the hash of the harness's {} instructions: {}",
-            task["instructions_sha256"][:12] + "…", Plain(ref.name), Plain(accepted),
-        ))
+        problems.append(
+            Problem.of(
+                "instructions_sha256",
+                record_file,
+                "task.instructions_sha256",
+                "{} is not the hash of the harness's {} instructions: {}",
+                task["instructions_sha256"][:12] + "…",
+                Plain(ref.name),
+                Plain(accepted),
+            )
+        )
     elif sha256_json(task["instructions"]) != task["instructions_sha256"]:
-        problems.append(Problem("instructions_sha256", record_file, "task.instructions", "the recorded instructions do not hash to task.instructions_sha256 (edited?)"))
+        problems.append(
+            Problem(
+                "instructions_sha256",
+                record_file,
+                "task.instructions",
+                "the recorded instructions do not hash to task.instructions_sha256 (edited?)",
+            )
+        )
     if task["limit"] is not None:
-        problems.append(Problem.of("limited", record_file, "task.limit", "run with --limit {}; rerun without --limit to submit", task["limit"]))
+        problems.append(
+            Problem.of(
+                "limited",
+                record_file,
+                "task.limit",
+                "run with --limit {}; rerun without --limit to submit",
+                task["limit"],
+            )
+        )
     return problems
 
 
@@ -388,14 +544,34 @@ def _check_scores(path: str, result: dict[str, Any], ref: TaskReference) -> list
                     continue
                 bounds = metric_range(ref.main_score if key == "main_score" else key)
                 if not math.isfinite(value):
-                    problems.append(Problem.of("score_range", path, f"{where}.{key}", "{} is not a finite number", value))
+                    problems.append(
+                        Problem.of("score_range", path, f"{where}.{key}", "{} is not a finite number", value)
+                    )
                 elif bounds and not bounds[0] <= value <= bounds[1]:
-                    problems.append(Problem.of("score_range", path, f"{where}.{key}", "{} is outside [{}, {}]", value, *bounds))
+                    problems.append(
+                        Problem.of("score_range", path, f"{where}.{key}", "{} is outside [{}, {}]", value, *bounds)
+                    )
             main = scores.get(ref.main_score)
             if isinstance(main, int | float) and math.isfinite(main) and abs(main - scores["main_score"]) > 1e-6:
-                problems.append(Problem.of("main_score", path, f"{where}.main_score", "{} but {} is {}",
-                                           scores["main_score"], Plain(ref.main_score), main))
+                problems.append(
+                    Problem.of(
+                        "main_score",
+                        path,
+                        f"{where}.main_score",
+                        "{} but {} is {}",
+                        scores["main_score"],
+                        Plain(ref.main_score),
+                        main,
+                    )
+                )
             elif ref.main_score not in scores:
-                problems.append(Problem.of("main_score", path, f"{where}.{ref.main_score}", "the task's main metric {} is missing",
-                                           Plain(ref.main_score)))
+                problems.append(
+                    Problem.of(
+                        "main_score",
+                        path,
+                        f"{where}.{ref.main_score}",
+                        "the task's main metric {} is missing",
+                        Plain(ref.main_score),
+                    )
+                )
     return problems

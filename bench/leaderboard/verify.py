@@ -96,7 +96,9 @@ def numeric_scores(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
         yield path, float(value)
 
 
-def compare(claimed: dict[str, Any], recomputed: dict[str, Any], tolerance: float = TOLERANCE) -> tuple[float, list[str]]:
+def compare(
+    claimed: dict[str, Any], recomputed: dict[str, Any], tolerance: float = TOLERANCE
+) -> tuple[float, list[str]]:
     """(largest |difference|, the scores that differ by more than `tolerance` or exist in one only)."""
     a, b = dict(numeric_scores(claimed["scores"])), dict(numeric_scores(recomputed["scores"]))
     differ = sorted(set(a) ^ set(b))
@@ -136,8 +138,15 @@ def _variant_label(record: dict[str, Any]) -> str | None:
     return (record.get("variant") or {}).get("label")
 
 
-def verify_report(report: Report, *, data_dir: str | None = None, cache_dir: str | None = None,
-                  use_cache: bool = True, tolerance: float = TOLERANCE, base_url: str | None = None) -> list[Verdict]:
+def verify_report(
+    report: Report,
+    *,
+    data_dir: str | None = None,
+    cache_dir: str | None = None,
+    use_cache: bool = True,
+    tolerance: float = TOLERANCE,
+    base_url: str | None = None,
+) -> list[Verdict]:
     """Recompute every accepted result of `report` and judge it; one verdict per result, in order.
 
     A run group that cannot or may not be re-run (model not loadable here, data missing, an API result
@@ -151,8 +160,14 @@ def verify_report(report: Report, *, data_dir: str | None = None, cache_dir: str
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as out:
         for i, entries in enumerate(run_groups(report.entries).values()):
             try:
-                outcomes = reproduce.rerun([e.record for e in entries], data_dir=data_dir, cache_dir=cache_dir,
-                                           use_cache=use_cache, output_dir=f"{out}/{i}", base_url=base_url)
+                outcomes = reproduce.rerun(
+                    [e.record for e in entries],
+                    data_dir=data_dir,
+                    cache_dir=cache_dir,
+                    use_cache=use_cache,
+                    output_dir=f"{out}/{i}",
+                    base_url=base_url,
+                )
             except (reproduce.Refused, BenchError) as e:
                 note = f"not re-run: {e}" if isinstance(e, reproduce.Refused) else f"could not re-run: {e}"
                 verdicts.update({id(entry): _verdict(entry, None, note, tolerance) for entry in entries})
@@ -189,9 +204,17 @@ def _verdict(entry: Entry, rerun: tuple[Any, dict[str, Any], Any] | None, note: 
         elif differ:
             note = f"{len(differ)} score(s) differ by more than {tolerance:g}: " + "; ".join(differ[:5])
     return Verdict(
-        task=entry.task, model=entry.model.name, revision=entry.model.revision, setting=entry.model.experiment,
-        file=entry.file, sha256=entry_sha256(entry), claimed=claimed, recomputed=recomputed, max_abs_diff=worst,
-        verified=rerun is not None and not note, note=note or f"all scores agree within {tolerance:g}",
+        task=entry.task,
+        model=entry.model.name,
+        revision=entry.model.revision,
+        setting=entry.model.experiment,
+        file=entry.file,
+        sha256=entry_sha256(entry),
+        claimed=claimed,
+        recomputed=recomputed,
+        max_abs_diff=worst,
+        verified=rerun is not None and not note,
+        note=note or f"all scores agree within {tolerance:g}",
     )
 
 
@@ -199,9 +222,11 @@ def _identity_mismatch(claimed: dict[str, Any], rerun: dict[str, Any]) -> str:
     """The first of model name, revision, content, setting, dataset revision, instructions that the
     re-run did differently (the re-run names the model by what loading it gives, never by the claim)."""
     fields = {
-        "model name": lambda r: r["model"]["name"], "model revision": lambda r: r["model"]["revision"],
+        "model name": lambda r: r["model"]["name"],
+        "model revision": lambda r: r["model"]["revision"],
         "model content": lambda r: r["model"].get("content"),
-        "setting": lambda r: r["model"].get("experiment") or {}, "dataset revision": lambda r: r["task"]["dataset"]["revision"],
+        "setting": lambda r: r["model"].get("experiment") or {},
+        "dataset revision": lambda r: r["task"]["dataset"]["revision"],
         "instructions": lambda r: r["task"]["instructions_sha256"],
     }
     for name, get in fields.items():
@@ -247,18 +272,28 @@ def load_verifications(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]
         try:
             raw = path.read_bytes()
             if json_depth(raw) > MAX_JSON_DEPTH:
-                raise DataError(f"Verification file {path} nests deeper than {MAX_JSON_DEPTH} levels; it is not one "
-                                "`bench leaderboard verify` wrote.")
+                raise DataError(
+                    f"Verification file {path} nests deeper than {MAX_JSON_DEPTH} levels; it is not one "
+                    "`bench leaderboard verify` wrote."
+                )
             data = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
-            raise DataError(f"No verification file at {path}: give a file written by `bench leaderboard verify --out`.") from None
+            raise DataError(
+                f"No verification file at {path}: give a file written by `bench leaderboard verify --out`."
+            ) from None
         except (OSError, ValueError) as e:  # ValueError: not UTF-8, not JSON, an integer too long
             raise DataError(f"Verification file {path} is unreadable ({e}); rerun `bench leaderboard verify`.") from e
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("results"), list):
-            raise DataError(f"{path} is not a verification file (format {FORMAT!r}); write one with `bench leaderboard verify`.")
+            raise DataError(
+                f"{path} is not a verification file (format {FORMAT!r}); write one with `bench leaderboard verify`."
+            )
         for item in data["results"]:
             if isinstance(item, dict) and item.get("verified") is True and isinstance(item.get("sha256"), str):
-                verified[item["sha256"]] = {**item, "verification_file": path.name, "verified_at": data.get("verified_at")}
+                verified[item["sha256"]] = {
+                    **item,
+                    "verification_file": path.name,
+                    "verified_at": data.get("verified_at"),
+                }
     return verified
 
 

@@ -28,16 +28,35 @@ class Mark:
     meaning: str  # the one explanation, shown once under a table that uses the mark
 
 
-LOCAL_COPY = Mark("local_copy", "†", r"$^\dagger$", "local copy",
-                  "computed on a local copy of the data (--data-dir), not the task's pinned dataset: "
-                  "not comparable with the papers")
-STAND_IN = Mark("stand_in", "‡", r"$^\ddagger$", "stand-in",
-                "computed on stand-in (proxy) data, not the task's published set: not comparable with published scores")
-VERIFIED = Mark("verified", "✓", r"$^\checkmark$", "verified",
-                "every score recomputed by the leaderboard (bench leaderboard verify) and agrees within 1e-4")
-BASELINE = Mark("baseline", "∅", r"$^\varnothing$", "baseline",
-                "instruction-blind: the model's input is the same under any instruction (measured, see "
-                "instruction_use in the run record); shown for comparison, never ranked or shaded best")
+LOCAL_COPY = Mark(
+    "local_copy",
+    "†",
+    r"$^\dagger$",
+    "local copy",
+    "computed on a local copy of the data (--data-dir), not the task's pinned dataset: not comparable with the papers",
+)
+STAND_IN = Mark(
+    "stand_in",
+    "‡",
+    r"$^\ddagger$",
+    "stand-in",
+    "computed on stand-in (proxy) data, not the task's published set: not comparable with published scores",
+)
+VERIFIED = Mark(
+    "verified",
+    "✓",
+    r"$^\checkmark$",
+    "verified",
+    "every score recomputed by the leaderboard (bench leaderboard verify) and agrees within 1e-4",
+)
+BASELINE = Mark(
+    "baseline",
+    "∅",
+    r"$^\varnothing$",
+    "baseline",
+    "instruction-blind: the model's input is the same under any instruction (measured, see "
+    "instruction_use in the run record); shown for comparison, never ranked or shaded best",
+)
 
 MARKS: tuple[Mark, ...] = (LOCAL_COPY, STAND_IN, VERIFIED, BASELINE)
 BY_KEY = {m.key: m for m in MARKS}

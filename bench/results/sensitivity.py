@@ -136,15 +136,18 @@ def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]])
         if not record or "model" not in record:
             continue
         model = record["model"]
-        key = (data["task_name"], (str(model.get("name")), str(model.get("revision")),
-                                   base_experiment(model.get("experiment"))))
+        key = (
+            data["task_name"],
+            (str(model.get("name")), str(model.get("revision")), base_experiment(model.get("experiment"))),
+        )
         variant = record.get("variant")
         if not is_variant(record):
             defaults[key] = (main_score(data), record.get("task", {}).get("main_score"))
             continue
         group = groups.setdefault(key, TaskSensitivity(key[0], key[1], record.get("task", {}).get("main_score")))
-        group.scores.append(VariantScore(str(variant["label"]), variant.get("set"), main_score(data),
-                                         variant.get("instruction")))
+        group.scores.append(
+            VariantScore(str(variant["label"]), variant.get("set"), main_score(data), variant.get("instruction"))
+        )
         if variant.get("sets") and not group.set_order:
             group.set_order = tuple(variant["sets"])
         if variant.get("set") and variant["set"] not in group.set_order:
@@ -153,8 +156,7 @@ def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]])
         score, metric = defaults.get(key, (None, None))
         # A robustness task's own run reports Δci; its variants, V-measures: no common column.
         group.default = score if metric == group.main_score_name else None
-        group.scores.sort(key=lambda s: (group.set_order.index(s.set) if s.set in group.set_order else -1,
-                                         s.label))
+        group.scores.sort(key=lambda s: (group.set_order.index(s.set) if s.set in group.set_order else -1, s.label))
     return [groups[k] for k in sorted(groups)]
 
 
@@ -171,5 +173,13 @@ def stability_by_task(groups: Iterable[TaskSensitivity]) -> dict[str, dict[str, 
     return out
 
 
-__all__ = ["TaskSensitivity", "VariantScore", "base_experiment", "collect", "is_variant", "rank_stability",
-           "stability_by_task", "summarize"]
+__all__ = [
+    "TaskSensitivity",
+    "VariantScore",
+    "base_experiment",
+    "collect",
+    "is_variant",
+    "rank_stability",
+    "stability_by_task",
+    "summarize",
+]

@@ -47,8 +47,9 @@ RUN_SETTINGS = "run_settings.jsonl"
 SCRATCH_PREFIX = ".saving-"  # MTEB's save_to_cache writes here first (inside OUTPUT: same file system)
 RESULTS = {"what": "results", "option": "--output-dir"}  # how a storage error names what `bench run` writes
 MAX_RESULT_BYTES = 64 * 2**20  # a TaskResult is a few KB; MTEB's largest multilingual ones a few MB
-DAMAGED_FIX = ("Rerun its task with `bench run` (a damaged result is recomputed), or move the file out of the "
-               "results folder.")
+DAMAGED_FIX = (
+    "Rerun its task with `bench run` (a damaged result is recomputed), or move the file out of the results folder."
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -118,7 +119,9 @@ def _atomic_result_cache() -> type:
                 if scratch is not None:
                     shutil.rmtree(scratch, ignore_errors=True)
 
-        def load_task_result(self, task_name: str, model_name: str | ModelMeta, *args: Any, **kwargs: Any) -> TaskResult | None:
+        def load_task_result(
+            self, task_name: str, model_name: str | ModelMeta, *args: Any, **kwargs: Any
+        ) -> TaskResult | None:
             try:
                 return super().load_task_result(task_name, model_name, *args, **kwargs)
             except (json.JSONDecodeError, ValueError) as e:
@@ -198,8 +201,12 @@ def record_problem(record: Any) -> str | None:
         return "'task.dataset' is not a mapping"
     variant = record.get("variant") or {}
     sets = variant.get("sets") or []
-    if variant and not (isinstance(variant.get("label"), str) and isinstance(variant.get("set"), (str, type(None)))
-                        and isinstance(sets, list) and all(isinstance(s, str) for s in sets)):
+    if variant and not (
+        isinstance(variant.get("label"), str)
+        and isinstance(variant.get("set"), (str, type(None)))
+        and isinstance(sets, list)
+        and all(isinstance(s, str) for s in sets)
+    ):
         return "'variant' does not hold label, set and sets as `bench run --instruction-variants` writes them"
     return None
 
@@ -209,9 +216,16 @@ def run_settings(record: dict[str, Any]) -> dict[str, Any]:
     model, task = record["model"], record["task"]
     instructions = task.get("instructions")
     style = instructions.get("style") if isinstance(instructions, dict) else None
-    return {"spec": model["spec"], "name": model["name"], "revision": model["revision"], "family": model.get("family"),
-            "settings": model.get("settings") or {}, "limit": task["limit"], "seed": task["seed"],
-            "instruction_style": style}
+    return {
+        "spec": model["spec"],
+        "name": model["name"],
+        "revision": model["revision"],
+        "family": model.get("family"),
+        "settings": model.get("settings") or {},
+        "limit": task["limit"],
+        "seed": task["seed"],
+        "instruction_style": style,
+    }
 
 
 def main_score(result: dict[str, Any], split: str = "test") -> float:

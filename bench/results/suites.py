@@ -111,76 +111,140 @@ class SuiteStyle:
 _INBEDDER_T1 = {"IntentEmotion": "IntEmo", "InstructSTSB": "I.STSB", "NYTClustering": "NYT"}
 
 _INBEDDER_T2 = {
-    "AskUbuntuDupQuestions": "AskU.", "SciDocsRR": "SciD.", "StackOverflowDupQuestions": "StackO.",
+    "AskUbuntuDupQuestions": "AskU.",
+    "SciDocsRR": "SciD.",
+    "StackOverflowDupQuestions": "StackO.",
     "TwentyNewsgroupsClustering": "20news",
 }
 _METAEOL_T1 = {
-    "STS12": "STS12", "STS13": "STS13", "STS14": "STS14", "STS15": "STS15", "STS16": "STS16",
-    "STSBenchmark": "STS-B", "SICK-R": "SICK-R",
+    "STS12": "STS12",
+    "STS13": "STS13",
+    "STS14": "STS14",
+    "STS15": "STS15",
+    "STS16": "STS16",
+    "STSBenchmark": "STS-B",
+    "SICK-R": "SICK-R",
 }
 
 SUITE_STYLES: dict[str, SuiteStyle] = {
     "awareness": SuiteStyle(
         labels=_INBEDDER_T1,
         order=("InstructSTSB", "IntentEmotion", "NYTClustering"),
-        averages=(Average("Avg", "InBedder Table 1 'Avg': arithmetic mean of I.STSB, IntEmo and NYT (×100), shown when all three have results"),),
+        averages=(
+            Average(
+                "Avg",
+                "InBedder Table 1 'Avg': arithmetic mean of I.STSB, IntEmo and NYT (×100), shown when all three have results",
+            ),
+        ),
         source="InBedder (Peng et al., 2024), Table 1",
-        measures=("Instruction awareness: whether the same texts are embedded differently, and correctly, when the "
-                  "instruction asks about a different aspect (similarity under an instruction, intent vs emotion "
-                  "triplets, news topic vs location clusters)."),
+        measures=(
+            "Instruction awareness: whether the same texts are embedded differently, and correctly, when the "
+            "instruction asks about a different aspect (similarity under an instruction, intent vs emotion "
+            "triplets, news topic vs location clusters)."
+        ),
         papers=(INBEDDER,),
     ),
     "demo": SuiteStyle(
-        labels={"DemoInstructSTS": "I.STSB (demo)", "DemoIntentEmotion": "IntEmo (demo)", "DemoNYTClustering": "NYT (demo)"},
+        labels={
+            "DemoInstructSTS": "I.STSB (demo)",
+            "DemoIntentEmotion": "IntEmo (demo)",
+            "DemoNYTClustering": "NYT (demo)",
+        },
         order=("DemoInstructSTS", "DemoIntentEmotion", "DemoNYTClustering"),
-        averages=(Average("Avg", "as InBedder Table 1 'Avg' (arithmetic mean of the three), on the small demo data: not comparable with the paper"),),
+        averages=(
+            Average(
+                "Avg",
+                "as InBedder Table 1 'Avg' (arithmetic mean of the three), on the small demo data: not comparable with the paper",
+            ),
+        ),
         source="InBedder Table 1 (layout only; demo data)",
-        measures=("The awareness tests on a few hundred texts shipped with the package: a smoke test that runs "
-                  "offline in seconds, not a benchmark."),
+        measures=(
+            "The awareness tests on a few hundred texts shipped with the package: a smoke test that runs "
+            "offline in seconds, not a benchmark."
+        ),
         papers=(INBEDDER,),
     ),
     "robustness": SuiteStyle(
         labels={
-            "NYTTopicClustering": "NYTTopic", "FeedbacksClustering": "Feedbacks", "RateMyProfClustering": "RateMyProf",
-            "FewRelClustering": "FewRel", "FewEventClustering": "FewEvent", "FewNerdClustering": "FewNerd",
+            "NYTTopicClustering": "NYTTopic",
+            "FeedbacksClustering": "Feedbacks",
+            "RateMyProfClustering": "RateMyProf",
+            "FewRelClustering": "FewRel",
+            "FewEventClustering": "FewEvent",
+            "FewNerdClustering": "FewNerd",
         },
-        averages=(Average("Mean Δci", (
-            "each column is Δci = mean V-measure under correct minus under incorrect instructions (InBedder §3.3, Fig. 4); "
-            "the paper gives no cross-task average, 'Mean Δci' is ours: the arithmetic mean over the six sets"
-        )),),
+        averages=(
+            Average(
+                "Mean Δci",
+                (
+                    "each column is Δci = mean V-measure under correct minus under incorrect instructions (InBedder §3.3, Fig. 4); "
+                    "the paper gives no cross-task average, 'Mean Δci' is ours: the arithmetic mean over the six sets"
+                ),
+            ),
+        ),
         source="InBedder (Peng et al., 2024), Figure 4 and Figure 7",
-        measures=("Instruction robustness: each set is clustered under 10 correct, 10 implicit and 10 incorrect "
-                  "instructions; a model that follows instructions clusters better under the correct ones."),
+        measures=(
+            "Instruction robustness: each set is clustered under 10 correct, 10 implicit and 10 incorrect "
+            "instructions; a model that follows instructions clusters better under the correct ones."
+        ),
         papers=(INBEDDER,),
     ),
     "gstransform": SuiteStyle(
         labels={
-            "GSTNYTClust": "NYTClust", "GSTAmzCF": "AmzCF", "GSTMNews": "MNews", "GSTPaperCode": "PaperCode",
-            "GSTMultiHate": "MultiHate", "GSTBigPatent": "Big Patent", "GSTIntEmo": "IntEmo", "GSTToxic": "Toxic",
+            "GSTNYTClust": "NYTClust",
+            "GSTAmzCF": "AmzCF",
+            "GSTMNews": "MNews",
+            "GSTPaperCode": "PaperCode",
+            "GSTMultiHate": "MultiHate",
+            "GSTBigPatent": "Big Patent",
+            "GSTIntEmo": "IntEmo",
+            "GSTToxic": "Toxic",
             "GSTAGNews": "AG-News",
         },
         order=(
-            "GSTNYTClust", "GSTAmzCF", "GSTMNews", "GSTPaperCode", "GSTMultiHate", "GSTBigPatent", "GSTIntEmo",
-            "GSTToxic", "GSTAGNews",
+            "GSTNYTClust",
+            "GSTAmzCF",
+            "GSTMNews",
+            "GSTPaperCode",
+            "GSTMultiHate",
+            "GSTBigPatent",
+            "GSTIntEmo",
+            "GSTToxic",
+            "GSTAGNews",
         ),
-        averages=(Average("Mean", "GSTransform Table 1 'Mean': arithmetic mean over the nine datasets (×100), shown when all nine have results"),),
+        averages=(
+            Average(
+                "Mean",
+                "GSTransform Table 1 'Mean': arithmetic mean over the nine datasets (×100), shown when all nine have results",
+            ),
+        ),
         source="GSTransform (Feng et al., 2025), Table 1",
-        measures=("Instruction following on nine labelled datasets, each with two or more aspects (e.g. topic and "
-                  "location): clustering, STS and triplets built from the labels of the aspect the instruction names."),
+        measures=(
+            "Instruction following on nine labelled datasets, each with two or more aspects (e.g. topic and "
+            "location): clustering, STS and triplets built from the labels of the aspect the instruction names."
+        ),
         papers=(GSTRANSFORM,),
     ),
     "generic": SuiteStyle(
         labels={**_INBEDDER_T2, **_METAEOL_T1},
         order=(*_INBEDDER_T2, *_METAEOL_T1),
         averages=(
-            Average("Avg (InBedder)", "InBedder Table 2 'Avg': arithmetic mean of AskU., SciD., StackO. and 20news (×100)",
-                    tuple(_INBEDDER_T2)),
-            Average("STS Avg. (MetaEOL)", "MetaEOL Table 1 'Avg.': arithmetic mean of the seven STS Spearman scores (×100)",
-                    tuple(_METAEOL_T1)),
+            Average(
+                "Avg (InBedder)",
+                "InBedder Table 2 'Avg': arithmetic mean of AskU., SciD., StackO. and 20news (×100)",
+                tuple(_INBEDDER_T2),
+            ),
+            Average(
+                "STS Avg. (MetaEOL)",
+                "MetaEOL Table 1 'Avg.': arithmetic mean of the seven STS Spearman scores (×100)",
+                tuple(_METAEOL_T1),
+            ),
         ),
         source="InBedder (Peng et al., 2024), Table 2, and MetaEOL (Lei et al., 2024), Table 1",
-        measures=("Generic embedding quality under a task instruction: MTEB reranking and clustering (InBedder's "
-                  "controls) and the STS set (MetaEOL), to check that following instructions costs no general quality."),
+        measures=(
+            "Generic embedding quality under a task instruction: MTEB reranking and clustering (InBedder's "
+            "controls) and the STS set (MetaEOL), to check that following instructions costs no general quality."
+        ),
         papers=(INBEDDER, METAEOL, INSTRUCTOR),
     ),
     "generic-sts": SuiteStyle(
@@ -220,14 +284,22 @@ def suite_averages(suite: str, main_scores: dict[str, str]) -> tuple[Average, ..
     if not gaps or not absolute:
         return (Average(),)
     return (
-        Average("Avg", "arithmetic mean of the absolute scores (×100), Δci columns left out; shown when all have results", absolute),
+        Average(
+            "Avg",
+            "arithmetic mean of the absolute scores (×100), Δci columns left out; shown when all have results",
+            absolute,
+        ),
         Average("Mean Δci", "arithmetic mean of the Δci columns (×100); shown when all have results", gaps),
     )
 
 
-def averages(suite: str, scores: dict[str, float | None], which: Sequence[Average] | None = None) -> dict[str, float | None]:
+def averages(
+    suite: str, scores: dict[str, float | None], which: Sequence[Average] | None = None
+) -> dict[str, float | None]:
     """Each average column's value for one model's ×100 scores (task -> score or None)."""
-    return {a.label: average([scores.get(t) for t in (a.tasks or tuple(scores))]) for a in (which or style(suite).averages)}
+    return {
+        a.label: average([scores.get(t) for t in (a.tasks or tuple(scores))]) for a in (which or style(suite).averages)
+    }
 
 
 def average(values: list[float | None]) -> float | None:

@@ -130,8 +130,10 @@ def suite_averages(scores: dict[str, float]) -> list[SuiteAverage]:
 # ---------------------------------------------------------------------------------------- bench run
 def _details(outcome: TaskOutcome) -> list[str]:
     """Per-criterion / per-aspect sub-scores, which show what the main score hides (`label score` each)."""
-    return [f"{label} {format_score(value)}"
-            for _, label, value in detail_values(outcome.task, outcome.scores, outcome.main_score_name)]
+    return [
+        f"{label} {format_score(value)}"
+        for _, label, value in detail_values(outcome.task, outcome.scores, outcome.main_score_name)
+    ]
 
 
 def shorten_list(parts: Sequence[str], width: int = DETAILS_WIDTH, prefix: str = "") -> str:
@@ -197,11 +199,15 @@ def marks_footnote(used: Iterable[Mark | str], notes: dict[str, str] | None = No
     lines: list[str] = []
     for mark in MARKS:
         if mark.key in keys:
-            lines += [textwrap.fill(line, width=110, subsequent_indent="  ", break_on_hyphens=False)
-                      for line in legend([mark])]
+            lines += [
+                textwrap.fill(line, width=110, subsequent_indent="  ", break_on_hyphens=False)
+                for line in legend([mark])
+            ]
             if mark is STAND_IN:
-                lines += ["  - " + textwrap.shorten(f"{task}: {note}", width=154, placeholder=" ...")
-                          for task, note in sorted((notes or {}).items())]
+                lines += [
+                    "  - " + textwrap.shorten(f"{task}: {note}", width=154, placeholder=" ...")
+                    for task, note in sorted((notes or {}).items())
+                ]
     return lines
 
 
@@ -228,16 +234,24 @@ def variant_run_table(outcomes: list[TaskOutcome], defaults: list[TaskOutcome] =
         by_task[o.task].append(o)
     summaries = []
     for task, group in by_task.items():
-        order = group[0].variant.get("sets") or tuple(dict.fromkeys(o.variant["set"] for o in group if o.variant.get("set")))
+        order = group[0].variant.get("sets") or tuple(
+            dict.fromkeys(o.variant["set"] for o in group if o.variant.get("set"))
+        )
         scores = [VariantScore(o.variant["label"], o.variant.get("set"), o.main_score) for o in group]
         summaries.append((task, group, summarize(scores, order)))
     differences = list(dict.fromkeys(d for *_, s in summaries for d in s.get("set_differences", {})))
     rows = []
     for task, group, stats in summaries:
         computed = [o.record.get("encode", {}) for o in group if o.status == "computed"]
-        rows.append([task, group[0].main_score_name, *stat_cells(stats, differences, default_score.get((task, group[0].main_score_name))),
-                     format_count(sum(e.get("texts_encoded", 0) for e in computed)),
-                     format_count(sum(e.get("cache_hits", 0) for e in computed))])
+        rows.append(
+            [
+                task,
+                group[0].main_score_name,
+                *stat_cells(stats, differences, default_score.get((task, group[0].main_score_name))),
+                format_count(sum(e.get("texts_encoded", 0) for e in computed)),
+                format_count(sum(e.get("cache_hits", 0) for e in computed)),
+            ]
+        )
     headers = ["Task", "Metric", *STAT_HEADERS, *differences, "Encoded", "Cache hits"]
     return "Instruction variants\n" + tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
@@ -248,9 +262,15 @@ STAT_HEADERS = ["Variants", "Own", "Mean", "Std", "Min", "Max"]
 def stat_cells(stats: dict[str, Any], differences: list[str], default: float | None = None) -> list[str]:
     """One row's STAT_HEADERS cells, then one per set difference, from a `bench.results.sensitivity.summarize` result."""
     diffs = stats.get("set_differences", {})
-    return [format_count(stats["n"]), "-" if default is None else format_score(default), format_score(stats["mean"]),
-            "-" if stats["std"] is None else format_score(stats["std"]), format_score(stats["min"]),
-            format_score(stats["max"]), *(format_score(diffs[d]) if d in diffs else "-" for d in differences)]
+    return [
+        format_count(stats["n"]),
+        "-" if default is None else format_score(default),
+        format_score(stats["mean"]),
+        "-" if stats["std"] is None else format_score(stats["std"]),
+        format_score(stats["min"]),
+        format_score(stats["max"]),
+        *(format_score(diffs[d]) if d in diffs else "-" for d in differences),
+    ]
 
 
 def scores_run_table(outcomes: list[TaskOutcome]) -> str:
@@ -276,9 +296,12 @@ def scores_run_table(outcomes: list[TaskOutcome]) -> str:
     lines = marks_footnote(used, notes)
     if cut:
         lines.append("Details in full:")
-        lines += [textwrap.fill(f"{task}: {text}", width=110, initial_indent="  ", subsequent_indent="    ",
-                                break_on_hyphens=False)
-                  for task, text in cut.items()]
+        lines += [
+            textwrap.fill(
+                f"{task}: {text}", width=110, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
+            )
+            for task, text in cut.items()
+        ]
     return "\n\n".join([table, "\n".join(lines)]) if lines else table
 
 
@@ -288,11 +311,18 @@ def diagnostics_run_table(outcomes: list[TaskOutcome]) -> str:
     for o in outcomes:
         computed = o.status == "computed"
         enc = o.record.get("encode", {}) if computed else {}
-        rows.append([o.task, o.status, format_count(enc.get("texts_encoded")) if computed else "0",
-                     format_count(enc.get("cache_hits")) if computed else "-",
-                     f"{o.record.get('evaluation_seconds', 0):,.1f}" if computed else "-"])
-    return tabulate(rows, headers=["Task", "Status", "Encoded", "Cache hits", "Seconds"], tablefmt="github",
-                    disable_numparse=True)
+        rows.append(
+            [
+                o.task,
+                o.status,
+                format_count(enc.get("texts_encoded")) if computed else "0",
+                format_count(enc.get("cache_hits")) if computed else "-",
+                f"{o.record.get('evaluation_seconds', 0):,.1f}" if computed else "-",
+            ]
+        )
+    return tabulate(
+        rows, headers=["Task", "Status", "Encoded", "Cache hits", "Seconds"], tablefmt="github", disable_numparse=True
+    )
 
 
 # ---------------------------------------------------------------------------------------- tables in three formats
@@ -338,10 +368,15 @@ def _plain(cell: Cell | str) -> str:
 
 def render_markdown(table: Table) -> str:
     """GitHub-style: the title, the table, then the marks' legend and the notes."""
-    body = tabulate([[_plain(c) for c in row] for row in table.rows], headers=table.headers, tablefmt="github",
-                    disable_numparse=True)
+    body = tabulate(
+        [[_plain(c) for c in row] for row in table.rows],
+        headers=table.headers,
+        tablefmt="github",
+        disable_numparse=True,
+    )
     notes = marks_footnote(table.used, table.stand_in_notes) + [
-        textwrap.fill(n, width=110, break_on_hyphens=False) for n in table.notes]
+        textwrap.fill(n, width=110, break_on_hyphens=False) for n in table.notes
+    ]
     return "\n\n".join(p for p in (table.title, body, "\n".join(notes)) if p)
 
 
@@ -358,15 +393,33 @@ def render_csv(table: Table) -> str:
             if isinstance(cell, Cell):
                 marks += [m.key if align == "l" else f"{m.key}:{header}" for m in cell.marks]
                 marks += [f"partial:{header}"] if cell.partial else []
-        writer.writerow([("" if (c.text if isinstance(c, Cell) else c) == "-" else c.text if isinstance(c, Cell) else c)
-                         for c in row] + [";".join(marks)])
+        writer.writerow(
+            [
+                ("" if (c.text if isinstance(c, Cell) else c) == "-" else c.text if isinstance(c, Cell) else c)
+                for c in row
+            ]
+            + [";".join(marks)]
+        )
     return out.getvalue().rstrip("\n")
 
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-    "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "τ": r"$\tau$",
-    "…": r"\ldots{}", "×": r"$\times$", "−": "-", **{m.symbol: m.latex for m in MARKS},
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "Δ": r"$\Delta$",
+    "τ": r"$\tau$",
+    "…": r"\ldots{}",
+    "×": r"$\times$",
+    "−": "-",
+    **{m.symbol: m.latex for m in MARKS},
 }
 
 
@@ -397,18 +450,28 @@ def _latex_notes(table: Table) -> list[str]:
         if mark.key in table.used:
             lines.append(f"{mark.latex} {latex_escape(f'{mark.label}: {mark.meaning}.')}")
             if mark is STAND_IN:
-                lines += [r"\quad " + latex_escape(textwrap.shorten(f"{task}: {note}", width=158, placeholder=" ..."))
-                          for task, note in sorted(table.stand_in_notes.items())]
+                lines += [
+                    r"\quad " + latex_escape(textwrap.shorten(f"{task}: {note}", width=158, placeholder=" ..."))
+                    for task, note in sorted(table.stand_in_notes.items())
+                ]
     if any(isinstance(c, Cell) and c.partial for row in table.rows for c in row):
-        lines.append(latex_escape("(k of n): an average over k of its n tasks (partial): not comparable with the paper's."))
+        lines.append(
+            latex_escape("(k of n): an average over k of its n tasks (partial): not comparable with the paper's.")
+        )
     return lines + [latex_escape(n) for n in table.notes]
 
 
 def render_latex(table: Table) -> str:
     """A booktabs table a paper can paste: `table` float, `tabular` with toprule / midrule / bottomrule,
     the marks' legend and notes in footnote size under it, then the caption."""
-    lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{table.align}}}", r"\toprule",
-             " & ".join(latex_escape(h) for h in table.headers) + r" \\", r"\midrule"]
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\begin{{tabular}}{{{table.align}}}",
+        r"\toprule",
+        " & ".join(latex_escape(h) for h in table.headers) + r" \\",
+        r"\midrule",
+    ]
     lines += [" & ".join(_latex_cell(c) for c in row) + r" \\" for row in table.rows]
     lines += [r"\bottomrule", r"\end{tabular}"]
     notes = _latex_notes(table)
@@ -427,7 +490,9 @@ def render(tables: Sequence[Table], fmt: str = "markdown") -> str:
     if fmt == "markdown":
         return "\n\n".join(render_markdown(t) for t in tables)
     used = set().union(*(t.used for t in tables)) if tables else set()
-    amssymb = " and \\usepackage{amssymb} (for $\\checkmark$ / $\\varnothing$)" if used & {"verified", "baseline"} else ""
+    amssymb = (
+        " and \\usepackage{amssymb} (for $\\checkmark$ / $\\varnothing$)" if used & {"verified", "baseline"} else ""
+    )
     head = f"% bench results: needs \\usepackage{{booktabs}}{amssymb} in the preamble."
     return "\n\n".join([head, *(render_latex(t) for t in tables)])
 
@@ -450,8 +515,9 @@ def find_all(roots: Iterable[Path | str]) -> list[tuple[Path, dict[str, Any], di
     return found
 
 
-def results_table(roots: Path | str | Iterable[Path | str], *, fmt: str = "markdown",
-                  full_revisions: bool = False) -> str:
+def results_table(
+    roots: Path | str | Iterable[Path | str], *, fmt: str = "markdown", full_revisions: bool = False
+) -> str:
     """`bench results DIR [DIR ...]`: the main table (`main_table`), then the instruction-variant tables
     (markdown and LaTeX only; CSV holds the main table alone), in `fmt`."""
     if fmt not in FORMATS:
@@ -463,15 +529,20 @@ def results_table(roots: Path | str | Iterable[Path | str], *, fmt: str = "markd
     main = main_table(found, full_revisions=full_revisions)
     if main is None and fmt != "latex":
         none = "No results under the tasks' own instructions (only instruction variants)."
-        return none if fmt == "csv" else "\n\n".join(p for p in (none, sensitivity_tables(found, fmt, full_revisions)) if p)
+        return (
+            none
+            if fmt == "csv"
+            else "\n\n".join(p for p in (none, sensitivity_tables(found, fmt, full_revisions)) if p)
+        )
     tables = [main] if main else []
     if fmt != "csv":
         tables += sensitivity_table_list(found, full_revisions=full_revisions)
     return render(tables, fmt)
 
 
-def main_table(found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], *,
-               full_revisions: bool = False) -> Table | None:
+def main_table(
+    found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], *, full_revisions: bool = False
+) -> Table | None:
     """One row per model, revision and experiment; one column per task, then one per suite average.
 
     Rows are sorted by the first suite-average column, best first (complete averages, then partial ones,
@@ -546,8 +617,13 @@ def main_table(found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], 
             if comparable(key, column):
                 best[column] = max(best.get(column, -float("inf")), round(100 * value, 2))
 
-    def score(key: tuple[str, str, str], column: str, value: float, marks: tuple[Mark, ...] = (),
-              partial: tuple[int, int] | None = None) -> Cell:
+    def score(
+        key: tuple[str, str, str],
+        column: str,
+        value: float,
+        marks: tuple[Mark, ...] = (),
+        partial: tuple[int, int] | None = None,
+    ) -> Cell:
         top = comparable(key, column) and round(100 * value, 2) == best.get(column)
         return Cell(format_score(value), value, marks, partial, top)
 
@@ -556,28 +632,55 @@ def main_table(found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], 
     for key in keys:
         model, revision, _ = key
         rank = str(1 + sum(v > rounded[key] for v in rounded.values())) if key in rounded else "-"
-        row: list[Cell | str] = [rank, Cell(model, marks=(BASELINE,) if baseline[key] else ()),
-                                 revision if full_revisions else revision[:SHORT_REVISION], shown_experiment[key]]
+        row: list[Cell | str] = [
+            rank,
+            Cell(model, marks=(BASELINE,) if baseline[key] else ()),
+            revision if full_revisions else revision[:SHORT_REVISION],
+            shown_experiment[key],
+        ]
         for t in task_names:
             marks = cell_marks[key].get(t, ())
             used.update(m.key for m in marks)
             row.append(score(key, t, by_model[key][t], marks) if t in by_model[key] else Cell("-"))
         for column in avg_columns:
             avg = averages[key].get(column)
-            row.append(Cell("-") if avg is None else score(key, column, avg.value) if avg.complete
-                       else score(key, column, avg.value, partial=(len(avg.present), len(avg.tasks))))
+            row.append(
+                Cell("-")
+                if avg is None
+                else score(key, column, avg.value)
+                if avg.complete
+                else score(key, column, avg.value, partial=(len(avg.present), len(avg.tasks)))
+            )
         used.update([BASELINE.key] if baseline[key] else [])
         rows.append(row)
     extra = []
     if repeated:
-        extra.append(f"Note: {len(repeated)} result(s) repeat a model, revision, experiment and task read from another "
-                     f"file (first: {repeated[0]}); the table shows the one read last (folders in the order given).")
-    sorted_by = (f" Rows sorted by {first}; # ranks them by it, baselines and averages over other tasks "
-                 "excluded (ties share a rank).") if first else ""
-    caption = (f"Main score of each task (×100){'; averages as each suite defines them' if avg_columns else ''}."
-               f"{sorted_by} Bold: the best score of each column, baselines excluded.")
-    return Table(None, ["#", "Model", "Revision", "Experiment", *task_names, *avg_columns], rows,
-                 "rlll" + "r" * (len(task_names) + len(avg_columns)), caption, used, notes, extra)
+        extra.append(
+            f"Note: {len(repeated)} result(s) repeat a model, revision, experiment and task read from another "
+            f"file (first: {repeated[0]}); the table shows the one read last (folders in the order given)."
+        )
+    sorted_by = (
+        (
+            f" Rows sorted by {first}; # ranks them by it, baselines and averages over other tasks "
+            "excluded (ties share a rank)."
+        )
+        if first
+        else ""
+    )
+    caption = (
+        f"Main score of each task (×100){'; averages as each suite defines them' if avg_columns else ''}."
+        f"{sorted_by} Bold: the best score of each column, baselines excluded."
+    )
+    return Table(
+        None,
+        ["#", "Model", "Revision", "Experiment", *task_names, *avg_columns],
+        rows,
+        "rlll" + "r" * (len(task_names) + len(avg_columns)),
+        caption,
+        used,
+        notes,
+        extra,
+    )
 
 
 # ---------------------------------------------------------------------------------------- instruction variants
@@ -596,8 +699,9 @@ STABILITY_NOTE = (
 )
 
 
-def sensitivity_table_list(found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], *,
-                           full_revisions: bool = False) -> list[Table]:
+def sensitivity_table_list(
+    found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], *, full_revisions: bool = False
+) -> list[Table]:
     """The "Instruction sensitivity" and "Rank stability" tables; none when no result is a variant."""
     from bench.core.variants import EXPERIMENT_KEY
     from bench.results.sensitivity import base_experiment
@@ -614,39 +718,72 @@ def sensitivity_table_list(found: list[tuple[Path, dict[str, Any], dict[str, Any
                 blind.add((str(m.get("name")), str(m.get("revision")), base_experiment(m.get("experiment"))))
             rest = {k: v for k, v in (m.get("experiment") or {}).items() if k != EXPERIMENT_KEY}
             names[(str(m.get("name")), str(m.get("revision")), base_experiment(m.get("experiment")))] = (
-                readable_experiment(rest, m.get("settings")))
+                readable_experiment(rest, m.get("settings"))
+            )
     summaries = [(g, g.summary()) for g in groups]
     differences = list(dict.fromkeys(d for _, s in summaries for d in s.get("set_differences", {})))
     experiments = any(g.model[2] != "default" for g in groups)
     revisions = _ambiguous_revisions(g.model for g in groups)
 
     def label(model: tuple[str, str, str], with_experiment: bool = False) -> str:
-        return _model_label(model, revisions, with_experiment=with_experiment, names=names,
-                            full_revisions=full_revisions)
+        return _model_label(
+            model, revisions, with_experiment=with_experiment, names=names, full_revisions=full_revisions
+        )
 
     rows = []
     for g, s in summaries:
         shown = label(g.model) + (f" {BASELINE.symbol}" if g.model in blind else "")
-        rows.append([g.task, shown, *([names.get(g.model, g.model[2])] if experiments else []),
-                     g.main_score_name or "-", *stat_cells(s, differences, g.default)])
+        rows.append(
+            [
+                g.task,
+                shown,
+                *([names.get(g.model, g.model[2])] if experiments else []),
+                g.main_score_name or "-",
+                *stat_cells(s, differences, g.default),
+            ]
+        )
     headers = ["Task", "Model", *(["Experiment"] if experiments else []), "Metric", *STAT_HEADERS, *differences]
-    tables = [Table("Instruction sensitivity", headers, rows, "l" * (len(headers) - len(STAT_HEADERS) - len(differences))
-                    + "r" * (len(STAT_HEADERS) + len(differences)),
-                    "Instruction sensitivity of the main score (×100).", notes=[SENSITIVITY_NOTE])]
+    tables = [
+        Table(
+            "Instruction sensitivity",
+            headers,
+            rows,
+            "l" * (len(headers) - len(STAT_HEADERS) - len(differences)) + "r" * (len(STAT_HEADERS) + len(differences)),
+            "Instruction sensitivity of the main score (×100).",
+            notes=[SENSITIVITY_NOTE],
+        )
+    ]
     stability = stability_by_task(g for g in groups if g.model not in blind)
     if stability:
-        stable_rows = [[task, format_count(r["models"]), format_count(r["variants"]), _mean_tau(r), _tau(r["min_tau"]),
-                        label(r["top_by_mean"], with_experiment=True),
-                        f"{len(r['variants_with_other_top'])} of {r['variants']} ({100 * r['top_change_share']:.0f}%)"]
-                       for task, r in sorted(stability.items())]
+        stable_rows = [
+            [
+                task,
+                format_count(r["models"]),
+                format_count(r["variants"]),
+                _mean_tau(r),
+                _tau(r["min_tau"]),
+                label(r["top_by_mean"], with_experiment=True),
+                f"{len(r['variants_with_other_top'])} of {r['variants']} ({100 * r['top_change_share']:.0f}%)",
+            ]
+            for task, r in sorted(stability.items())
+        ]
         headers = ["Task", "Models", "Shared variants", "Mean τ", "Min τ", "Top by mean", "Other top"]
-        tables.append(Table("Rank stability", headers, stable_rows, "lrrrrlr",
-                            "Rank stability of the models across instruction variants.", notes=[STABILITY_NOTE]))
+        tables.append(
+            Table(
+                "Rank stability",
+                headers,
+                stable_rows,
+                "lrrrrlr",
+                "Rank stability of the models across instruction variants.",
+                notes=[STABILITY_NOTE],
+            )
+        )
     return tables
 
 
-def sensitivity_tables(found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], fmt: str = "markdown",
-                       full_revisions: bool = False) -> str:
+def sensitivity_tables(
+    found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], fmt: str = "markdown", full_revisions: bool = False
+) -> str:
     """The "Instruction sensitivity" and "Rank stability" tables in `fmt`; "" when no result is a variant."""
     tables = sensitivity_table_list(found, full_revisions=full_revisions)
     return render(tables, fmt) if tables else ""
@@ -662,8 +799,10 @@ def _mean_tau(result: dict[str, Any]) -> str:
     undefined = result.get("pairs_undefined", 0)
     if not undefined:
         return _tau(result["mean_tau"])
-    return (f"{_tau(result['mean_tau'])} ({result['pairs_compared']} of {result['pairs']} pairs; "
-            f"{undefined} undefined: tied scores)")
+    return (
+        f"{_tau(result['mean_tau'])} ({result['pairs_compared']} of {result['pairs']} pairs; "
+        f"{undefined} undefined: tied scores)"
+    )
 
 
 def _ambiguous_revisions(models: Any) -> set[str]:
@@ -674,8 +813,14 @@ def _ambiguous_revisions(models: Any) -> set[str]:
     return {name for name, revs in seen.items() if len(revs) > 1}
 
 
-def _model_label(model: tuple[str, str, str], revisions: set[str], *, with_experiment: bool = False,
-                 names: dict[tuple[str, str, str], str] | None = None, full_revisions: bool = False) -> str:
+def _model_label(
+    model: tuple[str, str, str],
+    revisions: set[str],
+    *,
+    with_experiment: bool = False,
+    names: dict[tuple[str, str, str], str] | None = None,
+    full_revisions: bool = False,
+) -> str:
     name, revision, experiment = model
     label = f"{name}@{revision if full_revisions else revision[:SHORT_REVISION]}" if name in revisions else name
     experiment = (names or {}).get(model, experiment)
@@ -700,8 +845,11 @@ def model_of(path: Path, record: dict[str, Any] | None) -> tuple[str, str, str]:
     meta = _model_meta(path.parent / "model_meta.json")
     if meta.get("name"):
         kwargs = meta.get("experiment_kwargs")
-        return (str(meta["name"]), str(meta.get("revision") or folder.name),
-                _experiment_text(kwargs) if kwargs and isinstance(kwargs, dict) else experiment)
+        return (
+            str(meta["name"]),
+            str(meta.get("revision") or folder.name),
+            _experiment_text(kwargs) if kwargs and isinstance(kwargs, dict) else experiment,
+        )
     return folder.parent.name.replace("__", "/"), folder.name, experiment
 
 
@@ -724,7 +872,7 @@ def readable_experiment(experiment: dict[str, Any] | None, settings: dict[str, A
             value = (settings or {}).get(key)
             short = isinstance(value, str) and 0 < len(value) <= _VALUE_WIDTH and value.isprintable()
             shown = value if short else _DIGEST.sub("", label) or "custom"
-        parts.append(f"{key}={shown if len(shown) <= _VALUE_WIDTH else shown[:_VALUE_WIDTH - 1] + '…'}")
+        parts.append(f"{key}={shown if len(shown) <= _VALUE_WIDTH else shown[: _VALUE_WIDTH - 1] + '…'}")
     return ", ".join(parts) or "default"
 
 

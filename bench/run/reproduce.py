@@ -24,21 +24,38 @@ from bench.results.outcome import TaskOutcome
 from bench.results.store import run_settings
 from bench.run.runner import RunOptions, run
 
-ENDPOINT_OPTIONS = ("base_url",)  # a family that takes one of these is remote: re-run only against the maintainer's endpoint
+ENDPOINT_OPTIONS = (
+    "base_url",
+)  # a family that takes one of these is remote: re-run only against the maintainer's endpoint
 
 
 class Refused(Exception):
     """Why a run group is not re-run (its results stay self-reported with this reason)."""
 
 
-def rerun(records: list[dict[str, Any]], *, data_dir: str | None, cache_dir: str | None, use_cache: bool,
-          output_dir: str, base_url: str | None = None) -> list[TaskOutcome]:
+def rerun(
+    records: list[dict[str, Any]],
+    *,
+    data_dir: str | None,
+    cache_dir: str | None,
+    use_cache: bool,
+    output_dir: str,
+    base_url: str | None = None,
+) -> list[TaskOutcome]:
     """Recompute one run group (records that one `bench run` made together) as the maintainer's run.
 
     `Refused` says why the group may not be re-run; any other failure is the run's own.
     """
-    return run(rerun_options(records, data_dir=data_dir, cache_dir=cache_dir, use_cache=use_cache,
-                             output_dir=output_dir, base_url=base_url))
+    return run(
+        rerun_options(
+            records,
+            data_dir=data_dir,
+            cache_dir=cache_dir,
+            use_cache=use_cache,
+            output_dir=output_dir,
+            base_url=base_url,
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -71,8 +88,10 @@ def rerun_plan(record: dict[str, Any], *, base_url: str | None = None) -> Rerun:
             _check_no_path(value, f"option {key}")
     if set(ENDPOINT_OPTIONS) & set(family_options(cls)):
         if not base_url:
-            raise Refused("an API result is re-run only against an endpoint the maintainer names "
-                          "(`bench leaderboard verify --base-url URL`); the recorded endpoint is never contacted")
+            raise Refused(
+                "an API result is re-run only against an endpoint the maintainer names "
+                "(`bench leaderboard verify --base-url URL`); the recorded endpoint is never contacted"
+            )
         options["base_url"] = base_url
     hub = spec not in MODELS and not Path(source).expanduser().exists()
     return Rerun(spec, recorded["revision"] if hub else None, options)
@@ -80,23 +99,46 @@ def rerun_plan(record: dict[str, Any], *, base_url: str | None = None) -> Rerun:
 
 def _check_no_path(value: Any, what: str) -> None:
     """A recorded value may name a hub id or a file in the working directory, never a path elsewhere."""
-    texts = [value] if isinstance(value, str) else [v for v in (value if isinstance(value, list) else []) if isinstance(v, str)]
+    texts = (
+        [value]
+        if isinstance(value, str)
+        else [v for v in (value if isinstance(value, list) else []) if isinstance(v, str)]
+    )
     for text in texts:
         body = text.partition(":")[2] if ":" in text and not text.startswith(("/", "~")) else text
         if body.startswith("~") or unsafe_member_name(body):  # absolute, a drive, or climbing out with ..
-            raise Refused(f"the recorded {what} names a path outside the working directory ({printable(text, 80)}); "
-                          "a verification loads only models the maintainer controls")
+            raise Refused(
+                f"the recorded {what} names a path outside the working directory ({printable(text, 80)}); "
+                "a verification loads only models the maintainer controls"
+            )
 
 
-def rerun_options(records: list[dict[str, Any]], *, data_dir: str | None, cache_dir: str | None, use_cache: bool,
-                  output_dir: str, base_url: str | None = None) -> RunOptions:
+def rerun_options(
+    records: list[dict[str, Any]],
+    *,
+    data_dir: str | None,
+    cache_dir: str | None,
+    use_cache: bool,
+    output_dir: str,
+    base_url: str | None = None,
+) -> RunOptions:
     """The RunOptions that recompute `records` (one run group) as the maintainer's run (`rerun_plan`)."""
     plan, recorded = rerun_plan(records[0], base_url=base_url), run_settings(records[0])
     return RunOptions(
-        model=plan.spec, model_revision=plan.revision, model_options=plan.options,
-        tasks=sorted({r["task"]["name"] for r in records}), data_dir=data_dir, output_dir=output_dir, cache_dir=cache_dir,
-        use_cache=use_cache, limit=recorded["limit"], seed=recorded["seed"], overwrite=True, show_progress_bar=False,
-        instruction_style=recorded["instruction_style"], instruction_variants=variants_of(records),
+        model=plan.spec,
+        model_revision=plan.revision,
+        model_options=plan.options,
+        tasks=sorted({r["task"]["name"] for r in records}),
+        data_dir=data_dir,
+        output_dir=output_dir,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+        limit=recorded["limit"],
+        seed=recorded["seed"],
+        overwrite=True,
+        show_progress_bar=False,
+        instruction_style=recorded["instruction_style"],
+        instruction_variants=variants_of(records),
     )
 
 
@@ -111,9 +153,17 @@ def variants_of(records: list[dict[str, Any]]) -> VariantFile | None:
         v, task = record.get("variant"), record["task"]["name"]
         if v:
             sets.setdefault(task, tuple(v.get("sets") or ()))
-            found.setdefault(task, {})[v["label"]] = Variant(task, v["instruction"], v.get("set"), v["index"], v["label"])
+            found.setdefault(task, {})[v["label"]] = Variant(
+                task, v["instruction"], v.get("set"), v["index"], v["label"]
+            )
     if not found:
         return None
-    variants = {task: sorted(by_label.values(), key=lambda v: (v.set or "", v.index)) for task, by_label in found.items()}
-    return VariantFile(name="recorded", sha256=sha256_json({t: [asdict(v) for v in vs.values()] for t, vs in found.items()}),
-                       variants=variants, sets={t: s for t, s in sets.items() if s})
+    variants = {
+        task: sorted(by_label.values(), key=lambda v: (v.set or "", v.index)) for task, by_label in found.items()
+    }
+    return VariantFile(
+        name="recorded",
+        sha256=sha256_json({t: [asdict(v) for v in vs.values()] for t, vs in found.items()}),
+        variants=variants,
+        sets={t: s for t, s in sets.items() if s},
+    )

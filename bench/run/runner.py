@@ -121,14 +121,22 @@ def rank_usage() -> list[dict[str, float]] | None:
     return usage()
 
 
-def rank_busy(before: list[dict[str, float]], after: list[dict[str, float]] | None, wall: float) -> list[dict[str, Any]]:
+def rank_busy(
+    before: list[dict[str, float]], after: list[dict[str, float]] | None, wall: float
+) -> list[dict[str, Any]]:
     """Per rank, what one task took of it: seconds encoding (the accelerator's work) and scoring, and the
     share of the task's wall time spent encoding (how busy the harness kept that accelerator)."""
     rows = []
     for old, new in zip(before, after or before, strict=True):
         encode, score = new["encode_s"] - old["encode_s"], new["score_s"] - old["score_s"]
-        rows.append({"rank": new["rank"], "encode_seconds": round(encode, 3), "score_seconds": round(score, 3),
-                     "encode_busy": round(encode / wall, 4) if wall > 0 else 0.0})
+        rows.append(
+            {
+                "rank": new["rank"],
+                "encode_seconds": round(encode, 3),
+                "score_seconds": round(score, 3),
+                "encode_busy": round(encode / wall, 4) if wall > 0 else 0.0,
+            }
+        )
     return rows
 
 
@@ -146,7 +154,13 @@ def result_store(stores: dict[Path, Any], output_dir: str, task: Any) -> Any:
 
 
 def _evaluate_one(
-    model: Any, task: Any, options: RunOptions, store: Any, step: str, variant: Any = None, variants: Any = None,
+    model: Any,
+    task: Any,
+    options: RunOptions,
+    store: Any,
+    step: str,
+    variant: Any = None,
+    variants: Any = None,
 ) -> TaskOutcome:
     """One task (or one instruction variant of it) through `mteb.evaluate`, or its earlier result reused."""
     import mteb
@@ -164,6 +178,7 @@ def _evaluate_one(
     # mteb.evaluate imports sentence-transformers first thing (~3 s): before the clock, not inside the first
     # task's time (a rerun that reuses every task never gets here, and imports no model stack).
     import sentence_transformers  # noqa: F401
+
     before, usage_before = model.stats.copy(), model_usage(model)
     ranks_before = rank_usage()
     started, tick = datetime.now(UTC), time.perf_counter()
@@ -190,8 +205,9 @@ def _evaluate_one(
         raise
     path = result_path(store, model.mteb_model_meta, name)
     outcome = _outcome(task, read_json(path), record, "computed", path)
-    logger.info("%s %s: %s = %s (%.1fs)", step, shown, outcome.main_score_name,
-                format_score(outcome.main_score), seconds)
+    logger.info(
+        "%s %s: %s = %s (%.1fs)", step, shown, outcome.main_score_name, format_score(outcome.main_score), seconds
+    )
     return outcome
 
 
@@ -225,11 +241,15 @@ def task_jobs(tasks: list[Any], variants: Any) -> list[tuple[Any, Any]]:
     if variants is None:
         return jobs
     if len(jobs) == len(tasks):
-        raise ConfigError(f"--instruction-variants {variants.name}: none of this run's tasks is in the file "
-                          f"(it has {', '.join(variants.variants)}); name them with --tasks.")
+        raise ConfigError(
+            f"--instruction-variants {variants.name}: none of this run's tasks is in the file "
+            f"(it has {', '.join(variants.variants)}); name them with --tasks."
+        )
     unused = sorted(set(variants.variants) - {t.metadata.name for t in tasks})
     if unused:
-        logger.warning("--instruction-variants %s: not in this run, so not varied: %s", variants.name, ", ".join(unused))
+        logger.warning(
+            "--instruction-variants %s: not in this run, so not varied: %s", variants.name, ", ".join(unused)
+        )
     return jobs
 
 
@@ -263,8 +283,12 @@ def build_tasks(options: RunOptions, variants: Any = None) -> list[Any]:
     if variants is not None and not options.tasks and not options.suite:  # the file's tasks
         options = replace(options, tasks=list(variants.variants))
     names = task_names(tasks=options.tasks, suite=options.suite)
-    settings = {"limit": options.limit, "seed": options.seed, "prompt_source": prompt_source(options),
-                "instruction_style": instruction_style_for(options.model, options.instruction_style)}
+    settings = {
+        "limit": options.limit,
+        "seed": options.seed,
+        "prompt_source": prompt_source(options),
+        "instruction_style": instruction_style_for(options.model, options.instruction_style),
+    }
     if options.tasks or not (options.data_dir or default_data_dir()):
         return get_tasks(names, data_dir=options.data_dir, **settings)
     tasks: list[Any] = []
@@ -274,8 +298,10 @@ def build_tasks(options: RunOptions, variants: Any = None) -> list[Any]:
         except MissingDataError as e:
             logger.warning("skipped %s: %s", name, e)
     if not tasks:
-        raise MissingDataError(f"No task of suite {options.suite!r} has data in the data directory; "
-                               "build some with `bench build-data`, or name tasks with --tasks.")
+        raise MissingDataError(
+            f"No task of suite {options.suite!r} has data in the data directory; "
+            "build some with `bench build-data`, or name tasks with --tasks."
+        )
     return tasks
 
 
@@ -309,8 +335,12 @@ def build_model(options: RunOptions) -> Any:
 
 def given_model_options(options: RunOptions) -> dict[str, Any]:
     """`model_options` overridden by the shorthands that are set (template, batch_size, device, dtype)."""
-    shorthands = {"template": options.template, "batch_size": options.batch_size, "device": options.device,
-                  "dtype": options.dtype}
+    shorthands = {
+        "template": options.template,
+        "batch_size": options.batch_size,
+        "device": options.device,
+        "dtype": options.dtype,
+    }
     return {**options.model_options, **{k: v for k, v in shorthands.items() if v is not None}}
 
 
@@ -351,8 +381,14 @@ def dry_run(options: RunOptions) -> list[DryRunEstimate]:
     for task, variant in jobs:
         missing: list[Any] = []
         with _counting_encoder(model, seen, missing):
-            mteb.evaluate(model, task, cache=None, encode_kwargs={"batch_size": model.batch_size},
-                          show_progress_bar=False, co2_tracker=False)
+            mteb.evaluate(
+                model,
+                task,
+                cache=None,
+                encode_kwargs={"batch_size": model.batch_size},
+                show_progress_bar=False,
+                co2_tracker=False,
+            )
         estimator = getattr(model, "estimate_usage", None)
         estimate = dict(estimator(missing)) if callable(estimator) else {}
         shown = f"{task.metadata.name} [{variant.label}]" if variant is not None else task.metadata.name
@@ -436,7 +472,13 @@ def _resume_key(model: Any, task: Any, options: RunOptions) -> dict[str, Any]:
 
 
 def _run_record(
-    model: Any, task: Any, options: RunOptions, key: dict[str, Any], stats: Any, started: datetime, seconds: float,
+    model: Any,
+    task: Any,
+    options: RunOptions,
+    key: dict[str, Any],
+    stats: Any,
+    started: datetime,
+    seconds: float,
     usage: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     from bench.adapters.distributed import current_world
@@ -450,8 +492,12 @@ def _run_record(
             "version": task.task_version,
             "type": meta.type,
             "main_score": meta.main_score,
-            "dataset": {"path": meta.dataset["path"], "revision": meta.revision, "source": task.data_source,
-                        **stand_in_of(getattr(task, "local_files", None))},
+            "dataset": {
+                "path": meta.dataset["path"],
+                "revision": meta.revision,
+                "source": task.data_source,
+                **stand_in_of(getattr(task, "local_files", None)),
+            },
             "instructions": task.instruction_set(),
             "instructions_sha256": task.instruction_set_sha256(),
             "limit": options.limit,
@@ -475,8 +521,11 @@ def _run_record(
             "unique_inputs": stats.unique,
             "cache_hits": stats.cache_hits,
             "texts_encoded": stats.encoded,
-            **({"processes": world.size, "texts_encoded_by_other_ranks": stats.encoded_by_other_ranks}
-               if (world := current_world()) is not None else {}),
+            **(
+                {"processes": world.size, "texts_encoded_by_other_ranks": stats.encoded_by_other_ranks}
+                if (world := current_world()) is not None
+                else {}
+            ),
             "encode_seconds": round(stats.encode_seconds, 4),
             **({"oom_splits": stats.oom_splits} if stats.oom_splits else {}),
             "cache": model.cache.path.name if model.cache is not None else None,

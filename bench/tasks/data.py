@@ -33,7 +33,14 @@ from typing import Any, Literal
 import numpy as np
 
 from bench.core.bounded import (
-    MAX_DEPTH, brief, brief_line, is_blank, json_depth, json_too_deep, load_json_bounded, surrogate_problem,
+    MAX_DEPTH,
+    brief,
+    brief_line,
+    is_blank,
+    json_depth,
+    json_too_deep,
+    load_json_bounded,
+    surrogate_problem,
 )
 from bench.core.errors import DataError
 from bench.core.fileio import sha256_file, sha256_json
@@ -103,7 +110,7 @@ def _decode(path: Path, data: bytes) -> str:
         line = data.count(b"\n", 0, e.start) + 1
         raise DataError(
             f"{path} line {line}: not UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}; perhaps Latin-1 or "
-            f"Windows-1252). Re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`, or \"CSV UTF-8\" in Excel)."
+            f'Windows-1252). Re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`, or "CSV UTF-8" in Excel).'
         ) from None
 
 
@@ -136,7 +143,7 @@ def _csv_record(path: Path, reader: Any) -> list[str] | None:
             raise DataError(
                 f"{path} line {start}: a field runs past {csv.field_size_limit():,} characters (csv's limit), usually "
                 f"because a quote opened in it is never closed, so the rest of the file reads as one field. "
-                f"Close the quote (a quote inside a field is written \"\"), or give texts that long as JSONL."
+                f'Close the quote (a quote inside a field is written ""), or give texts that long as JSONL.'
             ) from None
         raise DataError(f"{path} line {start}: not a valid CSV row ({brief_line(e)}).") from None
 
@@ -165,15 +172,18 @@ def _json_array(path: Path, data: bytes, text: str) -> Any:
     """A `.json` file's array; its nesting is bounded on the bytes before the (recursive) parser runs."""
     line = json_too_deep(data)
     if line is not None:
-        raise DataError(f"{path} line {line}: arrays/objects nest more than {MAX_DEPTH} levels deep; a data "
-                        "row is one object of texts, labels and scores. Fix the file.")
+        raise DataError(
+            f"{path} line {line}: arrays/objects nest more than {MAX_DEPTH} levels deep; a data "
+            "row is one object of texts, labels and scores. Fix the file."
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise DataError(f"{path}: invalid JSON ({e.msg} at line {e.lineno}).") from None
     except ValueError:  # the only other one: an integer past sys.get_int_max_str_digits()
-        raise DataError(f"{path}: holds a number too long to read (over {sys.get_int_max_str_digits():,} digits); "
-                        "fix the file.") from None
+        raise DataError(
+            f"{path}: holds a number too long to read (over {sys.get_int_max_str_digits():,} digits); fix the file."
+        ) from None
 
 
 def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
@@ -182,8 +192,10 @@ def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
     if json_depth(data) > MAX_DEPTH:  # the whole file at once; line by line only to name the line
         for line_no, line in enumerate(data.split(b"\n"), start=1):
             if json_too_deep(line) is not None:
-                raise DataError(f"{path} line {line_no}: arrays/objects nest more than {MAX_DEPTH} levels deep; "
-                                "a data row is one object of texts, labels and scores. Fix the line.")
+                raise DataError(
+                    f"{path} line {line_no}: arrays/objects nest more than {MAX_DEPTH} levels deep; "
+                    "a data row is one object of texts, labels and scores. Fix the line."
+                )
     numbered = []
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -191,10 +203,14 @@ def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
         try:
             numbered.append((line_no, json.loads(line)))
         except json.JSONDecodeError as e:
-            raise DataError(f"{path} line {line_no}: malformed JSON row ({e.msg}); each line must be one complete JSON object.") from None
+            raise DataError(
+                f"{path} line {line_no}: malformed JSON row ({e.msg}); each line must be one complete JSON object."
+            ) from None
         except ValueError:  # the only other one: an integer past sys.get_int_max_str_digits()
-            raise DataError(f"{path} line {line_no}: a number too long to read (over "
-                            f"{sys.get_int_max_str_digits():,} digits); fix the row.") from None
+            raise DataError(
+                f"{path} line {line_no}: a number too long to read (over "
+                f"{sys.get_int_max_str_digits():,} digits); fix the row."
+            ) from None
     return numbered
 
 
@@ -208,14 +224,18 @@ def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
         _check_columns(path, table.column_names, columns)
         return table.to_pylist()
     except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
-        raise DataError(f"{path}: not a readable parquet file ({brief_line(e)}); it may be truncated or damaged. "
-                        f"Write it again (or give the data as .jsonl or .csv).") from None
+        raise DataError(
+            f"{path}: not a readable parquet file ({brief_line(e)}); it may be truncated or damaged. "
+            f"Write it again (or give the data as .jsonl or .csv)."
+        ) from None
 
 
 def _check_columns(path: Path, header: Sequence[str], columns: Sequence[str]) -> None:
     missing = [c for c in columns if c not in header]
     if missing:
-        found = ", ".join(h if len(h) <= 40 else h[:37] + "..." for h in header[:20]) + (" ..." if len(header) > 20 else "")
+        found = ", ".join(h if len(h) <= 40 else h[:37] + "..." for h in header[:20]) + (
+            " ..." if len(header) > 20 else ""
+        )
         raise DataError(  # a header line can be a 128 KiB field: the names are cut
             f"{path}: missing column(s) {', '.join(missing)}; found {found or 'none'}, expected {', '.join(columns)}."
         )
@@ -272,8 +292,10 @@ def _check_value(value: Any, kind: ColumnKind, where: str) -> Any:
         if not isinstance(value, str):
             raise DataError(f"{where}: expected text, got {type(value).__name__} {brief(value)}.")
         if is_blank(value):
-            raise DataError(f"{where}: empty text (only spaces or invisible characters such as U+200B). Remove the "
-                            "row or fill in the text.")
+            raise DataError(
+                f"{where}: empty text (only spaces or invisible characters such as U+200B). Remove the "
+                "row or fill in the text."
+            )
         _check_surrogates(value, where)
         return value
     if kind == "label":
@@ -309,8 +331,9 @@ def stand_in_of(local_files: Mapping[str, Path] | None) -> dict[str, Any]:
     for folder in sorted({Path(p).parent for p in (local_files or {}).values()}):
         manifest = folder / MANIFEST
         try:
-            data = load_json_bounded(manifest.read_bytes(), str(manifest), error=DataError, max_bytes=16 * 2**20,
-                                     unique_keys=False)
+            data = load_json_bounded(
+                manifest.read_bytes(), str(manifest), error=DataError, max_bytes=16 * 2**20, unique_keys=False
+            )
         except FileNotFoundError:
             continue
         except DataError as e:  # damaged or hostile (deep, huge, a repeated key): the builder did not write it

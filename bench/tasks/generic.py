@@ -118,8 +118,12 @@ class GenericMTEBTask(InstructionTask):
                 raise type(e)(f"{e} Or make {task_dir} a `datasets` save_to_disk copy of MTEB's dataset.") from None
         if task_dir.exists():
             raise DataError(self._not_saved_message(task_dir))
-        logger.warning("%s has no folder in the data directory %s; it loads as MTEB does, from the hub or a filled "
-                       "datasets cache.", self.metadata.name, self.data_dir)
+        logger.warning(
+            "%s has no folder in the data directory %s; it loads as MTEB does, from the hub or a filled "
+            "datasets cache.",
+            self.metadata.name,
+            self.data_dir,
+        )
         return {}
 
     def _find_saved_folders(self, task_dir: Path) -> dict[str, Path] | None:
@@ -129,19 +133,25 @@ class GenericMTEBTask(InstructionTask):
         name = self.metadata.name
         why = _no_local_copy_reason(type(self))
         if why:
-            raise DataError(f"{task_dir}: {name} takes no local copy ({why}). Remove the folder to load it from the "
-                            f"hub or a filled datasets cache.")
+            raise DataError(
+                f"{task_dir}: {name} takes no local copy ({why}). Remove the folder to load it from the "
+                f"hub or a filled datasets cache."
+            )
         if not self.metadata.is_multilingual:
             return {"default": task_dir} if is_saved_dataset(task_dir) else None
         subsets = list(self.metadata.hf_subsets)
         if is_saved_dataset(task_dir):
-            raise DataError(f"{task_dir} is one save_to_disk folder, but {name} is multilingual: give one folder per "
-                            f"subset, {task_dir}/<subset>/ (subsets: {_listing(subsets)}), each "
-                            f"{_load_call(self.metadata.dataset, '<subset>')}.save_to_disk(...).")
+            raise DataError(
+                f"{task_dir} is one save_to_disk folder, but {name} is multilingual: give one folder per "
+                f"subset, {task_dir}/<subset>/ (subsets: {_listing(subsets)}), each "
+                f"{_load_call(self.metadata.dataset, '<subset>')}.save_to_disk(...)."
+            )
         found = {p.name: p for p in task_dir.iterdir() if p.is_dir() and not p.name.startswith(".")}
         unknown = sorted(set(found) - set(subsets))
         if unknown:
-            raise DataError(f"{task_dir}: {_listing(unknown)} is no subset of {name} (its subsets: {_listing(subsets)}).")
+            raise DataError(
+                f"{task_dir}: {_listing(unknown)} is no subset of {name} (its subsets: {_listing(subsets)})."
+            )
         present = [s for s in self.hf_subsets if s in found]
         if not present:
             return None
@@ -150,20 +160,29 @@ class GenericMTEBTask(InstructionTask):
                 raise DataError(self._not_saved_message(found[subset], subset))
         missing = [s for s in self.hf_subsets if s not in found]
         if missing:
-            logger.warning("%s: evaluating only the subsets with a folder in %s (%s); none for %s.", name, task_dir,
-                           ", ".join(present), ", ".join(missing))
+            logger.warning(
+                "%s: evaluating only the subsets with a folder in %s (%s); none for %s.",
+                name,
+                task_dir,
+                ", ".join(present),
+                ", ".join(missing),
+            )
         self.hf_subsets = present
         return {s: found[s] for s in present}
 
     def _not_saved_message(self, folder: Path, subset: str | None = None) -> str:
         meta = self.metadata
         if meta.is_multilingual and subset is None:
-            return (f"{folder} holds no save_to_disk folder of a subset of {meta.name}: expected {folder}/<subset>/ "
-                    f"(subsets: {_listing(meta.hf_subsets)}), each {_load_call(meta.dataset, '<subset>')}"
-                    f".save_to_disk(...) (see docs/guides/local-data.md).")
-        return (f"{folder} is not a `datasets` save_to_disk folder (no {' or '.join(SAVED_MARKERS)}); make it on a "
-                f"connected machine with {_load_call(meta.dataset, subset)}.save_to_disk(...) (see "
-                f"docs/guides/local-data.md), or remove it to load {meta.name} from the hub or a filled datasets cache.")
+            return (
+                f"{folder} holds no save_to_disk folder of a subset of {meta.name}: expected {folder}/<subset>/ "
+                f"(subsets: {_listing(meta.hf_subsets)}), each {_load_call(meta.dataset, '<subset>')}"
+                f".save_to_disk(...) (see docs/guides/local-data.md)."
+            )
+        return (
+            f"{folder} is not a `datasets` save_to_disk folder (no {' or '.join(SAVED_MARKERS)}); make it on a "
+            f"connected machine with {_load_call(meta.dataset, subset)}.save_to_disk(...) (see "
+            f"docs/guides/local-data.md), or remove it to load {meta.name} from the hub or a filled datasets cache."
+        )
 
     def _apply_local_revision(self) -> None:
         if not self.saved_folders:
@@ -200,12 +219,16 @@ class GenericMTEBTask(InstructionTask):
                     data = data["default"]
             if not isinstance(data, Mapping):
                 call = _load_call(self.metadata.dataset, subset if self.metadata.is_multilingual else None)
-                raise DataError(f"{folder} holds one split, not a DatasetDict with the splits {_listing(needed)} that "
-                                f"MTEB's {self.metadata.name} reads; save {call} without `split=`.")
+                raise DataError(
+                    f"{folder} holds one split, not a DatasetDict with the splits {_listing(needed)} that "
+                    f"MTEB's {self.metadata.name} reads; save {call} without `split=`."
+                )
             lacking = [s for s in needed if s not in data]
             if lacking:
-                raise DataError(f"{folder} lacks the split(s) {_listing(lacking)} (it has {_listing(list(data))}); "
-                                f"MTEB's {self.metadata.name} reads {_listing(needed)}.")
+                raise DataError(
+                    f"{folder} lacks the split(s) {_listing(lacking)} (it has {_listing(list(data))}); "
+                    f"MTEB's {self.metadata.name} reads {_listing(needed)}."
+                )
 
     # ----------------------------------------------------------------- instructions
     def instruction_set(self) -> dict[str, Any]:
@@ -216,7 +239,11 @@ class GenericMTEBTask(InstructionTask):
 
         update, attrs = prompt_update(self, instruction)
         prompt = update["prompt"]
-        own = {"query": prompt.get("query", ""), "corpus": prompt.get("document", "")} if isinstance(prompt, dict) else prompt
+        own = (
+            {"query": prompt.get("query", ""), "corpus": prompt.get("document", "")}
+            if isinstance(prompt, dict)
+            else prompt
+        )
         return update, {**attrs, "instruction": own, "instruction_source": "instruction variant"}
 
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
@@ -244,8 +271,10 @@ class GenericMTEBTask(InstructionTask):
             elif why:
                 fix = f"This task takes no local copy ({why}); it needs the hub or a filled datasets cache."
             else:
-                fix = (f"Pass --data-dir DIR (or set {DATA_DIR_ENV}) with {name}/ a `datasets` save_to_disk copy "
-                       f"(see docs/guides/local-data.md), or fill the datasets cache.")
+                fix = (
+                    f"Pass --data-dir DIR (or set {DATA_DIR_ENV}) with {name}/ a `datasets` save_to_disk copy "
+                    f"(see docs/guides/local-data.md), or fill the datasets cache."
+                )
             raise DataError(
                 f"Could not load {meta['path']} at revision {meta['revision'][:12]} for {name} "
                 f"({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}). Offline? " + fix
@@ -256,7 +285,9 @@ class GenericMTEBTask(InstructionTask):
         if self.limit is None:
             return
         if not self.local_layout:
-            logger.warning("--limit is not applied to %s (MTEB's data layout for it is kept as is).", self.metadata.name)
+            logger.warning(
+                "--limit is not applied to %s (MTEB's data layout for it is kept as is).", self.metadata.name
+            )
             return
         split = self.metadata.eval_splits[0]
         rows = self._assemble({split: self.dataset[split].to_list()})
@@ -268,8 +299,7 @@ class GenericMTEBTask(InstructionTask):
         for i, row in enumerate(rows, start=1):
             if not self.min_score <= row["score"] <= self.max_score:  # type: ignore[attr-defined]
                 raise DataError(
-                    f"{self.metadata.name} row {i}: score {row['score']} outside "
-                    f"[{self.min_score}, {self.max_score}]."  # type: ignore[attr-defined]
+                    f"{self.metadata.name} row {i}: score {row['score']} outside [{self.min_score}, {self.max_score}]."  # type: ignore[attr-defined]
                 )
         return limited(rows, [round(r["score"]) for r in rows], self.limit, self.seed)
 
@@ -283,12 +313,16 @@ def mteb_task_class(name: str) -> type[GenericMTEBTask]:
     `bench list tasks` keeps to the harness's own). It loads as MTEB does, from the hub or, offline,
     from a filled `datasets` cache."""
     base = _mteb_class(name)
-    cls = type(f"MTEB{re.sub(r'[^A-Za-z0-9]', '', name)}", (GenericMTEBTask, base), {
-        "instruction": base.metadata.prompt,
-        "instruction_source": MTEB_PROMPT_SOURCE,
-        "__module__": __name__,
-        "__doc__": f"MTEB's {name}, run by the harness.",
-    })
+    cls = type(
+        f"MTEB{re.sub(r'[^A-Za-z0-9]', '', name)}",
+        (GenericMTEBTask, base),
+        {
+            "instruction": base.metadata.prompt,
+            "instruction_source": MTEB_PROMPT_SOURCE,
+            "__module__": __name__,
+            "__doc__": f"MTEB's {name}, run by the harness.",
+        },
+    )
     cls.metadata = base.metadata  # after class creation: a class body with `metadata` would register it
     return cls
 
@@ -310,8 +344,10 @@ def _no_local_copy_reason(cls: type) -> str | None:
     """Why the task's MTEB class cannot read a save_to_disk copy in place of `load_dataset`, or None."""
     base = mteb_base_class(cls)
     if base.load_data is not AbsTask.load_data:
-        return (f"MTEB loads this {base.metadata.type} task with its own loader (e.g. the corpus/queries/qrels "
-                f"configs of retrieval), not `load_dataset`")
+        return (
+            f"MTEB loads this {base.metadata.type} task with its own loader (e.g. the corpus/queries/qrels "
+            f"configs of retrieval), not `load_dataset`"
+        )
     if base.fast_loading:
         return "MTEB loads it with its deprecated fast loading (all subsets from one config)"
     return None
@@ -330,13 +366,17 @@ def _prompt_class(cls: type[GenericMTEBTask], prompt_source: str) -> type[Generi
     if cls.metadata == base.metadata:  # already MTEB's metadata (mteb_task_class, or the twin itself)
         return cls
     if cls not in _MTEB_PROMPT_CLASSES:
-        twin = type(cls.__name__, (cls,), {
-            "instruction": base.metadata.prompt,
-            "instruction_source": MTEB_PROMPT_SOURCE,
-            "__module__": cls.__module__,
-            "__qualname__": cls.__qualname__,
-            "__doc__": f"MTEB's {base.metadata.name} with MTEB's own metadata (prompt source 'mteb').",
-        })
+        twin = type(
+            cls.__name__,
+            (cls,),
+            {
+                "instruction": base.metadata.prompt,
+                "instruction_source": MTEB_PROMPT_SOURCE,
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                "__doc__": f"MTEB's {base.metadata.name} with MTEB's own metadata (prompt source 'mteb').",
+            },
+        )
         twin.metadata = base.metadata  # after class creation: a class body with `metadata` would register it
         _MTEB_PROMPT_CLASSES[cls] = twin
     return _MTEB_PROMPT_CLASSES[cls]
@@ -369,7 +409,11 @@ def _generic(
     With `name`, the class is a task of its own (another split of the same corpus) and not MTEB's.
     """
     base = _mteb_class(base_name)
-    prompt = {"query": instruction["query"], "document": instruction["corpus"]} if isinstance(instruction, dict) else instruction
+    prompt = (
+        {"query": instruction["query"], "document": instruction["corpus"]}
+        if isinstance(instruction, dict)
+        else instruction
+    )
     update: dict[str, Any] = {"prompt": prompt}
     if name:
         update |= {"name": name, "description": description, "superseded_by": None}  # a task of its own
@@ -411,24 +455,47 @@ RERANKING_INSTRUCTIONS: dict[str, dict[str, str]] = {
 }
 
 INBEDDER_GENERIC_TASKS = (
-    _generic("TwentyNewsgroupsClustering", "Categorize the topic of the news article.", INBEDDER_SOURCE,
-             suites=("generic", "inbedder")),
-    *(_generic(base, prompt, INSTRUCTOR_SOURCE, suites=("generic", "inbedder"))
-      for base, prompt in RERANKING_INSTRUCTIONS.items()),
+    _generic(
+        "TwentyNewsgroupsClustering",
+        "Categorize the topic of the news article.",
+        INBEDDER_SOURCE,
+        suites=("generic", "inbedder"),
+    ),
+    *(
+        _generic(base, prompt, INSTRUCTOR_SOURCE, suites=("generic", "inbedder"))
+        for base, prompt in RERANKING_INSTRUCTIONS.items()
+    ),
 )
 STS_TASKS = tuple(
-    _generic(base, text, INSTRUCTOR_SOURCE, local_layout=True,
-             suites=("generic-sts", "generic") + (("metaeol-sts",) if base.startswith("STS1") else ()))
+    _generic(
+        base,
+        text,
+        INSTRUCTOR_SOURCE,
+        local_layout=True,
+        suites=("generic-sts", "generic") + (("metaeol-sts",) if base.startswith("STS1") else ()),
+    )
     for base, text in STS_INSTRUCTIONS.items()
 )
 # SentEval's splits, which MetaEOL reports: local data only (`bench build-data sts-senteval`).
 SENTEVAL_STS_TASKS = (
-    _generic("STSBenchmark", STS_INSTRUCTIONS["STSBenchmark"], INSTRUCTOR_SOURCE, local_layout=True,
-             suites=("metaeol-sts",), name="STSBenchmark-SentEval",
-             description="STS-B test pairs as SentEval reads them (tokenised, lower-cased), as MetaEOL evaluates."),
-    _generic("SICK-R", STS_INSTRUCTIONS["SICK-R"], INSTRUCTOR_SOURCE, local_layout=True,
-             suites=("metaeol-sts",), name="SICK-R-SentEval",
-             description="SICK relatedness, the 4,927 SemEval-2014 test pairs only (SentEval's SICK-R, as MetaEOL "
-                         "evaluates); MTEB's SICK-R holds all 9,927 pairs."),
+    _generic(
+        "STSBenchmark",
+        STS_INSTRUCTIONS["STSBenchmark"],
+        INSTRUCTOR_SOURCE,
+        local_layout=True,
+        suites=("metaeol-sts",),
+        name="STSBenchmark-SentEval",
+        description="STS-B test pairs as SentEval reads them (tokenised, lower-cased), as MetaEOL evaluates.",
+    ),
+    _generic(
+        "SICK-R",
+        STS_INSTRUCTIONS["SICK-R"],
+        INSTRUCTOR_SOURCE,
+        local_layout=True,
+        suites=("metaeol-sts",),
+        name="SICK-R-SentEval",
+        description="SICK relatedness, the 4,927 SemEval-2014 test pairs only (SentEval's SICK-R, as MetaEOL "
+        "evaluates); MTEB's SICK-R holds all 9,927 pairs.",
+    ),
 )
 GENERIC_TASKS = INBEDDER_GENERIC_TASKS + STS_TASKS + SENTEVAL_STS_TASKS

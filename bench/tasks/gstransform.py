@@ -53,7 +53,9 @@ def _styles(command: str, question: str, gstransform: str | None = None) -> dict
 # Appendix C, Table 7, verbatim (aspect -> style -> instruction).
 INSTRUCTIONS: dict[str, dict[str, dict[str, str]]] = {
     "GSTNYTClust": {
-        "topic": _styles("Represent the text based on the main news category.", "What is the main category of this news?"),
+        "topic": _styles(
+            "Represent the text based on the main news category.", "What is the main category of this news?"
+        ),
         "location": _styles(
             "Represent the text based on where the news happen.",
             "Where did the news happen?",
@@ -68,7 +70,9 @@ INSTRUCTIONS: dict[str, dict[str, dict[str, str]]] = {
         ),
     },
     "GSTMNews": {
-        "topic": _styles("Represent the text based on the main category of the news.", "What is the main category of this news?"),
+        "topic": _styles(
+            "Represent the text based on the main category of the news.", "What is the main category of this news?"
+        ),
     },
     "GSTPaperCode": {
         "method": _styles("Represent the paper based on the method used.", "What is the method used in this paper?"),
@@ -78,7 +82,9 @@ INSTRUCTIONS: dict[str, dict[str, dict[str, str]]] = {
         ),
     },
     "GSTMultiHate": {
-        "hateful": _styles("Represent the text based on whether it is hateful or not.", "Is the text hateful? Just tell me yes/no."),
+        "hateful": _styles(
+            "Represent the text based on whether it is hateful or not.", "Is the text hateful? Just tell me yes/no."
+        ),
         "language": _styles(
             "Represent the text based on the language.", "What is the language of the text? Just tell me the language."
         ),
@@ -324,7 +330,15 @@ class GSTAGNews(GSTransformTask, AbsTaskLabelTriplet):
 
 
 GSTRANSFORM_TASKS = (
-    GSTNYTClust, GSTAmzCF, GSTMNews, GSTPaperCode, GSTMultiHate, GSTBigPatent, GSTIntEmo, GSTToxic, GSTAGNews,
+    GSTNYTClust,
+    GSTAmzCF,
+    GSTMNews,
+    GSTPaperCode,
+    GSTMultiHate,
+    GSTBigPatent,
+    GSTIntEmo,
+    GSTToxic,
+    GSTAGNews,
 )
 
 

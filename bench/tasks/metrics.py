@@ -58,7 +58,9 @@ def cluster_v_measure(embeddings: np.ndarray, labels: Sequence, *, seed: int) ->
     return float(v_measure_score(list(labels), assignment))
 
 
-def robustness_gaps(correct: Sequence[float], implicit: Sequence[float], incorrect: Sequence[float]) -> dict[str, float]:
+def robustness_gaps(
+    correct: Sequence[float], implicit: Sequence[float], incorrect: Sequence[float]
+) -> dict[str, float]:
     """Both readings of InBedder's robustness gaps (paper §3.3 vs `MTEB.robustness_test`).
 
     The paper's text and Figure 4 define Δci / Δii as differences of MEANS over the 10 instructions of

@@ -61,8 +61,10 @@ def _get_tasks_attribute(name: str, kind: type, what: str) -> Any:
     """An attribute of `mteb.get_tasks` the harness relies on, failing loudly when a release changed it."""
     value = getattr(_get_tasks_module(), name, None)
     if not isinstance(value, kind):
-        raise RuntimeError(f"mteb.get_tasks.{name} is gone or no longer a {kind.__name__}: this MTEB release "
-                           f"changed {what}; update bench/tasks/mteb_compat.py.")
+        raise RuntimeError(
+            f"mteb.get_tasks.{name} is gone or no longer a {kind.__name__}: this MTEB release "
+            f"changed {what}; update bench/tasks/mteb_compat.py."
+        )
     return value
 
 
@@ -189,17 +191,26 @@ def create_query_dataloader(
 
     if task_metadata.get_modalities(PromptType.query) != ["text"] or any(i is None for i in instructions):
         ds = Dataset.from_dict({"text": list(texts), "instruction": list(instructions)})
-        return mteb_query_dataloader(ds, task_metadata=task_metadata, batch_size=batch_size, num_proc=num_proc,
-                                     **encode_kwargs)
+        return mteb_query_dataloader(
+            ds, task_metadata=task_metadata, batch_size=batch_size, num_proc=num_proc, **encode_kwargs
+        )
     texts = list(texts)
     instructions = list(instructions)
-    prepared = Dataset.from_dict({
-        "instruction": instructions,
-        "query": texts,
-        "text": [t + " " + i for t, i in zip(texts, instructions, strict=True)],
-    })
-    return DataLoader(prepared, batch_size=None, sampler=_SliceSampler(len(texts), batch_size),
-                      collate_fn=_as_is, num_workers=0, shuffle=False)
+    prepared = Dataset.from_dict(
+        {
+            "instruction": instructions,
+            "query": texts,
+            "text": [t + " " + i for t, i in zip(texts, instructions, strict=True)],
+        }
+    )
+    return DataLoader(
+        prepared,
+        batch_size=None,
+        sampler=_SliceSampler(len(texts), batch_size),
+        collate_fn=_as_is,
+        num_workers=0,
+        shuffle=False,
+    )
 
 
 class _SliceSampler:
@@ -228,9 +239,16 @@ def is_mtebs_task(task: AbsTask) -> bool:
     harness's instructions on MTEB's tasks are not."""
     name = task.metadata.name
     mtebs = mteb_registry().get(name)
-    if mtebs is None or str(getattr(mtebs, "__module__", "")).startswith("bench.tasks.") or getattr(task, "limit", None):
+    if (
+        mtebs is None
+        or str(getattr(mtebs, "__module__", "")).startswith("bench.tasks.")
+        or getattr(task, "limit", None)
+    ):
         return False
     mine, theirs = task.metadata, mtebs.metadata
-    return (mine.dataset == theirs.dataset and mine.prompt == theirs.prompt and mine.eval_splits == theirs.eval_splits
-            and mine.main_score == theirs.main_score)
-
+    return (
+        mine.dataset == theirs.dataset
+        and mine.prompt == theirs.prompt
+        and mine.eval_splits == theirs.eval_splits
+        and mine.main_score == theirs.main_score
+    )

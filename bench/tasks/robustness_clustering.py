@@ -84,9 +84,7 @@ class NYTTopicClustering(AbsTaskInstructionRobustness):
     }
     metadata = TaskMetadata(
         name="NYTTopicClustering",
-        description=(
-            "NYT articles (the NYTClustering topic corpus) clustered by topic under 30 instructions."
-        ),
+        description=("NYT articles (the NYTClustering topic corpus) clustered by topic under 30 instructions."),
         dataset={"path": "BrandonZYW/NYTClustering", "revision": "462fb544c8993a0421fd969a7a0f19f1fbd975bf"},
         domains=["News", "Written"],
         license="not specified",

@@ -69,15 +69,22 @@ def prompt_update(task: AbsTask, instruction: Instruction) -> tuple[dict[str, An
             instruction = {"query": instruction}
         unknown = set(instruction) - {"query", "document"}
         if unknown:
-            raise ConfigError(f"{meta.name} ({meta.type}) takes a query instruction, or a mapping of query and "
-                              f"document instructions; the variant names {sorted(unknown)}.")
-        prompt = {k: v for k, v in {"query": instruction.get("query"),
-                                    "document": instruction.get("document", document)}.items() if v}
+            raise ConfigError(
+                f"{meta.name} ({meta.type}) takes a query instruction, or a mapping of query and "
+                f"document instructions; the variant names {sorted(unknown)}."
+            )
+        prompt = {
+            k: v
+            for k, v in {"query": instruction.get("query"), "document": instruction.get("document", document)}.items()
+            if v
+        }
         attrs = {"row_instruction_template": prompt.get("query")} if meta.type.startswith("Instruction") else {}
         return {"prompt": prompt}, attrs
     if not isinstance(instruction, str):
-        raise ConfigError(f"{meta.name} ({meta.type}) has one task instruction; give each variant as a string, "
-                          f"not a mapping ({sorted(instruction)}).")
+        raise ConfigError(
+            f"{meta.name} ({meta.type}) has one task instruction; give each variant as a string, "
+            f"not a mapping ({sorted(instruction)})."
+        )
     return {"prompt": instruction}, {}
 
 
@@ -89,7 +96,9 @@ def _load_then_template_queries(self: Any, *args: Any, **kwargs: Any) -> None:
         for split in subset.values():
             queries = split.get("queries") if isinstance(split, dict) else None
             if queries is not None and "instruction" in queries.column_names:
-                split["queries"] = queries.map(lambda row: {"instruction": fill_row_instruction(template, row["instruction"])})
+                split["queries"] = queries.map(
+                    lambda row: {"instruction": fill_row_instruction(template, row["instruction"])}
+                )
 
 
 def fill_row_instruction(template: str, own: str | None) -> str:
@@ -103,12 +112,16 @@ def mapping_update(task: Any, attribute: str, instruction: Instruction) -> dict[
     if isinstance(instruction, str):
         if len(slots) != 1:
             kind = {"criteria": "criterion", "aspects": "aspect"}.get(attribute, attribute)
-            raise ConfigError(f"{task.metadata.name} has one instruction per {kind} ({', '.join(slots)}); "
-                              f"give each variant as a mapping of {', '.join(slots)} to its instruction.")
+            raise ConfigError(
+                f"{task.metadata.name} has one instruction per {kind} ({', '.join(slots)}); "
+                f"give each variant as a mapping of {', '.join(slots)} to its instruction."
+            )
         return {next(iter(slots)): instruction}
     if set(instruction) != set(slots):
-        raise ConfigError(f"{task.metadata.name}: a variant must give exactly the {attribute} "
-                          f"{', '.join(slots)}; it gives {', '.join(instruction)}.")
+        raise ConfigError(
+            f"{task.metadata.name}: a variant must give exactly the {attribute} "
+            f"{', '.join(slots)}; it gives {', '.join(instruction)}."
+        )
     return {name: instruction[name] for name in slots}
 
 

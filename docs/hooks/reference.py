@@ -47,7 +47,7 @@ def md_text(text: str | None) -> str:
         return ""
     out, pos = [], 0
     for match in _CODE_SPAN.finditer(text):
-        out += [_escape(text[pos:match.start()]), match.group(0)]
+        out += [_escape(text[pos : match.start()]), match.group(0)]
         pos = match.end()
     out.append(_escape(text[pos:]))
     return " ".join("".join(out).split())
@@ -80,8 +80,9 @@ def md_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 # ------------------------------------------------------------------------------------------ CLI
-def walk_parsers(parser: argparse.ArgumentParser, summary: str | None = None, depth: int = 0
-                 ) -> Iterator[tuple[argparse.ArgumentParser, str | None, int]]:
+def walk_parsers(
+    parser: argparse.ArgumentParser, summary: str | None = None, depth: int = 0
+) -> Iterator[tuple[argparse.ArgumentParser, str | None, int]]:
     """(parser, one-line help its parent gives it, depth) for `parser` and every subcommand below it,
     in the order `--help` lists them; an alias of a subcommand is not visited twice."""
     yield parser, summary, depth
@@ -110,8 +111,11 @@ def _value(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     if action.nargs == 0 or (not action.option_strings and not action.choices):
         return ""  # a flag; a positional's name is its metavar already
     formatter = _formatter(parser)
-    default = (formatter._get_default_metavar_for_optional(action) if action.option_strings
-               else formatter._get_default_metavar_for_positional(action))
+    default = (
+        formatter._get_default_metavar_for_optional(action)
+        if action.option_strings
+        else formatter._get_default_metavar_for_positional(action)
+    )
     return md_code(formatter._format_args(action, default))
 
 
@@ -153,8 +157,10 @@ def _command_section(parser: argparse.ArgumentParser, summary: str | None, depth
         rows = _option_rows(parser, group._group_actions)
         if rows:
             title = group.title or "options"
-            parts.append(f"**{md_text(title[:1].upper() + title[1:])}**\n\n"
-                         + md_table(["Option", "Value", "Default", "Description"], rows))
+            parts.append(
+                f"**{md_text(title[:1].upper() + title[1:])}**\n\n"
+                + md_table(["Option", "Value", "Default", "Description"], rows)
+            )
     if parser.epilog:
         parts.append(md_block(textwrap.dedent(parser.epilog).strip("\n")))
     return "\n\n".join(parts)
@@ -241,8 +247,10 @@ def _family_section(name: str, cls: type) -> str:
     flags = _flags(cls)
     doc = (inspect.getdoc(cls) or "").strip().splitlines()
     aliases = ", ".join(md_code(f"{a}:") for a in getattr(cls, "aliases", ()))
-    facts = [f"- Class: {md_code(f'{cls.__module__}.{cls.__qualname__}')}",
-             f"- Spec prefix: {md_code(f'{name}:')}" + (f" (also {aliases})" if aliases else "")]
+    facts = [
+        f"- Class: {md_code(f'{cls.__module__}.{cls.__qualname__}')}",
+        f"- Spec prefix: {md_code(f'{name}:')}" + (f" (also {aliases})" if aliases else ""),
+    ]
     facts += [f"- Note: {md_text(n)}" for n in notes]
     rows = []
     for option, info in options.items():
@@ -251,8 +259,16 @@ def _family_section(name: str, cls: type) -> str:
             note = f"values: {values[option]}" if "|" in values[option] else values[option]
             text = f"{text.rstrip('.')}; {note}" if text else note[:1].upper() + note[1:]
         flag = md_code(f"--{option.replace('_', '-')}") if option in flags else ""
-        rows.append([md_code(option), md_code(info.annotation), md_code(repr(info.default)),
-                     "runtime" if option in runtime else "**vector**", flag, md_text(text)])
+        rows.append(
+            [
+                md_code(option),
+                md_code(info.annotation),
+                md_code(repr(info.default)),
+                "runtime" if option in runtime else "**vector**",
+                flag,
+                md_text(text),
+            ]
+        )
     table = md_table(["Option", "Type", "Default", "Changes vectors", "`bench run` flag", "Description"], rows)
     return "\n\n".join([f"## {md_code(name)}", md_text(doc[0] if doc else name), "\n".join(facts), table])
 
@@ -262,11 +278,15 @@ def families_reference() -> str:
     from bench.adapters.registry import FAMILIES, discover, family_class
 
     discover()
-    names = sorted(FAMILIES, key=lambda n: (n not in FIRST_FAMILIES, FIRST_FAMILIES.index(n) if n in FIRST_FAMILIES else 0, n))
-    legend = ("In **Changes vectors**, *vector* options are part of the embedding cache's fingerprint and of "
-              "the MTEB experiment a result is filed under; *runtime* options (batch size, device, endpoint, "
-              "retries, ...) never change which vector a text gets. Give options with `--model-args "
-              "key=value,...`, in a `--model-config` file, or with the `bench run` flag shown.")
+    names = sorted(
+        FAMILIES, key=lambda n: (n not in FIRST_FAMILIES, FIRST_FAMILIES.index(n) if n in FIRST_FAMILIES else 0, n)
+    )
+    legend = (
+        "In **Changes vectors**, *vector* options are part of the embedding cache's fingerprint and of "
+        "the MTEB experiment a result is filed under; *runtime* options (batch size, device, endpoint, "
+        "retries, ...) never change which vector a text gets. Give options with `--model-args "
+        "key=value,...`, in a `--model-config` file, or with the `bench run` flag shown."
+    )
     return "\n\n".join([legend, *(_family_section(n, family_class(n)) for n in names)]) + "\n"
 
 

@@ -24,15 +24,29 @@ files (sources and their sha256, row counts, seed).
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("build-data", help="build a local copy of a test set from raw public files",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "build-data",
+        help="build a local copy of a test set from raw public files",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("name", help="builder name, or `list` to show them all")
-    p.add_argument("--source-dir", help="folder of the public repositories' checkouts the builder reads (the docs' Data guide lists them)")
-    p.add_argument("--out", help="data directory to write into (one sub-folder per task); instruction-variants: "
-                                 "a folder or a .yaml/.json file")
+    p.add_argument(
+        "--source-dir",
+        help="folder of the public repositories' checkouts the builder reads (the docs' Data guide lists them)",
+    )
+    p.add_argument(
+        "--out",
+        help="data directory to write into (one sub-folder per task); instruction-variants: "
+        "a folder or a .yaml/.json file",
+    )
     p.add_argument("--seed", type=int, default=42, help="sampling seed (default %(default)s)")
-    p.add_argument("--size", type=int, help="how many items to sample (builder-specific default; "
-                                            "instruction-variants: paraphrases per task, default 5)")
+    p.add_argument(
+        "--size",
+        type=int,
+        help="how many items to sample (builder-specific default; "
+        "instruction-variants: paraphrases per task, default 5)",
+    )
     which = p.add_argument_group("tasks (instruction-variants)")
     which.add_argument("-t", "--tasks", nargs="+", metavar="TASK", help="task names (see `bench list tasks`)")
     which.add_argument("--suite", help="suite name (default generic-sts; see `bench list suites`)")
@@ -124,8 +138,10 @@ def build_summary(name: str, out_dir: Path, manifests: dict[str, dict[str, Any]]
 
 def file_summary(name: str, summary: dict[str, Any]) -> str:
     """One line for a builder that writes one file (a variants file) and its manifest."""
-    line = (f"Built {name} into {summary['file']}: {summary.get('tasks', 0)} task(s) x "
-            f"{summary.get('variants_per_task', '?')} variants (the task's own instruction first)")
+    line = (
+        f"Built {name} into {summary['file']}: {summary.get('tasks', 0)} task(s) x "
+        f"{summary.get('variants_per_task', '?')} variants (the task's own instruction first)"
+    )
     if summary.get("failures"):
         line += f"; {summary['failures']} LLM failure(s) left out"
     return f"{line}. Settings, prompt and hashes: {summary.get('manifest', MANIFEST)} (-v prints them)."

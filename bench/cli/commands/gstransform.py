@@ -24,16 +24,31 @@ instruction-free vectors come from the embedding cache, so a new instruction nee
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gstransform", help="train embedding transforms as in GSTransform (Feng et al., 2025)",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "gstransform",
+        help="train embedding transforms as in GSTransform (Feng et al., 2025)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="action", required=True)
-    t = actions.add_parser("train", help="label a text sample with an LLM and train a transform",
-                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("--texts", required=True, help="texts: .txt (one per line), .csv/.jsonl/.json/.parquet with --column")
+    t = actions.add_parser(
+        "train",
+        help="label a text sample with an LLM and train a transform",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    t.add_argument(
+        "--texts", required=True, help="texts: .txt (one per line), .csv/.jsonl/.json/.parquet with --column"
+    )
     t.add_argument("--column", default="text", help="text column of a table file (default %(default)s)")
     t.add_argument("--instruction", required=True, help="the instruction the transform serves (used in the prompts)")
-    t.add_argument("--applies-to", action="append", default=[], metavar="INSTRUCTION",
-                   help="another instruction string this transform serves at run time (repeatable)")
+    t.add_argument(
+        "--applies-to",
+        action="append",
+        default=[],
+        metavar="INSTRUCTION",
+        help="another instruction string this transform serves at run time (repeatable)",
+    )
     t.add_argument("--out", required=True, help="transform directory (one sub-folder per instruction)")
     t.add_argument("--base-model", default="all-MiniLM-L6-v2", help="generic encoder spec (default %(default)s)")
     t.add_argument("--sample-size", type=int, default=3000, help="texts labelled by the LLM (default %(default)s)")
@@ -73,29 +88,53 @@ def _cmd_train(args: argparse.Namespace) -> int:
         raise ConfigError("--sample-size must be at least 10 and --clusters at least 2.")
     texts = read_texts(Path(args.texts), args.column)
     config = LLMConfig.from_options(
-        llm_model=args.llm_model, base_url=args.base_url, temperature=args.temperature, seed=args.seed,
-        concurrency=args.concurrency, max_retries=args.max_retries, llm_cache_dir=args.llm_cache_dir,
+        llm_model=args.llm_model,
+        base_url=args.base_url,
+        temperature=args.temperature,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        max_retries=args.max_retries,
+        llm_cache_dir=args.llm_cache_dir,
     )
     n = min(args.sample_size, len(set(texts)))
     if args.dry_run:
-        print_summary({"texts": len(texts), "sampled": n,
-                       "requests_at_most": 2 * n + args.clusters,
-                       "breakdown": {"summaries": n, "cluster_labels": f"<= {args.clusters}", "classifications": n},
-                       "endpoint": config.base_url, "model": config.model}, args.json)
+        print_summary(
+            {
+                "texts": len(texts),
+                "sampled": n,
+                "requests_at_most": 2 * n + args.clusters,
+                "breakdown": {"summaries": n, "cluster_labels": f"<= {args.clusters}", "classifications": n},
+                "endpoint": config.base_url,
+                "model": config.model,
+            },
+            args.json,
+        )
         return 0
     client = LLMClient(config)
     try:
         folder = train_transform(
-            texts, instruction=args.instruction, out_dir=Path(args.out), client=client, base_model=args.base_model,
-            runtime_options={"cache_dir": args.cache_dir} if args.cache_dir else None, applies_to=args.applies_to,
+            texts,
+            instruction=args.instruction,
+            out_dir=Path(args.out),
+            client=client,
+            base_model=args.base_model,
+            runtime_options={"cache_dir": args.cache_dir} if args.cache_dir else None,
+            applies_to=args.applies_to,
             settings=TrainSettings(sample_size=args.sample_size, n_clusters=args.clusters, seed=args.seed),
             source={"path": str(args.texts), "column": args.column},
         )
     finally:
         client.close()
     cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    print_summary({"transform": str(folder), "taxonomy_size": len(cfg["taxonomy"]), "labelled": cfg["sample"]["labelled"],
-                   "failures": cfg["failures"], "training": {k: cfg["training"][k] for k in
-                                                             ("epochs_run", "best_epoch", "best_val_loss")},
-                   "llm_ledger": client.ledger.as_dict()}, args.json)
+    print_summary(
+        {
+            "transform": str(folder),
+            "taxonomy_size": len(cfg["taxonomy"]),
+            "labelled": cfg["sample"]["labelled"],
+            "failures": cfg["failures"],
+            "training": {k: cfg["training"][k] for k in ("epochs_run", "best_epoch", "best_val_loss")},
+            "llm_ledger": client.ledger.as_dict(),
+        },
+        args.json,
+    )
     return 0

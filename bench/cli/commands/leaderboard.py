@@ -44,26 +44,52 @@ shown as self-reported. Exit status 1 when any result is not verified.
 def register(sub: argparse._SubParsersAction) -> None:
     lb = sub.add_parser("leaderboard", help="build the static leaderboard site")
     actions = lb.add_subparsers(dest="action", required=True)
-    p = actions.add_parser("build", help="validate submissions and write the site",
-                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = actions.add_parser(
+        "build",
+        help="validate submissions and write the site",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--results", nargs="+", required=True, metavar="PATH", help="submissions: zips or folders")
     p.add_argument("--out", default="site", help="folder to write the site into (default %(default)s)")
-    p.add_argument("--data-dir", action="append", default=[], metavar="DIR",
-                   help="local data folder whose dataset revisions count as the harness's own (repeatable)")
+    p.add_argument(
+        "--data-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="local data folder whose dataset revisions count as the harness's own (repeatable)",
+    )
     p.add_argument("--strict", action="store_true", help="exit with status 1 when any submission is rejected")
-    p.add_argument("--verification", nargs="+", action="extend", default=[], metavar="FILE",
-                   help="verification files from `bench leaderboard verify` (several, or repeat the option); "
-                        "their results are shown as verified")
+    p.add_argument(
+        "--verification",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="verification files from `bench leaderboard verify` (several, or repeat the option); "
+        "their results are shown as verified",
+    )
     p.set_defaults(func=_cmd_build)
-    v = actions.add_parser("verify", help="re-run a submission's results and write a verification file",
-                           epilog=VERIFY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    v = actions.add_parser(
+        "verify",
+        help="re-run a submission's results and write a verification file",
+        epilog=VERIFY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     v.add_argument("submission", help="a zip from `bench submit`, its folder, or a `bench run` output folder")
     v.add_argument("--out", default="verification.json", help="verification file to write (default %(default)s)")
-    v.add_argument("--data-dir", metavar="DIR", help="local data directory for the re-run (and its revisions count as known)")
-    v.add_argument("--cache-dir", help="embedding cache for the re-run (default $INSTRUCT_BENCH_CACHE or ~/.cache/instruct-bench)")
+    v.add_argument(
+        "--data-dir", metavar="DIR", help="local data directory for the re-run (and its revisions count as known)"
+    )
+    v.add_argument(
+        "--cache-dir", help="embedding cache for the re-run (default $INSTRUCT_BENCH_CACHE or ~/.cache/instruct-bench)"
+    )
     v.add_argument("--no-cache", action="store_true", help="encode every text afresh")
-    v.add_argument("--base-url", metavar="URL",
-                   help="your OpenAI-compatible endpoint for re-running API results (the submission's is never used)")
+    v.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="your OpenAI-compatible endpoint for re-running API results (the submission's is never used)",
+    )
     v.set_defaults(func=_cmd_verify)
 
 
@@ -89,8 +115,10 @@ def _verified_line(data: dict) -> str:
     verified, total = (rows + variants).count("verified"), len(rows) + len(variants)
     if not variants:
         return f"{verified} of {total} result(s) verified (the rest self-reported)"
-    return (f"{verified} of {total} result(s) verified: {rows.count('verified')} of {len(rows)} in the tables, "
-            f"{variants.count('verified')} of {len(variants)} instruction variants (the rest self-reported)")
+    return (
+        f"{verified} of {total} result(s) verified: {rows.count('verified')} of {len(rows)} in the tables, "
+        f"{variants.count('verified')} of {len(variants)} instruction variants (the rest self-reported)"
+    )
 
 
 def _print_flags(models: list[dict]) -> None:
@@ -112,8 +140,10 @@ def verdict_line(v: Any) -> str:
 
     recomputed = "-" if v.recomputed is None else format_score(v.recomputed)
     label = v.model if v.setting == "default" else f"{v.model} [{v.setting}]"
-    return (f"{'verified' if v.verified else 'NOT verified':12} {v.task} · {printable(label, 200)}: claimed "
-            f"{format_score(v.claimed)}, recomputed {recomputed}; {printable(v.note, 400)}")
+    return (
+        f"{'verified' if v.verified else 'NOT verified':12} {v.task} · {printable(label, 200)}: claimed "
+        f"{format_score(v.claimed)}, recomputed {recomputed}; {printable(v.note, 400)}"
+    )
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -129,10 +159,13 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     report = validate(read_submission(args.submission), data_dirs=[Path(args.data_dir)] if args.data_dir else [])
     if not report.valid:
         print(report.summary())
-        raise BenchError(f"{args.submission} is rejected by validation ({len(report.problems)} problem(s), listed above); "
-                         "only an accepted submission can be verified.")
-    verdicts = verify_report(report, data_dir=args.data_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache,
-                             base_url=args.base_url)
+        raise BenchError(
+            f"{args.submission} is rejected by validation ({len(report.problems)} problem(s), listed above); "
+            "only an accepted submission can be verified."
+        )
+    verdicts = verify_report(
+        report, data_dir=args.data_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache, base_url=args.base_url
+    )
     for v in verdicts:
         print(verdict_line(v))
     atomic_write_json(out, verification_file(args.submission, verdicts))

@@ -22,8 +22,11 @@ FALLBACK_WIDTH = 100  # columns when neither a terminal nor $COLUMNS says
 def register(sub: argparse._SubParsersAction) -> None:
     ls = sub.add_parser("list", help="list tasks, models, suites, data builders, or what the embedding cache holds")
     ls.add_argument("what", choices=["tasks", "models", "suites", "builders", "variants", "cache"])
-    ls.add_argument("--cache-dir", help="for `list cache`: the embedding cache, as given to `bench run --cache-dir` "
-                                        "(default $INSTRUCT_BENCH_CACHE/embeddings or ~/.cache/instruct-bench/embeddings)")
+    ls.add_argument(
+        "--cache-dir",
+        help="for `list cache`: the embedding cache, as given to `bench run --cache-dir` "
+        "(default $INSTRUCT_BENCH_CACHE/embeddings or ~/.cache/instruct-bench/embeddings)",
+    )
     ls.set_defaults(func=_cmd_list)
 
 
@@ -36,8 +39,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
         if table_fits(rows, headers, wrap=[]):  # names only: no column wraps
             print(wrapped_table(rows, headers, wrap=[]))
         else:  # too narrow for whole names in a table: a line per task
-            print("\n".join(wrapped_text(f"{n}: {kind}, main score {score}, dataset {path}", indent="  ")
-                            for n, kind, score, path in rows))
+            print(
+                "\n".join(
+                    wrapped_text(f"{n}: {kind}, main score {score}, dataset {path}", indent="  ")
+                    for n, kind, score, path in rows
+                )
+            )
     elif args.what == "suites":
         from bench.tasks import SUITE_DESCRIPTIONS, SUITES
 
@@ -71,8 +78,10 @@ def wrapped_table(
     from tabulate import tabulate
 
     width = width or terminal_width()
-    natural = [max(len(h) + 2, *(len(line) for r in rows for line in str(r[i]).splitlines() or [""]))
-               for i, h in enumerate(headers)]  # tabulate pads headers by 2
+    natural = [
+        max(len(h) + 2, *(len(line) for r in rows for line in str(r[i]).splitlines() or [""]))
+        for i, h in enumerate(headers)
+    ]  # tabulate pads headers by 2
     wrap = range(len(headers)) if wrap is None else wrap
     fixed = sum(n for i, n in enumerate(natural) if i not in wrap)
     budget = width - (3 * len(headers) + 1) - fixed  # "| " before and " " after each cell, and the last "|"
@@ -87,8 +96,9 @@ def wrapped_table(
     return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
 
-def table_fits(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int | None = None,
-               wrap: Sequence[int] | None = None) -> bool:
+def table_fits(
+    rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int | None = None, wrap: Sequence[int] | None = None
+) -> bool:
     """Whether `wrapped_table` can keep the table within `width` without breaking a word."""
     wrap = range(len(headers)) if wrap is None else wrap
     needed = 3 * len(headers) + 1
@@ -106,12 +116,15 @@ def _wrap_cell(text: str, width: int) -> str:
     """`text` wrapped at spaces to `width`, its own line breaks kept; words are never split."""
     import textwrap
 
-    return "\n".join(textwrap.fill(line, width=width, break_long_words=False, break_on_hyphens=False) or ""
-                     for line in text.splitlines() or [""])
+    return "\n".join(
+        textwrap.fill(line, width=width, break_long_words=False, break_on_hyphens=False) or ""
+        for line in text.splitlines() or [""]
+    )
 
 
 def _common_cap(natural: list[int], floors: list[int], budget: int) -> int:
     """The largest cap c with sum(max(floor, min(n, c))) <= budget (the smallest floor if none fits)."""
+
     def used(c: int) -> int:
         return sum(max(f, min(n, c)) for n, f in zip(natural, floors))
 
@@ -129,8 +142,14 @@ def wrapped_text(text: str, width: int | None = None, indent: str = "") -> str:
     """`text` wrapped at spaces (no word broken), its lines after the first indented by twice `indent`."""
     import textwrap
 
-    return textwrap.fill(text, width=width or terminal_width(), initial_indent=indent, subsequent_indent=2 * indent,
-                         break_long_words=False, break_on_hyphens=False)
+    return textwrap.fill(
+        text,
+        width=width or terminal_width(),
+        initial_indent=indent,
+        subsequent_indent=2 * indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 # ------------------------------------------------------------------------------------------- models
@@ -145,8 +164,13 @@ def models_table() -> str:
     # Options below the table, a paragraph per family: a fourth column would be too narrow for whole options.
     parts.append("\nOptions of each family (option=default) and notes:")
     parts += [wrapped_text(f"{f['family']}: {_options_text(f)}", indent="  ") for f in families]
-    parts.append("\n" + wrapped_text("Give options as family flags (--template none), --model-args "
-                                     "key=value,key=value, or a --model-config YAML/JSON file."))
+    parts.append(
+        "\n"
+        + wrapped_text(
+            "Give options as family flags (--template none), --model-args "
+            "key=value,key=value, or a --model-config YAML/JSON file."
+        )
+    )
     parts += ["", zoo_table()]
     return "\n".join(parts)
 
@@ -161,17 +185,24 @@ def zoo_table() -> str:
     shown = [m for m in models if not m["query"].startswith("custom")]
     custom = Counter(m["implementation"] for m in models if m["query"].startswith("custom"))
     rows = [[m["model"], _escaped(m["query"]), _escaped(m["document"])] for m in shown]
-    head = wrapped_text(f"MTEB's registry: {len(models):,} instruction-aware text models. `--model ORG/NAME` runs one "
-                        "through MTEB's own implementation; the instruction reaches the model as shown "
-                        "({instruction} is the task's, {text} the input):")
-    tail = wrapped_text(f"and {sum(custom.values()):,} with implementations of their own: "
-                        + ", ".join(f"{name} ({n:,})" for name, n in custom.most_common()) + ".")
+    head = wrapped_text(
+        f"MTEB's registry: {len(models):,} instruction-aware text models. `--model ORG/NAME` runs one "
+        "through MTEB's own implementation; the instruction reaches the model as shown "
+        "({instruction} is the task's, {text} the input):"
+    )
+    tail = wrapped_text(
+        f"and {sum(custom.values()):,} with implementations of their own: "
+        + ", ".join(f"{name} ({n:,})" for name, n in custom.most_common())
+        + "."
+    )
     headers = ["Model", "Query", "Document"]
     if table_fits(rows, headers, wrap=[1, 2]):
         body = wrapped_table(rows, headers, wrap=[1, 2])
     else:  # model ids are too long for a table this narrow: a paragraph per model, its id first and whole
-        body = "\n".join(wrapped_text(f'{model}: query "{query}", document "{document}"', indent="  ")
-                         for model, query, document in rows)
+        body = "\n".join(
+            wrapped_text(f'{model}: query "{query}", document "{document}"', indent="  ")
+            for model, query, document in rows
+        )
     return f"{head}\n{body}\n{tail}"
 
 
@@ -202,8 +233,14 @@ def variants_table() -> str:
         vf = load_variants(path)
         counts = sorted({len(v) for v in vf.variants.values()})
         sets = sorted({s for names in vf.sets.values() for s in names})
-        rows.append([name, f"{len(vf.variants):,} tasks x {'/'.join(f'{c:,}' for c in counts)} variants"
-                     + (f" ({', '.join(sets)})" if sets else ""), vf.description or ""])
+        rows.append(
+            [
+                name,
+                f"{len(vf.variants):,} tasks x {'/'.join(f'{c:,}' for c in counts)} variants"
+                + (f" ({', '.join(sets)})" if sets else ""),
+                vf.description or "",
+            ]
+        )
     return wrapped_table(rows, ["Variants file", "Holds", "About"], wrap=[1, 2])
 
 
@@ -219,15 +256,28 @@ def cache_table(root: Path | None = None) -> str:
     rows = []
     for f in sorted(files, key=lambda f: (str(f.fingerprint.get("model", "")), f.path.name)):
         fp = f.fingerprint
-        setting = ", ".join(f"{k}={v}" for k, v in sorted(fp.items(), key=lambda kv: (kv[0] != "family", kv[0]))
-                            if k not in ("model", "revision") and v is not None)
-        rows.append([fp.get("model", "?"), str(fp.get("revision", "?"))[:12],
-                     f"unreadable: {f.error}" if f.error else setting, f"{f.entries:,}", f.dim or "-",
-                     human_size(f.size), f.path.stem.rsplit("-", 1)[-1]])
+        setting = ", ".join(
+            f"{k}={v}"
+            for k, v in sorted(fp.items(), key=lambda kv: (kv[0] != "family", kv[0]))
+            if k not in ("model", "revision") and v is not None
+        )
+        rows.append(
+            [
+                fp.get("model", "?"),
+                str(fp.get("revision", "?"))[:12],
+                f"unreadable: {f.error}" if f.error else setting,
+                f"{f.entries:,}",
+                f.dim or "-",
+                human_size(f.size),
+                f.path.stem.rsplit("-", 1)[-1],
+            ]
+        )
     headers = ["Model", "Revision", "Setting", "Entries", "Dim", "Size", "File id"]
     table = wrapped_table(rows, headers, wrap=[2])
-    total = (f"{len(files)} file(s), {sum(f.entries for f in files):,} vectors, {human_size(sum(f.size for f in files))} "
-             f"in {root} (files are <model>-<file id>.sqlite; deleting one forgets that setting's vectors)")
+    total = (
+        f"{len(files)} file(s), {sum(f.entries for f in files):,} vectors, {human_size(sum(f.size for f in files))} "
+        f"in {root} (files are <model>-<file id>.sqlite; deleting one forgets that setting's vectors)"
+    )
     return f"{table}\n\n{wrapped_text(total)}"
 
 

@@ -11,14 +11,27 @@ from bench.core.errors import BenchError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    res = sub.add_parser("results", help="print the summary table of results directories (and instruction sensitivity, if any)")
-    res.add_argument("directory", nargs="+", help="results folders (a bench run --output-dir, an mteb.ResultCache folder, "
-                     "or any folder below one); the results of all are merged")
-    res.add_argument("--format", choices=("markdown", "csv", "latex"), default="markdown",
-                     help="markdown (GitHub table, the default), csv (the main table only, one header row, a marks "
-                     "column) or latex (booktabs tables, bold best score, the marks' legend under each)")
-    res.add_argument("--full-revisions", action="store_true",
-                     help="print model revisions in full (default: their first 12 characters)")
+    res = sub.add_parser(
+        "results", help="print the summary table of results directories (and instruction sensitivity, if any)"
+    )
+    res.add_argument(
+        "directory",
+        nargs="+",
+        help="results folders (a bench run --output-dir, an mteb.ResultCache folder, "
+        "or any folder below one); the results of all are merged",
+    )
+    res.add_argument(
+        "--format",
+        choices=("markdown", "csv", "latex"),
+        default="markdown",
+        help="markdown (GitHub table, the default), csv (the main table only, one header row, a marks "
+        "column) or latex (booktabs tables, bold best score, the marks' legend under each)",
+    )
+    res.add_argument(
+        "--full-revisions",
+        action="store_true",
+        help="print model revisions in full (default: their first 12 characters)",
+    )
     res.set_defaults(func=_cmd_results)
 
 

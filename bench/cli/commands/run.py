@@ -34,51 +34,86 @@ EPILOG = """examples:
   python -m bench results results/
 """
 
+
 def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
     """The `run` parser. Its model-option flags come from the families' own `cli_flags` declarations,
     which means importing every family (and MTEB); `full=False` leaves them out, so other commands and
     `bench --help` start fast, and the CLI parses a `run` command again with `full=True`."""
-    run = sub.add_parser("run", help="evaluate a model", epilog=EPILOG, add_help=full,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("-m", "--model", help="registered name, family:ID (st:, openai:, inbedder:FILE.gguf, ...), path "
-                                           "or hub id (default all-MiniLM-L6-v2; see `bench list models`)")
-    run.add_argument("--model-name", metavar="ORG/NAME", help="file a local model's results under this MTEB model "
-                                                              "name (default: local/<folder>, or the hub id of "
-                                                              "published weights)")
-    run.add_argument("--model-revision", metavar="REV", help="the model's revision (hub commit; for a local model, "
-                                                             "the revision to file it under)")
+    run = sub.add_parser(
+        "run",
+        help="evaluate a model",
+        epilog=EPILOG,
+        add_help=full,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "-m",
+        "--model",
+        help="registered name, family:ID (st:, openai:, inbedder:FILE.gguf, ...), path "
+        "or hub id (default all-MiniLM-L6-v2; see `bench list models`)",
+    )
+    run.add_argument(
+        "--model-name",
+        metavar="ORG/NAME",
+        help="file a local model's results under this MTEB model "
+        "name (default: local/<folder>, or the hub id of "
+        "published weights)",
+    )
+    run.add_argument(
+        "--model-revision",
+        metavar="REV",
+        help="the model's revision (hub commit; for a local model, the revision to file it under)",
+    )
     run.add_argument("--model-args", metavar="K=V,...", help="family options, e.g. pooling=1st-gen,dtype=float16")
-    run.add_argument("--model-config", metavar="FILE", help="YAML/JSON file: `model: SPEC` and family options; "
-                                                              "--model, --model-args and flags override it")
+    run.add_argument(
+        "--model-config",
+        metavar="FILE",
+        help="YAML/JSON file: `model: SPEC` and family options; --model, --model-args and flags override it",
+    )
     which = run.add_mutually_exclusive_group()
     which.add_argument("-t", "--tasks", nargs="+", metavar="TASK", help="task names (see `bench list tasks`)")
     which.add_argument("--suite", help="suite name (default: demo; see `bench list suites`)")
     if full:
         from bench.adapters.registry import cli_flags
 
-        family = run.add_argument_group("model options (each goes to the model family's constructor; "
-                                        "see `bench list models`)")
+        family = run.add_argument_group(
+            "model options (each goes to the model family's constructor; see `bench list models`)"
+        )
         for option, (text, owners) in cli_flags().items():
-            family.add_argument(f"--{option.replace('_', '-')}", dest=f"family_{option}", metavar="V",
-                                help=f"{text} [{owners}]")
+            family.add_argument(
+                f"--{option.replace('_', '-')}", dest=f"family_{option}", metavar="V", help=f"{text} [{owners}]"
+            )
     run.add_argument("--data-dir", help="local data directory (default $INSTRUCT_BENCH_DATA_DIR, else the hub)")
     run.add_argument("--output-dir", default="results", help="where result files go (default %(default)s)")
-    run.add_argument("--cache-dir", help="embedding cache folder (default $INSTRUCT_BENCH_CACHE/embeddings, "
-                                         "else ~/.cache/instruct-bench/embeddings)")
+    run.add_argument(
+        "--cache-dir",
+        help="embedding cache folder (default $INSTRUCT_BENCH_CACHE/embeddings, "
+        "else ~/.cache/instruct-bench/embeddings)",
+    )
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     run.add_argument("--limit", type=int, help="at most N examples per criterion/aspect, stratified by label")
     run.add_argument("--overwrite", action="store_true", help="recompute tasks that already have results")
     run.add_argument("--seed", type=int, default=42, help="seed for k-means and --limit sampling (default %(default)s)")
-    run.add_argument("--instruction-style", choices=["auto", "question", "command", "gstransform"], default="auto",
-                     help="instructions for tasks that offer several styles (GSTransform): command for INSTRUCTOR, "
-                          "question for others; auto picks by model (default %(default)s)")
-    run.add_argument("--instruction-variants", metavar="FILE",
-                     help="YAML/JSON file of task: [instructions] (or named sets of them), or a built-in name "
-                          "(`bench list variants`): each task also runs under each instruction, as its own MTEB "
-                          "experiment, and the table shows mean/std/min/max over them; without --tasks/--suite, "
-                          "the file's tasks run")
-    run.add_argument("--dry-run", action="store_true",
-                     help="count what would be encoded (API models: tokens, requests, cost); call no model, write nothing")
+    run.add_argument(
+        "--instruction-style",
+        choices=["auto", "question", "command", "gstransform"],
+        default="auto",
+        help="instructions for tasks that offer several styles (GSTransform): command for INSTRUCTOR, "
+        "question for others; auto picks by model (default %(default)s)",
+    )
+    run.add_argument(
+        "--instruction-variants",
+        metavar="FILE",
+        help="YAML/JSON file of task: [instructions] (or named sets of them), or a built-in name "
+        "(`bench list variants`): each task also runs under each instruction, as its own MTEB "
+        "experiment, and the table shows mean/std/min/max over them; without --tasks/--suite, "
+        "the file's tasks run",
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="count what would be encoded (API models: tokens, requests, cost); call no model, write nothing",
+    )
     run.set_defaults(func=_cmd_run, needs_full_parser=not full)
 
 
@@ -103,11 +138,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     spec, model_options = model_spec_and_options(args)
     options = RunOptions(
-        model=spec, model_options=model_options, model_name=args.model_name, model_revision=args.model_revision,
-        tasks=args.tasks, suite=args.suite, data_dir=args.data_dir,
-        output_dir=args.output_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache, limit=args.limit,
-        overwrite=args.overwrite, seed=args.seed, show_progress_bar=False if args.quiet else None,
-        instruction_style=args.instruction_style, instruction_variants=args.instruction_variants,
+        model=spec,
+        model_options=model_options,
+        model_name=args.model_name,
+        model_revision=args.model_revision,
+        tasks=args.tasks,
+        suite=args.suite,
+        data_dir=args.data_dir,
+        output_dir=args.output_dir,
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache,
+        limit=args.limit,
+        overwrite=args.overwrite,
+        seed=args.seed,
+        show_progress_bar=False if args.quiet else None,
+        instruction_style=args.instruction_style,
+        instruction_variants=args.instruction_variants,
     )
     if args.dry_run:
         print(dry_run_table(dry_run(options)))
@@ -132,22 +178,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def single_process_launch_warning(environ: dict[str, str] | None = None,
-                                  launcher_argv: list[str] | None = None) -> str | None:
+def single_process_launch_warning(
+    environ: dict[str, str] | None = None, launcher_argv: list[str] | None = None
+) -> str | None:
     """One line when `accelerate launch` started this run as its only process: without `--multi_gpu` (or an
     `accelerate config` that says multi-GPU) accelerate runs `--num_processes 2` as one plain process, on CPU
     always (it spreads CPU processes over MPI only), and says nothing. Seen from here: accelerate's variables
     and no WORLD_SIZE above 1. N is the launcher's `--num_processes` when its command line can be read (no
     line when it asked for one process)."""
     env = os.environ if environ is None else environ
-    if not any(name in env for name in ACCELERATE_CHILD_VARS) or env.get("WORLD_SIZE", "1").strip() not in ("", "0", "1"):
+    if not any(name in env for name in ACCELERATE_CHILD_VARS) or env.get("WORLD_SIZE", "1").strip() not in (
+        "",
+        "0",
+        "1",
+    ):
         return None
     asked = _num_processes(_launcher_argv() if launcher_argv is None else launcher_argv)
     if asked is not None and asked <= 1:
         return None
     n = "N" if asked is None else str(asked)
-    return (f"warning: accelerate launch started one process; for {n} processes add --multi_gpu (GPUs) "
-            f"or use torchrun --nproc_per_node {n}")
+    return (
+        f"warning: accelerate launch started one process; for {n} processes add --multi_gpu (GPUs) "
+        f"or use torchrun --nproc_per_node {n}"
+    )
 
 
 def _launcher_argv() -> list[str]:
@@ -175,19 +228,30 @@ def local_data_note(outcomes: list[Any]) -> str | None:
     from bench.tasks.mteb_compat import mteb_registry
 
     registry = mteb_registry()
-    local = list(dict.fromkeys(o.task for o in outcomes if _on_local_data(o.record) and o.task in registry
-                               and not str(registry[o.task].__module__).startswith("bench.tasks.")))
+    local = list(
+        dict.fromkeys(
+            o.task
+            for o in outcomes
+            if _on_local_data(o.record)
+            and o.task in registry
+            and not str(registry[o.task].__module__).startswith("bench.tasks.")
+        )
+    )
     if not local:
         return None
     named = ", ".join(local[:4]) + (f", +{len(local) - 4} more" if len(local) > 4 else "")
-    return (f"Note: {named} ran on local data and carries a local-… dataset revision, so it is filed under "
-            f"{HARNESS_RESULTS}/: MTEB's results repository will not take them (the revision is what says a number "
-            "was computed on the published data, and these are not), and `mteb submit-results` does not look there.")
+    return (
+        f"Note: {named} ran on local data and carries a local-… dataset revision, so it is filed under "
+        f"{HARNESS_RESULTS}/: MTEB's results repository will not take them (the revision is what says a number "
+        "was computed on the published data, and these are not), and `mteb submit-results` does not look there."
+    )
 
 
 def _on_local_data(record: dict[str, Any]) -> bool:
     dataset = (record.get("task") or {}).get("dataset") or {}
-    return str(dataset.get("revision") or "").startswith("local-") or str(dataset.get("source") or "").startswith("local:")
+    return str(dataset.get("revision") or "").startswith("local-") or str(dataset.get("source") or "").startswith(
+        "local:"
+    )
 
 
 USAGE_COUNTERS = ("requests", "retries", "texts", "tokens", "tokens_estimated", "usd")
@@ -225,13 +289,32 @@ def dry_run_table(estimates: list[Any]) -> str:
     """Per task: texts the cache lacks, and the family's token/request/cost estimate."""
     from tabulate import tabulate
 
-    rows = [[e.task, _count(e.texts), _count(e.estimate.get("tokens")), _count(e.estimate.get("requests")),
-             _usd(e.estimate) if e.estimate else ""] for e in estimates]
+    rows = [
+        [
+            e.task,
+            _count(e.texts),
+            _count(e.estimate.get("tokens")),
+            _count(e.estimate.get("requests")),
+            _usd(e.estimate) if e.estimate else "",
+        ]
+        for e in estimates
+    ]
     total = total_usage([{"texts": e.texts, **e.estimate} for e in estimates])
-    rows.append(["Total", _count(total.get("texts", 0)), _count(total.get("tokens")), _count(total.get("requests")),
-                 _usd(total) if "usd" in total else ""])
-    table = tabulate(rows, headers=["Task", "Texts to encode", "Est. tokens", "Requests", "Est. USD"],
-                     tablefmt="github", disable_numparse=True)
+    rows.append(
+        [
+            "Total",
+            _count(total.get("texts", 0)),
+            _count(total.get("tokens")),
+            _count(total.get("requests")),
+            _usd(total) if "usd" in total else "",
+        ]
+    )
+    table = tabulate(
+        rows,
+        headers=["Task", "Texts to encode", "Est. tokens", "Requests", "Est. USD"],
+        tablefmt="github",
+        disable_numparse=True,
+    )
     lines = [f"Dry run of {len(estimates)} task(s): no model was called, nothing was written.", table]
     if total.get("tokens_method"):
         lines.append(f"Tokens counted with {total['tokens_method']}.")

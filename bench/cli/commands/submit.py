@@ -18,12 +18,21 @@ every problem is printed with its file, field and reason.
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("submit", help="validate result files and pack them as a leaderboard submission",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "submit",
+        help="validate result files and pack them as a leaderboard submission",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("directory", help="results folder written by `bench run --output-dir`")
     p.add_argument("--out", default="submission.zip", help="zip to write (default %(default)s)")
-    p.add_argument("--data-dir", action="append", default=[], metavar="DIR",
-                   help="local data folder the results were computed on (repeatable); its revisions count as known")
+    p.add_argument(
+        "--data-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="local data folder the results were computed on (repeatable); its revisions count as known",
+    )
     p.set_defaults(func=_cmd_submit)
 
 
@@ -39,8 +48,10 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if links:  # never followed, so never packed: the zip would otherwise carry whatever a link points at
         more = f" and {len(links) - 1} more" if len(links) > 1 else ""
         where = "is a symbolic link" if links == [str(source)] else f"holds a symbolic link ({links[0]}{more})"
-        raise DataError(f"{source} {where}; a submission never follows links, so nothing was packed: "
-                        "put a copy of the file itself in its place.")
+        raise DataError(
+            f"{source} {where}; a submission never follows links, so nothing was packed: "
+            "put a copy of the file itself in its place."
+        )
     report = validate(submission, data_dirs=[Path(d) for d in args.data_dir])
     if not report.valid:
         print(report.summary())
@@ -48,7 +59,9 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     models: dict[tuple, list[str]] = {}
     for e in report.entries:
         models.setdefault((e.model.name, e.model.revision, e.model.experiment), []).append(e.task)
-    listing = [{"name": n, "revision": r, "experiment": x, "tasks": sorted(t)} for (n, r, x), t in sorted(models.items())]
+    listing = [
+        {"name": n, "revision": r, "experiment": x, "tasks": sorted(t)} for (n, r, x), t in sorted(models.items())
+    ]
     manifest = pack(submission, Path(args.out), listing)
     print(report.summary())
     print(f"Packed {len(manifest['files'])} files into {Path(args.out).resolve()}")

@@ -111,20 +111,37 @@ class AbsTaskInstructionRobustness(InstructionTask):
         texts = list(data_split["text"])
         labels = list(data_split["cluster"])
         if self.single_instruction is not None:
-            emb = encode_pairs(model, texts, [self.single_instruction] * len(texts), task=self, hf_split=hf_split,
-                               hf_subset=hf_subset, encode_kwargs=encode_kwargs)
-            return {"v_measure": cluster_v_measure(np.ascontiguousarray(emb), labels, seed=self.seed),
-                    "num_texts": len(texts), "num_clusters": len(set(labels))}
+            emb = encode_pairs(
+                model,
+                texts,
+                [self.single_instruction] * len(texts),
+                task=self,
+                hf_split=hf_split,
+                hf_subset=hf_subset,
+                encode_kwargs=encode_kwargs,
+            )
+            return {
+                "v_measure": cluster_v_measure(np.ascontiguousarray(emb), labels, seed=self.seed),
+                "num_texts": len(texts),
+                "num_clusters": len(set(labels)),
+            }
         runs = [(name, i, inst) for name in INSTRUCTION_SETS for i, inst in enumerate(self.instructions[name])]
         n = len(texts)
         score = functools.partial(cluster_v_measure, labels=labels, seed=self.seed)
         jobs: dict[str, Future] = {}  # identical embeddings (a blind model) are clustered once
         digests: list[str] = []
         for _name, _i, inst in runs:  # each view is scored as soon as it is encoded (bench.core.parallel)
-            emb = np.ascontiguousarray(encode_pairs(
-                model, texts, [inst] * n,
-                task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
-            ))
+            emb = np.ascontiguousarray(
+                encode_pairs(
+                    model,
+                    texts,
+                    [inst] * n,
+                    task=self,
+                    hf_split=hf_split,
+                    hf_subset=hf_subset,
+                    encode_kwargs=encode_kwargs,
+                )
+            )
             digest = hashlib.sha256(emb).hexdigest()  # the array's own buffer, uncopied
             if digest not in jobs:
                 jobs[digest] = parallel.submit(score, emb)

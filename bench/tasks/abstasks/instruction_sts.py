@@ -25,8 +25,10 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):
     min_score = 0
     max_score = 1
 
-    no_variants_reason = ("its instructions belong to the rows and the gold scores depend on them; vary the "
-                          "instructions of a task with a task-level instruction instead.")
+    no_variants_reason = (
+        "its instructions belong to the rows and the gold scores depend on them; vary the "
+        "instructions of a task with a task-level instruction instead."
+    )
 
     def instruction_set(self) -> dict[str, Any]:
         return {"per_row": True, "column": "instruction"}
@@ -43,8 +45,13 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):
     def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
         n = len(data_split)
         emb = encode_pairs(
-            model, list(data_split["sentence1"]) + list(data_split["sentence2"]), list(data_split["instruction"]) * 2,
-            task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
+            model,
+            list(data_split["sentence1"]) + list(data_split["sentence2"]),
+            list(data_split["instruction"]) * 2,
+            task=self,
+            hf_split=hf_split,
+            hf_subset=hf_subset,
+            encode_kwargs=encode_kwargs,
         )
         e1, e2 = emb[:n], emb[n:]
         scores = dict(  # the fields of MTEB's STSEvaluatorScores

@@ -68,8 +68,13 @@ class AbsTaskInstructionTriplet(InstructionTask):
         n = len(data_split)
         texts = list(data_split["anchor"]) + list(data_split["positive"]) + list(data_split["negative"])
         emb = encode_pairs(
-            model, texts, list(data_split["instruction"]) * 3,
-            task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
+            model,
+            texts,
+            list(data_split["instruction"]) * 3,
+            task=self,
+            hf_split=hf_split,
+            hf_subset=hf_subset,
+            encode_kwargs=encode_kwargs,
         )
         success = triplet_successes(emb[:n], emb[n : 2 * n], emb[2 * n :])
         criterion = np.asarray(list(data_split["criterion"]))

@@ -147,7 +147,9 @@ class _SampledTask(LabelledSource):
         return {"num_samples": len(data), **{f"{a}_num_items": int((aspect == a).sum()) for a in self.aspects}}
 
 
-def _rows_by_aspect(data_split: Any, aspects: dict[str, str], columns: tuple[str, ...]) -> dict[str, dict[str, np.ndarray]]:
+def _rows_by_aspect(
+    data_split: Any, aspects: dict[str, str], columns: tuple[str, ...]
+) -> dict[str, dict[str, np.ndarray]]:
     aspect = np.asarray(data_split["aspect"])
     cols = {c: np.asarray(data_split[c]) for c in columns}
     return {a: {c: v[aspect == a] for c, v in cols.items()} for a in aspects}
@@ -174,9 +176,7 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
     def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
         parts = _rows_by_aspect(data_split, self.aspects, ("first", "second", "score"))
         used = {a: np.unique(np.concatenate([p["first"], p["second"]])) for a, p in parts.items()}
-        emb = self._encode_used(
-            model, used, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs
-        )
+        emb = self._encode_used(model, used, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs)
         scores: dict[str, Any] = {}
         for aspect, p in parts.items():
             e1 = emb[aspect][np.searchsorted(used[aspect], p["first"])]
@@ -190,7 +190,9 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
             gold = [self._normalize(s) for s in p["score"].tolist()]
             scores.update({f"{aspect}_{k}": v for k, v in self._calculate_scores(sts, gold).items()})
             n, pos = len(gold), int(p["score"].sum())
-            scores.update({f"{aspect}_num_pairs": n, f"{aspect}_positive_pairs": pos, f"{aspect}_positive_rate": pos / n})
+            scores.update(
+                {f"{aspect}_num_pairs": n, f"{aspect}_positive_pairs": pos, f"{aspect}_positive_rate": pos / n}
+            )
         scores["mean_cosine_spearman"] = float(np.mean([scores[f"{a}_cosine_spearman"] for a in self.aspects]))
         return scores
 
@@ -203,7 +205,9 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
 class AbsTaskLabelTriplet(_SampledTask):
     """Triplet alignment from labelled texts (anchor and positive share the class, the negative does not)."""
 
-    sampling_method = "uniform anchor of a class with >=2 texts; positive: other text of its class; negative: other class"
+    sampling_method = (
+        "uniform anchor of a class with >=2 texts; positive: other text of its class; negative: other class"
+    )
 
     def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         out = []
@@ -219,9 +223,7 @@ class AbsTaskLabelTriplet(_SampledTask):
     def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
         parts = _rows_by_aspect(data_split, self.aspects, ("anchor", "positive", "negative"))
         used = {a: np.unique(np.concatenate(list(p.values()))) for a, p in parts.items()}
-        emb = self._encode_used(
-            model, used, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs
-        )
+        emb = self._encode_used(model, used, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs)
         scores: dict[str, Any] = {}
         for aspect, p in parts.items():
             vec = {role: emb[aspect][np.searchsorted(used[aspect], idx)] for role, idx in p.items()}

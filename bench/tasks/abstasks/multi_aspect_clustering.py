@@ -52,15 +52,26 @@ class AbsTaskMultiAspectClustering(InstructionTask):
 
     def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
         emb = encode_pairs(
-            model, list(data_split["text"]), list(data_split["instruction"]),
-            task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs,
+            model,
+            list(data_split["text"]),
+            list(data_split["instruction"]),
+            task=self,
+            hf_split=hf_split,
+            hf_subset=hf_subset,
+            encode_kwargs=encode_kwargs,
         )
         aspect = np.asarray(list(data_split["aspect"]))
         labels = np.asarray(list(data_split["cluster"]))
         scores: dict[str, Any] = {}
         masks = {name: aspect == name for name in self.aspects}
-        jobs = [parallel.submit(functools.partial(cluster_v_measure, seed=self.seed), np.ascontiguousarray(emb[mask]),
-                                labels[mask].tolist()) for mask in masks.values()]  # over the ranks in a launched run
+        jobs = [
+            parallel.submit(
+                functools.partial(cluster_v_measure, seed=self.seed),
+                np.ascontiguousarray(emb[mask]),
+                labels[mask].tolist(),
+            )
+            for mask in masks.values()
+        ]  # over the ranks in a launched run
         for (name, mask), v_measure in zip(masks.items(), parallel.gather(jobs), strict=True):
             scores[f"v_measure_{name}"] = v_measure
             scores[f"{name}_num_texts"] = int(mask.sum())
