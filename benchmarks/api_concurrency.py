@@ -31,9 +31,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    from fake_openai import FakeOpenAI
-
     from bench.adapters.openai_api import OpenAIEmbeddingEncoder
+    from fake_openai import FakeOpenAI
 
     server = FakeOpenAI(api_key=None).start()
     server.latency = args.latency

@@ -95,7 +95,7 @@ def main() -> None:
         bare = timed(
             lambda enc=enc: enc.model.encode(texts, batch_size=args.batch_size, show_progress_bar=False), args.repeats
         )
-        ours = timed(lambda enc=enc: enc.encode_inputs(inputs), args.repeats)
+        ours = timed(lambda enc=enc, inputs=inputs: enc.encode_inputs(inputs), args.repeats)
         print(
             f"335M encoder {dtype:8s}: sentence-transformers {len(texts) / bare:7.1f}/s, harness {len(texts) / ours:7.1f}/s, "
             f"harness/ST time {ours / bare:.3f}"

@@ -21,6 +21,7 @@ around it is what benchmarks/scaling.py measures. Needs torch with CUDA and tran
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 
@@ -41,6 +42,12 @@ def timed(fn, repeats: int) -> float:
     return (time.perf_counter() - tick) / repeats
 
 
+def last_token_states(model, ids, mask, positions):
+    """The readout: the last (prompt) token's hidden state after one forward pass."""
+    with torch.inference_mode():
+        return model(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state[:, -1]
+
+
 def causal_lm(name: str, shape: dict, batches: list[int]) -> list[dict]:
     from transformers import LlamaConfig, LlamaModel
 
@@ -58,12 +65,8 @@ def causal_lm(name: str, shape: dict, batches: list[int]) -> list[dict]:
         mask = (torch.arange(width)[None, :] >= width - lengths[:, None]).long().cuda()  # left padding
         ids = torch.randint(3, 32000, (batch, width), device="cuda") * mask
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-
-        def forward():
-            with torch.inference_mode():
-                return model(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state[:, -1]
-
-        seconds = timed(forward, 10)
+        # a partial, not a closure: nothing keeps the model alive past `del model` below
+        seconds = timed(functools.partial(last_token_states, model, ids, mask, positions), 10)
         tokens = batch * width / seconds
         rows.append(
             {
@@ -99,7 +102,7 @@ def encoder(batch: int, lengths: list[int]) -> list[dict]:
         out = {}
         for dtype, model in (("float32", model32), ("bfloat16", model16)):
 
-            def forward(model=model):
+            def forward(model=model, ids=ids, mask=mask):
                 with torch.inference_mode():
                     hidden = model(input_ids=ids, attention_mask=mask).last_hidden_state
                     return (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)

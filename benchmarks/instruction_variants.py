@@ -53,8 +53,8 @@ def main() -> None:
 
     from tabulate import tabulate
 
-    from bench.run.runner import RunOptions, run
     from bench.dataset_builders.sts_senteval import build_sts_senteval
+    from bench.run.runner import RunOptions, run
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

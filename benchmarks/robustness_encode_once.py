@@ -31,8 +31,8 @@ def main() -> None:
 
     from tabulate import tabulate
 
-    from bench.run.runner import RunOptions, run
     from bench.dataset_builders.clustering_sets import build_few_rel
+    from bench.run.runner import RunOptions, run
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

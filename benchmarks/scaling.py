@@ -187,7 +187,7 @@ def overhead(args, tmp: Path) -> list[list]:
     data = tmp / "data-b"
     what = build_corpus(args.raw, data, args.blind_size)
     out, prof = tmp / "b-out", tmp / "b.prof"
-    wall, _ = sh(
+    _wall, _ = sh(
         [
             sys.executable,
             "-m",

@@ -54,8 +54,8 @@ from bench.adapters.options import (
     vector_options,
 )
 from bench.core.errors import ConfigError, EncodingError
-from bench.core.redact import redact_value
 from bench.core.progress import EncodeProgress
+from bench.core.redact import redact_value
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -181,6 +181,8 @@ class BaseEncoder(AbsEncoder):
     experiment_always: ClassVar[tuple[str, ...]] = ()
     distributes: ClassVar[bool] = True
     local_weights: ClassVar[bool] = True  # False for a remote model: no --device or --dtype means anything to it
+    mteb_model_meta: ModelMeta  # set by __init__ (AbsEncoder allows None, which no encoder here has)
+    _given_options: dict[str, Any]  # set by __new__
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -469,7 +471,7 @@ class BaseEncoder(AbsEncoder):
                 done.append(np.asarray(fn(list(inputs[start:stop])), dtype=np.float32))
                 if (progress := getattr(self, "_progress", None)) is not None:
                     progress.batch_done(stop - start, len(inputs))
-            except Exception as e:  # noqa: BLE001 - only out-of-memory is handled, the rest re-raised
+            except Exception as e:
                 if not is_out_of_memory(e):
                     raise
                 if stop - start == 1:
@@ -540,7 +542,9 @@ class BaseEncoder(AbsEncoder):
     ) -> np.ndarray:
         texts, instructions = _texts_and_instructions(inputs)
         task_instruction = _task_instruction(task_metadata, prompt_type)
-        model_inputs = [self.render(t, i or task_instruction, prompt_type) for t, i in zip(texts, instructions)]
+        model_inputs = [
+            self.render(t, i or task_instruction, prompt_type) for t, i in zip(texts, instructions, strict=True)
+        ]
         show = kwargs.get("show_progress_bar", self.show_progress_bar)
         return self.encode_inputs(
             model_inputs,
@@ -628,7 +632,7 @@ class BaseEncoder(AbsEncoder):
             self._check(emb, inputs[start:stop])
             if cache is not None:
                 cache.put_many_later(keys[start:stop], emb)
-            out.update(zip(keys[start:stop], emb))
+            out.update(zip(keys[start:stop], emb, strict=True))
             self.stats.encoded += stop - start
             self._progress.update(stop - start)
 

@@ -61,12 +61,14 @@ class Encoder(Protocol):
     """What a team needs of an encoder (bench/adapters/base.py's BaseEncoder is one): named here, not imported,
     because the encoder base uses this module, and a module pair importing each other is a circle."""
 
-    distributes: bool
-    show_progress_bar: bool
+    show_progress_bar: bool | None
     batch_size: int
     max_tokens: int | None
     _use_cache: bool
     _progress: Any
+
+    @property
+    def distributes(self) -> bool: ...  # a class variable, or a property where it depends on the model
 
     @property
     def fingerprint(self) -> dict[str, Any]: ...
@@ -307,22 +309,28 @@ class Wire:
         import torch.distributed as dist
 
         limit = timedelta(seconds=timeout_s)
+
+        def receive(tensor: torch.Tensor) -> None:
+            work = dist.irecv(tensor, src=self.peer)
+            assert work is not None  # None only on a rank outside the group, and the default group holds them all
+            work.wait(limit)
+
         header = torch.empty(_HEADER, dtype=torch.int64)
-        dist.irecv(header, src=self.peer).wait(limit)
+        receive(header)
         kind, job_id, rows, dim, code, nbytes, enc_us, score_us = (int(v) for v in header[:8])
         message = Message(kind, job_id, encode_s=enc_us / 1e6, score_s=score_us / 1e6)
         if kind == VECTORS:
             tensor = torch.empty((rows, dim), dtype=getattr(torch, _DTYPES[code]))
             if tensor.numel():
-                dist.irecv(tensor, src=self.peer).wait(limit)
+                receive(tensor)
             message.vectors = tensor.float().numpy()
         elif nbytes:  # parts of a pickle: the stream, then its out-of-band buffers
             sizes = torch.empty(nbytes, dtype=torch.int64)
-            dist.irecv(sizes, src=self.peer).wait(limit)
+            receive(sizes)
             parts = [torch.empty(int(n), dtype=torch.uint8) for n in sizes]
             for part in parts:
                 if part.numel():
-                    dist.irecv(part, src=self.peer).wait(limit)
+                    receive(part)
             # From a rank of this run, running this code.
             message.obj = pickle.loads(parts[0].numpy().tobytes(), buffers=[p.numpy() for p in parts[1:]])
         return message
@@ -489,7 +497,8 @@ class Team:
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         """Queue a scoring job for the other ranks; past `BACKLOG` queued jobs per rank, run the oldest here
         (which bounds memory and paces the caller)."""
-        job = _Job(next(self._ids), "call", (fn, args), future=Future())
+        future: Future = Future()
+        job = _Job(next(self._ids), "call", (fn, args), future=future)
         with self.cv:
             self._check()
             self.calls.append(job)
@@ -497,7 +506,7 @@ class Team:
             backlog = self.calls.popleft() if len(self.calls) > BACKLOG * len(self.peers) else None
         if backlog is not None:
             self._run_here(backlog)
-        return job.future
+        return future
 
     def gather(self, futures: Sequence[Future]) -> list[Any]:
         """Results in order; a job still queued runs here rather than wait for a rank."""
@@ -516,6 +525,7 @@ class Team:
 
     def _run_here(self, job: _Job) -> None:
         fn, args = job.payload
+        assert job.future is not None  # a "call" job, which carries its future
         tick = time.perf_counter()
         try:
             job.future.set_result(fn(*args))
@@ -586,8 +596,11 @@ class Team:
             if job is None:
                 continue
             if job.kind == "encode":
+                assert job.done is not None  # an "encode" job carries its queue, a "call" job its future
                 job.done.put((job, peer.rank, message))
-            elif message.kind == FAILURE:
+                continue
+            assert job.future is not None
+            if message.kind == FAILURE:
                 job.future.set_exception(_failure_error(peer.rank, "scoring", message.obj))
             else:
                 job.future.set_result(message.obj)

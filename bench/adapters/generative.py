@@ -42,10 +42,10 @@ distribution). A row's answer is therefore the same alone or in any batch.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -62,6 +62,9 @@ from bench.adapters.lm import (
 )
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_text
+
+if TYPE_CHECKING:  # transformers loads with the model, not with the harness
+    from transformers import LogitsProcessor
 
 CHAT_INSTRUCTION = (
     "Your task is to give an answer according to the instruction and input. Please keep your answer short."
@@ -82,17 +85,187 @@ SINGLE_PASS = ("1st-gen", "avg-ppt")
 NOT_FOR = {"masked": ("1st-gen", "last-gen", "filtered-avg-gen"), "seq2seq": ("avg-all",), "causal": ()}
 # InBedder's *-filter configs: the task instruction, these phrases, and NLTK's English stopwords
 DEFAULT_FILTER_WORDS = ("Based on ", "Sure! ")
-NLTK_ENGLISH_STOPWORDS = (
-    "i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he him his "
-    "himself she she's her hers herself it it's its itself they them their theirs themselves what which who whom "
-    "this that that'll these those am is are was were be been being have has had having do does did doing a an the "
-    "and but if or because as until while of at by for with about against between into through during before after "
-    "above below to from up down in out on off over under again further then once here there when where why how all "
-    "any both each few more most other some such no nor not only own same so than too very s t can will just don "
-    "don't should should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn "
-    "hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn "
-    "shouldn't wasn wasn't weren weren't won won't wouldn wouldn't"
-).split()
+NLTK_ENGLISH_STOPWORDS = [
+    "i",
+    "me",
+    "my",
+    "myself",
+    "we",
+    "our",
+    "ours",
+    "ourselves",
+    "you",
+    "you're",
+    "you've",
+    "you'll",
+    "you'd",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "she's",
+    "her",
+    "hers",
+    "herself",
+    "it",
+    "it's",
+    "its",
+    "itself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "this",
+    "that",
+    "that'll",
+    "these",
+    "those",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "have",
+    "has",
+    "had",
+    "having",
+    "do",
+    "does",
+    "did",
+    "doing",
+    "a",
+    "an",
+    "the",
+    "and",
+    "but",
+    "if",
+    "or",
+    "because",
+    "as",
+    "until",
+    "while",
+    "of",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "against",
+    "between",
+    "into",
+    "through",
+    "during",
+    "before",
+    "after",
+    "above",
+    "below",
+    "to",
+    "from",
+    "up",
+    "down",
+    "in",
+    "out",
+    "on",
+    "off",
+    "over",
+    "under",
+    "again",
+    "further",
+    "then",
+    "once",
+    "here",
+    "there",
+    "when",
+    "where",
+    "why",
+    "how",
+    "all",
+    "any",
+    "both",
+    "each",
+    "few",
+    "more",
+    "most",
+    "other",
+    "some",
+    "such",
+    "no",
+    "nor",
+    "not",
+    "only",
+    "own",
+    "same",
+    "so",
+    "than",
+    "too",
+    "very",
+    "s",
+    "t",
+    "can",
+    "will",
+    "just",
+    "don",
+    "don't",
+    "should",
+    "should've",
+    "now",
+    "d",
+    "ll",
+    "m",
+    "o",
+    "re",
+    "ve",
+    "y",
+    "ain",
+    "aren",
+    "aren't",
+    "couldn",
+    "couldn't",
+    "didn",
+    "didn't",
+    "doesn",
+    "doesn't",
+    "hadn",
+    "hadn't",
+    "hasn",
+    "hasn't",
+    "haven",
+    "haven't",
+    "isn",
+    "isn't",
+    "ma",
+    "mightn",
+    "mightn't",
+    "mustn",
+    "mustn't",
+    "needn",
+    "needn't",
+    "shan",
+    "shan't",
+    "shouldn",
+    "shouldn't",
+    "wasn",
+    "wasn't",
+    "weren",
+    "weren't",
+    "won",
+    "won't",
+    "wouldn",
+    "wouldn't",
+]
 
 
 class GenerativeEncoder(BaseEncoder):
@@ -190,7 +363,7 @@ class GenerativeEncoder(BaseEncoder):
         self.pattern = pattern
         self.architecture_option = architecture
         self.max_input_length = max_input_length
-        self.generation = {
+        self.generation: dict[str, Any] = {
             "max_new_tokens": max_new_tokens,
             "do_sample": bool(do_sample),
             "temperature": temperature,
@@ -271,10 +444,12 @@ class GenerativeEncoder(BaseEncoder):
         return MODELS["all-MiniLM-L6-v2"].path()
 
     def _check_pooling(self) -> None:
-        if self.pooling in NOT_FOR[self.architecture]:
+        architecture = self.architecture
+        assert architecture is not None  # checked once the architecture is known (given, or read on loading)
+        if self.pooling in NOT_FOR[architecture]:
             raise ConfigError(
-                f"Pooling '{self.pooling}' does not exist for {self.architecture} models (InBedder appendix C); "
-                f"choose one of {', '.join(p for p in POOLINGS if p not in NOT_FOR[self.architecture])}."
+                f"Pooling '{self.pooling}' does not exist for {architecture} models (InBedder appendix C); "
+                f"choose one of {', '.join(p for p in POOLINGS if p not in NOT_FOR[architecture])}."
             )
 
     # ------------------------------------------------------------------ model
@@ -318,7 +493,7 @@ class GenerativeEncoder(BaseEncoder):
             prompt = self.pattern_format.replace("{input}", text).replace("{instruction}", instruction or "")
         return [prompt, instruction or ""] if self.filter_instruction else prompt
 
-    def token_lengths(self, inputs: list[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
         prompts = [_prompt(x) for x in inputs]
         ids = self.tokenizer(prompts, truncation=True, max_length=self.max_input_length)["input_ids"]
         return [len(i) + (self.mask_length if self.architecture == "masked" else 0) for i in ids]
@@ -390,7 +565,8 @@ class GenerativeEncoder(BaseEncoder):
         if self.generation["do_sample"]:
             seeds = [self._row_seed(x, sample) for x in inputs]
             processors.append(_SeededSampler(seeds, self.generation["temperature"], self.generation["top_p"]))
-        with tap.capture() if tap is not None else nullcontext([]) as steps:
+        capture: AbstractContextManager[list[Any]] = tap.capture() if tap is not None else nullcontext([])
+        with capture as steps:
             out = self.model.generate(
                 **enc,
                 max_new_tokens=self.generation["max_new_tokens"],
@@ -508,13 +684,14 @@ class GenerativeEncoder(BaseEncoder):
             return self._answers(inputs, sample)
 
     def _reencode(self, inputs: list[Any]) -> np.ndarray:
-        total = None
+        total: np.ndarray | None = None
         for sample in range(self.generation["num_samples"]):
             answers = self._answers(inputs, sample)
             emb = self._reencoder.encode(
                 answers, convert_to_numpy=True, show_progress_bar=False, batch_size=len(answers)
             )
             total = emb if total is None else total + emb
+        assert total is not None  # num_samples >= 1 (checked in __init__)
         return total / self.generation["num_samples"]
 
     def _masked(self, inputs: list[Any]) -> np.ndarray:
@@ -594,6 +771,7 @@ class LayerTap:
                 )
             ]
         else:
+            assert self.index is not None  # set whenever the layers are found
             handles = [
                 self.layers[self.index - 1].register_forward_hook(lambda module, args, out: states.append(_state(out)))
             ]
@@ -647,7 +825,7 @@ class _SeededSampler:
 
         self.seeds = seeds
         self.generators: list[Any] | None = None
-        self.warpers = []
+        self.warpers: list[LogitsProcessor] = []
         if temperature != 1.0:
             self.warpers.append(TemperatureLogitsWarper(temperature))
         if top_p < 1.0:

@@ -121,7 +121,7 @@ def fit(x: np.ndarray, y: np.ndarray, settings: TrainSettings) -> tuple[dict[str
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
     order = rng.permutation(len(x))
-    n_val = max(1, int(round(settings.validation_fraction * len(x))))
+    n_val = max(1, round(settings.validation_fraction * len(x)))
     val, train = order[:n_val], order[n_val:]
     if len(train) < 2:
         raise ConfigError(f"Only {len(x)} labelled texts; a transform needs more (raise --sample-size).")
@@ -163,8 +163,8 @@ def fit(x: np.ndarray, y: np.ndarray, settings: TrainSettings) -> tuple[dict[str
         "initial_val_loss": round(initial, 6),
         "best_val_loss": round(best, 6),
         "val_loss_history": history,
-        "n_train": int(len(train)),
-        "n_validation": int(len(val)),
+        "n_train": len(train),
+        "n_validation": len(val),
     }
     return weights, info
 
@@ -192,7 +192,9 @@ class Transform:
     def apply(self, x: np.ndarray) -> np.ndarray:
         if self.weight is None:
             self.load()
-        return (x @ self.weight.T + self.bias).astype(np.float32)
+        weight, bias = self.weight, self.bias
+        assert weight is not None and bias is not None  # `load` sets both
+        return (x @ weight.T + bias).astype(np.float32)
 
 
 def save_transform(
@@ -209,7 +211,7 @@ def save_transform(
     if sample is not None:
         lines = [
             json.dumps({"text": t, "summary": s, "cluster": c, "label": lab}, ensure_ascii=False)
-            for t, s, c, lab in zip(sample.texts, sample.summaries, sample.clusters, sample.labels)
+            for t, s, c, lab in zip(sample.texts, sample.summaries, sample.clusters, sample.labels, strict=True)
         ]
         atomic_write_text(folder / LABELS, "\n".join(lines) + "\n")
     atomic_write_json(folder / CONFIG, {**config, "weights_sha256": _sha256(folder / WEIGHTS)})
@@ -285,7 +287,7 @@ def train_transform(
     keep = sample.labelled
     x = _generic(base, [sample.texts[i] for i in keep])
     label_ids = {lab: k for k, lab in enumerate(sample.taxonomy)}
-    y = np.array([label_ids[sample.labels[i]] for i in keep])
+    y = np.array([label_ids[lab] for lab in sample.labels if lab is not None])  # the labels of `keep`
     weights, history = fit(x, y, settings)
     config = {
         "format": "gstransform",

@@ -88,8 +88,9 @@ def construct_labels(
     ok = [i for i, s in enumerate(summaries) if s is not None]
     if len(ok) < 2:
         raise DataError(f"Only {len(ok)} of {len(texts)} texts got a valid summary; check the LLM endpoint.")
+    said = [s for s in summaries if s is not None]  # the summaries of `ok`, in its order
     clusters: list[int | None] = [None] * len(texts)
-    for i, c in zip(ok, _kmeans(embed([summaries[i] for i in ok]), [summaries[i] for i in ok], n_clusters, seed)):
+    for i, c in zip(ok, _kmeans(embed(said), said, n_clusters, seed), strict=True):
         clusters[i] = c
     cluster_labels = _cluster_labels(texts, clusters, instruction, client, examples, seed, results)
     taxonomy = _unique([lab for lab in cluster_labels if lab is not None])
@@ -146,7 +147,9 @@ def _cluster_labels(
         inside = members[c]
         outside = [i for d in ids if d != c for i in members[d]]
         pos = rng.choice(inside, size=min(examples, len(inside)), replace=False)
-        neg = rng.choice(outside, size=min(examples, len(outside)), replace=False) if outside else []
+        neg: np.ndarray | list[int] = (
+            rng.choice(outside, size=min(examples, len(outside)), replace=False) if outside else []
+        )
         prompt = fill_template(
             LABEL_PROMPT,
             instruction=instruction,
@@ -156,7 +159,7 @@ def _cluster_labels(
         requests.append(ChatRequest.user(prompt, object_schema(label=STRING), name="label"))
     results = client.run(requests, desc="GSTransform: cluster labels")
     sink += results
-    by_cluster = {c: (r.value["label"].strip() if r.ok else None) for c, r in zip(ids, results)}
+    by_cluster = {c: (r.value["label"].strip() if r.ok else None) for c, r in zip(ids, results, strict=True)}
     return [by_cluster[c] for c in ids]
 
 

@@ -378,7 +378,7 @@ def _gguf_header(file: Path) -> dict[str, Any] | None:
             return _gguf_headers[key]
     try:
         header = _read_gguf(gguf, file)
-    except Exception as e:  # noqa: BLE001 - gguf's parser raises whatever the damaged bytes provoke
+    except Exception as e:
         raise ModelLoadError(
             f"{file.name} is not a readable GGUF file ({type(e).__name__}: {str(e)[:120]}); it may be truncated or "
             f"not GGUF at all. Download it again (and compare its sha256 with the publisher's)."
@@ -516,7 +516,7 @@ def _gguf_value(buf: Any, pos: int, kind: int) -> tuple[Any, int]:
 def _gguf_reader_fields(gguf: Any, file: Path) -> tuple[dict[str, Any], list[tuple[int, int]]]:
     """The same as `_scan_gguf`, through gguf's GGUFReader (slow, but it reads any GGUF and names the damage)."""
     reader = gguf.GGUFReader(file)
-    fields = {}
+    fields: dict[str, Any] = {}
     for key, f in reader.fields.items():
         if not f.types:
             continue
@@ -632,9 +632,10 @@ def mteb_languages(codes: Any) -> list[str] | None:
             if not _known_language(mapped):
                 return None
         else:
-            mapped = SINGLE_SCRIPT_LANGUAGES.get(code.lower()) or _BY_ISO3.get(code.lower())
-            if mapped is None:
+            known = SINGLE_SCRIPT_LANGUAGES.get(code.lower()) or _BY_ISO3.get(code.lower())
+            if known is None:
                 return None
+            mapped = known
         out.add(mapped)
     return sorted(out)
 

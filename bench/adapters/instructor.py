@@ -19,6 +19,7 @@ own instructions read "Represent the ... for ...: ").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ class InstructorEncoder(BaseEncoder):
             raise ModelLoadError(
                 f"Could not load INSTRUCTOR model '{self.model_path}' ({type(e).__name__}: "
                 f"{str(e).splitlines()[0][:200]}). Check the path or hub id; offline, use a local directory."
-            ) from None
+            ) from e
         if self.max_seq_length:
             self.model.max_seq_length = self.max_seq_length
         self.model.eval()
@@ -104,12 +105,12 @@ class InstructorEncoder(BaseEncoder):
         """[instruction, text], as INSTRUCTOR takes them ("" when the row has no instruction)."""
         return [self.instruction_format.replace("{instruction}", instruction) if instruction else "", text]
 
-    def token_lengths(self, inputs: list[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
         joined, _ = self._pairs(inputs)
         ids = self._transformer.tokenizer(joined, truncation="longest_first", max_length=self._seq_len)["input_ids"]
         return [len(i) for i in ids]
 
-    def _pairs(self, inputs: list[Any]) -> tuple[list[str], list[str]]:
+    def _pairs(self, inputs: Sequence[Any]) -> tuple[list[str], list[str]]:
         lower = bool(getattr(self._transformer, "do_lower_case", False))
         instructions, joined = [], []
         for instruction, text in inputs:

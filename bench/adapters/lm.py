@@ -39,7 +39,7 @@ def load_tokenizer(path: str, *, revision: str | None, padding_side: str, trunca
             folder, padding_side=padding_side, truncation_side=truncation_side, **kwargs
         )
     except Exception as e:
-        raise ModelLoadError(_load_message("tokenizer", path, e)) from None
+        raise ModelLoadError(_load_message("tokenizer", path, e)) from e
     tokenizer.padding_side, tokenizer.truncation_side = padding_side, truncation_side
     if tokenizer.pad_token_id is None:  # as InBedder and most LM embedders do
         tokenizer.pad_token = tokenizer.eos_token
@@ -54,7 +54,7 @@ def detect_architecture(path: str, revision: str | None) -> str:
     try:
         config = AutoConfig.from_pretrained(folder, **kwargs)
     except Exception as e:
-        raise ModelLoadError(_load_message("config", path, e)) from None
+        raise ModelLoadError(_load_message("config", path, e)) from e
     if getattr(config, "is_encoder_decoder", False):
         return "seq2seq"
     names = " ".join(getattr(config, "architectures", None) or [])
@@ -75,7 +75,7 @@ def load_lm(path: str, *, architecture: str, revision: str | None, dtype: str, d
     try:
         model = classes[architecture].from_pretrained(folder, dtype=getattr(torch, dtype), **kwargs)
     except Exception as e:
-        raise ModelLoadError(_load_message(f"{architecture} LM", path, e)) from None
+        raise ModelLoadError(_load_message(f"{architecture} LM", path, e)) from e
     return model.to(device).eval()
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -138,6 +139,7 @@ class MTEBModel(BaseEncoder):
         from mteb._create_dataloaders import create_dataloader
         from mteb.types import PromptType
 
+        assert task_metadata is not None  # `instruction_use` probes through MTEB's loader only for a task
         loader = create_dataloader(
             Dataset.from_dict({"text": [text], "instruction": [instruction]}),
             task_metadata=task_metadata,
@@ -179,13 +181,13 @@ class MTEBModel(BaseEncoder):
             else:
                 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
-                local = Path(self.model_path).exists()
+                on_disk = Path(self.model_path).exists()
                 self.impl = SentenceTransformerEncoderWrapper(
-                    self.model_path, revision=None if local else self.revision, device=self.device, **extra
+                    self.model_path, revision=None if on_disk else self.revision, device=self.device, **extra
                 )
         except ConfigError:
             raise
-        except Exception as e:  # noqa: BLE001 - loaders raise anything; one line says which model and why
+        except Exception as e:
             raise ModelLoadError(
                 f"Could not load {self.name} through MTEB's implementation "
                 f"({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}). Offline, the model must be "
@@ -220,14 +222,15 @@ class MTEBModel(BaseEncoder):
         """A hub-cache layout (`models--org--name/snapshots/<revision>/`) linking a published local copy's
         files, so MTEB's loader finds the model by its hub id at its revision with no network. Only for a
         copy whose every file matched the published ones (bench/adapters/identity.py)."""
-        if not (self.identity_check and self.identity_check.get("matches") == meta.name):
-            return None
+        name = meta.name
+        if name is None or not (self.identity_check and self.identity_check.get("matches") == name):
+            return None  # a meta without a name has no hub id to link
         from bench.adapters.cache import default_cache_dir
         from bench.adapters.identity import model_files
         from bench.core.fileio import ensure_dir
 
         root = default_cache_dir().parent / HUB_SNAPSHOTS
-        repo = root / f"models--{meta.name.replace('/', '--')}"
+        repo = root / f"models--{name.replace('/', '--')}"
         snapshot = repo / "snapshots" / self.revision
         ensure_dir(snapshot, what="the hub snapshot of the packaged model", option="--cache-dir")
         for rel, file in model_files(self.model_path):
@@ -357,7 +360,7 @@ class MTEBModel(BaseEncoder):
             return model_input[1]
         return "\x00".join((model_input[0], model_input[2], model_input[3]))
 
-    def token_lengths(self, inputs: list[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
         if self.st is None:
             return super().token_lengths(inputs)
         texts = [x[0] + x[1] for x in inputs]
@@ -373,18 +376,18 @@ class MTEBModel(BaseEncoder):
         out: np.ndarray | None = None
         for (prompt, task, kw), rows in rows_of.items():
             options = {**(json.loads(kw) if kw else {}), **({"task": task} if task else {})}
-            vectors = self.run_batches(
-                [inputs[i][1] for i in rows],
-                lambda batch, prompt=prompt, options=options: self.st.encode(
+
+            def encode(batch: list[Any], prompt: str = prompt, options: dict[str, Any] = options) -> np.ndarray:
+                return self.st.encode(
                     batch,
                     prompt=prompt,
                     batch_size=len(batch),
                     convert_to_numpy=True,
                     show_progress_bar=False,
                     **options,
-                ),
-                batch_size=batch_size,
-            )
+                )
+
+            vectors = self.run_batches([inputs[i][1] for i in rows], encode, batch_size=batch_size)
             if out is None:
                 out = np.empty((len(inputs), vectors.shape[1]), dtype=np.float32)
             out[rows] = vectors
@@ -450,7 +453,7 @@ class _ModelCall:
 
 def _loader_instructions(inputs: Any) -> list[str | None]:
     """The per-row instructions of a task's loader (its dataset's `instruction` column), for the progress label."""
-    dataset = getattr(inputs, "dataset", None)
+    dataset: Any = getattr(inputs, "dataset", None)
     names = getattr(dataset, "column_names", None) or ()
     return [i or None for i in dataset["instruction"]] if "instruction" in names else []
 

@@ -69,7 +69,7 @@ def _formatted(cls: type, template: Any, prompt_type: Any) -> str:
     """The loader class's own `format_instruction`, on an instance that holds only the template."""
     if template is None:
         return SAMPLE_INSTRUCTION
-    probe = cls.__new__(cls)
+    probe = cls.__new__(cls)  # type: ignore[call-overload]  # typeshed types `type.__new__` as the metaclass call
     probe.instruction_template = template
     try:
         return str(probe.format_instruction(SAMPLE_INSTRUCTION, prompt_type))

@@ -383,9 +383,10 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
                 f"returned {problem} for {len(batch)} inputs, so its vectors cannot be matched "
                 f"to their inputs (each index 0..{len(batch) - 1} must appear once)"
             )
-        rows = [_numbers(d.embedding) for d in sorted(data, key=lambda d: d.index)]
-        if (i := next((i for i, row in enumerate(rows) if row is None), None)) is not None:
+        found = [_numbers(d.embedding) for d in sorted(data, key=lambda d: d.index)]
+        if (i := next((i for i, row in enumerate(found) if row is None), None)) is not None:
             raise self._bad_reply(f"returned an embedding that is not a list of numbers (input {i}: {batch[i][:60]!r})")
+        rows = [row for row in found if row is not None]  # every one, after the check above
         self._one_length({len(row) for row in rows})
         vectors = np.stack(rows)
         for bad, what in (
@@ -614,7 +615,7 @@ def plan_requests(
 def _tiktoken_encoding(model_id: str) -> Any:
     """tiktoken's encoding for the model (cl100k_base for unknown ones), or None if tiktoken is unusable."""
     try:
-        import tiktoken
+        import tiktoken  # type: ignore[import-not-found, unused-ignore]  # optional; typed where it is installed
     except ImportError:
         return None
     try:
@@ -622,7 +623,7 @@ def _tiktoken_encoding(model_id: str) -> Any:
             return tiktoken.encoding_for_model(model_id)
         except KeyError:
             return tiktoken.get_encoding("cl100k_base")
-    except Exception as e:  # the encoding file cannot be fetched offline
+    except Exception as e:  # noqa: BLE001 - an optional component: any failure (offline fetch, cache, its own) means the heuristic
         logger.info(
             "tiktoken is installed but its encoding is unavailable (%s); counting tokens by heuristic.",
             type(e).__name__,

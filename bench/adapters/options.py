@@ -59,9 +59,11 @@ def family_options(cls: type) -> dict[str, OptionInfo]:
         for i, p in enumerate(params):
             if p.kind is p.VAR_KEYWORD:
                 forwards = True
-            elif p.kind is p.VAR_POSITIONAL or p.name in INTERNAL_PARAMS:
-                continue
-            elif i == 1 and p.kind is p.POSITIONAL_OR_KEYWORD:  # the model path or id
+            elif (
+                p.kind is p.VAR_POSITIONAL
+                or p.name in INTERNAL_PARAMS
+                or (i == 1 and p.kind is p.POSITIONAL_OR_KEYWORD)
+            ):
                 continue
             elif p.name not in options:
                 default = None if p.default is p.empty else p.default

@@ -60,6 +60,7 @@ class PromptEOLEncoder(BaseEncoder):
 
     family = "prompteol"
     notes = "layer: last|proportional|<index>; prompts: prompteol|metaeol"
+    instruction_template: str | None  # a string only (MTEB's wrappers also take a function)
 
     def __init__(
         self,

@@ -32,14 +32,17 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.adapters.options import family_options, option_defaults, runtime_options
 from bench.core.bounded import brief
 from bench.core.config_files import read_yaml_or_json
 from bench.core.errors import ConfigError, ModelLoadError, UnknownNameError
 
-FAMILIES: dict[str, type] = {}
+if TYPE_CHECKING:  # base imports this module when a family class is defined
+    from bench.adapters.base import BaseEncoder
+
+FAMILIES: dict[str, type[BaseEncoder]] = {}
 FAMILY_ALIASES: dict[str, str] = {}
 # Modules of the package that hold no family (skipped by discovery only to save imports).
 _NOT_FAMILIES = {
@@ -55,7 +58,7 @@ _NOT_FAMILIES = {
 }
 
 
-def register_family(cls: type) -> None:
+def register_family(cls: type[BaseEncoder]) -> None:
     """Add a family class under its name and aliases; a second class for one name is an error."""
 
     def owner(c: type) -> str:
@@ -69,7 +72,7 @@ def register_family(cls: type) -> None:
                 f"aliases must be unique; rename one (the class attribute `family` or `aliases`)."
             )
     FAMILIES[cls.family] = cls
-    FAMILY_ALIASES.update({alias: cls.family for alias in cls.aliases})
+    FAMILY_ALIASES.update(dict.fromkeys(cls.aliases, cls.family))
 
 
 def discover() -> None:

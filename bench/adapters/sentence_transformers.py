@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import string
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -128,7 +129,7 @@ class SentenceTransformerEncoder(BaseEncoder):
                 f"Could not load sentence-transformers model '{self.model_path}' "
                 f"({type(e).__name__}: {str(e).splitlines()[0][:200]}). Check the path or hub id; "
                 f"offline, use a local directory."
-            ) from None
+            ) from e
         if self.max_seq_length:
             self.model.max_seq_length = self.max_seq_length
         self.update_model_facts(
@@ -160,7 +161,7 @@ class SentenceTransformerEncoder(BaseEncoder):
         # splitting every batch into 30 small ones.
         return model_input[0]
 
-    def token_lengths(self, inputs: list[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
         texts = [x if isinstance(x, str) else "".join(x) for x in inputs]
         ids = self.model.tokenizer(texts, truncation=True, max_length=self.model.max_seq_length)["input_ids"]
         return [len(i) for i in ids]
@@ -171,13 +172,14 @@ class SentenceTransformerEncoder(BaseEncoder):
             by_prompt[prompt].append(i)
         out = np.empty((len(inputs), self._dim()), dtype=np.float32)
         for prompt, rows in by_prompt.items():
-            out[rows] = self.run_batches(  # batches by count/token budget, halved on out-of-memory
-                [inputs[i][1] for i in rows],
-                lambda batch, prompt=prompt: self.model.encode(
+
+            def encode(batch: list[Any], prompt: str = prompt) -> np.ndarray:
+                return self.model.encode(
                     batch, prompt=prompt or None, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
-                ),
-                batch_size=batch_size,
-            )
+                )
+
+            # batches by count/token budget, halved on out-of-memory
+            out[rows] = self.run_batches([inputs[i][1] for i in rows], encode, batch_size=batch_size)
         return out
 
 

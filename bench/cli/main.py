@@ -56,11 +56,11 @@ class _StderrHandler(logging.StreamHandler):
     the old, closed stream would fail on every line."""
 
     @property  # type: ignore[override]
-    def stream(self):  # noqa: ANN201 - logging's own attribute
+    def stream(self):
         return sys.stderr
 
     @stream.setter
-    def stream(self, _value) -> None:  # noqa: ANN001 - StreamHandler.__init__ assigns it
+    def stream(self, _value) -> None:
         pass
 
 

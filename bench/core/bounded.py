@@ -84,10 +84,10 @@ class _Brief(reprlib.Repr):
         return "{" + ", ".join(pieces + ["..."] * (len(x) > self.maxdict)) + "}"
 
     def repr_set(self, x: set, level: int) -> str:
-        return self._repr_iterable(x, level, "{", "}", self.maxset) if x else "set()"
+        return self._repr_iterable(x, level, "{", "}", self.maxset) if x else "set()"  # type: ignore[attr-defined]  # reprlib helper typeshed omits
 
     def repr_frozenset(self, x: frozenset, level: int) -> str:
-        return self._repr_iterable(x, level, "frozenset({", "})", self.maxset) if x else "frozenset()"
+        return self._repr_iterable(x, level, "frozenset({", "})", self.maxset) if x else "frozenset()"  # type: ignore[attr-defined]  # as above
 
     def repr_bytes(self, x: bytes, level: int) -> str:
         return repr(x[: self.maxstring]) + ("..." if len(x) > self.maxstring else "")
@@ -95,7 +95,8 @@ class _Brief(reprlib.Repr):
     def repr_instance(self, x: Any, level: int) -> str:
         if isinstance(x, (bool, float)) or x is None:
             return repr(x)
-        for base in (str, bytes, int, dict, list, tuple, set, frozenset):
+        bases: tuple[type[Any], ...] = (str, bytes, int, dict, list, tuple, set, frozenset)
+        for base in bases:
             if isinstance(x, base):
                 return getattr(self, f"repr_{base.__name__}")(base(x) if base in (str, bytes, int) else x, level)
         return super().repr_instance(x, level)
@@ -214,7 +215,7 @@ class _UniqueKeyDecoder(json.JSONDecoder):
     def __init__(self) -> None:
         super().__init__()
         self.parse_object = self._object
-        self.scan_once = json.scanner.py_make_scanner(self)
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]  # in json.scanner, not in typeshed
 
     def _object(
         self,
@@ -226,7 +227,9 @@ class _UniqueKeyDecoder(json.JSONDecoder):
         memo: Any = None,
     ) -> tuple[dict[str, Any], int]:
         text, start = s_and_end
-        pairs, end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, list, memo)
+        pairs, end = json.decoder.JSONObject(  # type: ignore[attr-defined]  # in json.decoder, not in typeshed
+            s_and_end, strict, scan_once, None, list, memo
+        )
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
@@ -237,11 +240,11 @@ class _UniqueKeyDecoder(json.JSONDecoder):
 
 def _second_key_position(text: str, start: int, key: str, scan_once: Any) -> int:
     """Where `key` is written the second time in the object whose `{` ends at `start` (an error path)."""
-    white = json.decoder.WHITESPACE.match
+    white = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]  # in json.decoder, not in typeshed
     pos, seen = start, False
     while True:
         pos = white(text, pos).end()
-        name, after = json.decoder.scanstring(text, pos + 1)
+        name, after = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]  # as WHITESPACE
         if name == key and seen:
             return pos
         seen = seen or name == key

@@ -49,7 +49,7 @@ def ensure_dir(path: Path, *, what: str = "output", option: str = "--output-dir/
 
 
 def atomic_write(
-    path: Path, write: Callable[[Path], None], *, what: str = "output", option: str = "--output-dir/--out"
+    path: Path, write: Callable[[Path], object], *, what: str = "output", option: str = "--output-dir/--out"
 ) -> None:
     """Let `write` fill a temporary file beside `path`, then rename it over `path`.
 

@@ -103,7 +103,7 @@ class _Backend:
 def _install(client: Any) -> bool:
     """Wrap the network backend of every connection pool of `client` (its transport and proxy mounts)."""
     transports = [getattr(client, "_transport", None), *getattr(client, "_mounts", {}).values()]
-    pools = [getattr(t, "_pool", None) for t in transports if t is not None]
+    pools: list[Any] = [getattr(t, "_pool", None) for t in transports if t is not None]
     if not pools or not all(hasattr(pool, "_network_backend") for pool in pools):
         return False
     for pool in pools:

@@ -68,7 +68,9 @@ def disable_library_bars() -> None:
         return
     os.environ["TQDM_DISABLE"] = "1"
     std = sys.modules.get("tqdm.std")
-    init = getattr(std, "tqdm", object).__dict__.get("__init__") if std is not None else None
+    if std is None:
+        return
+    init = getattr(std, "tqdm", object).__dict__.get("__init__")
     if isinstance(init, functools.partialmethod) and "disable" not in init.keywords:  # tqdm's envwrap
         std.tqdm.__init__ = functools.partialmethod(init.func, *init.args, **{**init.keywords, "disable": True})
 

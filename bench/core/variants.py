@@ -183,7 +183,7 @@ def _task_variants(task: str, entry: Any, where: str) -> tuple[list[Variant], tu
         groups: list[tuple[str | None, Any]] = [(None, entry)]
     elif isinstance(entry, dict) and entry and all(isinstance(v, list) for v in entry.values()):
         groups = [(str(k), v) for k, v in entry.items()]
-        for name, _ in groups:
+        for name in map(str, entry):
             if not name.isidentifier() or not name.isascii() or len(name) > MAX_NAME:
                 raise ConfigError(f"{where}: {task}: set name {brief(name)} must be a plain word (letters, digits, _).")
     else:

@@ -119,7 +119,7 @@ def parse_delimited(
             continue
         if len(row) != len(names):
             raise DataError(f"{src.rel_path} record {n}: expected {len(names)} fields, found {len(row)}.")
-        rows.append(dict(zip(names, row)))
+        rows.append(dict(zip(names, row, strict=True)))
     return rows
 
 

@@ -109,7 +109,7 @@ def build_instruction_variants(
         for t in texts
     ]
     plan = Plan()
-    for req, text in zip(requests, texts):
+    for req, text in zip(requests, texts, strict=True):
         plan.add(req.messages[0]["content"], n * (len(text) // 4 + 8) + 10)
     report = _announce("instruction-variants", config, plan)
     if dry_run:
@@ -120,7 +120,7 @@ def build_instruction_variants(
         results = client.run(requests, desc="Instruction paraphrases")
     finally:
         client.close()
-    by_text = dict(zip(texts, results))
+    by_text = dict(zip(texts, results, strict=True))
     variants: dict[str, list[Instruction]] = {}
     failures: list[dict[str, Any]] = []
     for name, inst in originals.items():

@@ -192,7 +192,7 @@ def sample_pairs(size: int, m: int, rng: np.random.Generator) -> list[tuple[int,
     ids = rng.choice(total, size=m, replace=False)
     pairs = [decode_pair(int(k), size) for k in ids]
     flips = rng.integers(0, 2, size=m)
-    return [(b, a) if f else (a, b) for (a, b), f in zip(pairs, flips)]
+    return [(b, a) if f else (a, b) for (a, b), f in zip(pairs, flips, strict=True)]
 
 
 def decode_pair(k: int, size: int) -> tuple[int, int]:
@@ -217,7 +217,7 @@ def sample_triplets(groups: dict[str, list[str]], n: int, rng: np.random.Generat
     neg_labels = derange_against(anchor_labels, balanced_assignment(labels, n, rng))
     pair_queue = {lab: sample_pairs(len(groups[lab]), anchor_labels.count(lab), rng) for lab in labels}
     triplets = []
-    for a_lab, n_lab in zip(anchor_labels, neg_labels):
+    for a_lab, n_lab in zip(anchor_labels, neg_labels, strict=True):
         i, j = pair_queue[a_lab].pop()
         neg_texts = groups[n_lab]
         negative = neg_texts[int(rng.integers(len(neg_texts)))]

@@ -183,7 +183,7 @@ def _conversations(
         stage1 = client.run(first, desc=descs[0])
         where = [k for k, res in enumerate(stage1) if res.ok]
         second = [follow_up(k, first[k], stage1[k]) for k in where]
-        stage2 = dict(zip(where, client.run(second, desc=descs[1])))
+        stage2 = dict(zip(where, client.run(second, desc=descs[1]), strict=True))
     finally:
         client.close()
     return client, stage1, stage2
@@ -237,7 +237,7 @@ def build_intent_emotion(
         for t, c in items
     ]
     plan = Plan()
-    for req, (text, _) in zip(first, items):
+    for req, (text, _) in zip(first, items, strict=True):
         reply = 2 * estimate_tokens(text) + 20
         plan.add(req.messages[0]["content"], reply)
         plan.add(req.messages[0]["content"] + P.INTENT_EMOTION_INTENT, reply, earlier_reply_tokens=reply)

@@ -73,7 +73,7 @@ def parse_senteval_subset(inputs: SourceFile, gold: SourceFile) -> list[Pair]:
             f"{inputs.rel_path} has {len(lines)} lines but {gold.rel_path} has {len(scores)}; they must pair up."
         )
     pairs = []
-    for n, (line, score) in enumerate(zip(lines, scores), start=1):
+    for n, (line, score) in enumerate(zip(lines, scores, strict=True), start=1):
         if score.strip() == "":
             continue
         fields = line.split("\t")

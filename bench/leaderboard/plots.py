@@ -39,8 +39,10 @@ _KEY = re.compile(r"^v_measure_(correct|implicit|incorrect)_(\d+)$")
 def svg_open(title: str, width: int, height: int, *, title_x: float, css_class: str = "plot") -> list[str]:
     """The opening of every plot: a scalable, labelled <svg>, its <title> for screen readers, the visible title."""
     return [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" role="img" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
+        (
+            f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" role="img" viewBox="0 0 {width} {height}" '
+            f'width="{width}" height="{height}" aria-label="{escape(title)}">'
+        ),
         f"<title>{escape(title)}</title>",
         f'<text x="{title_x}" y="16" class="plot-title">{escape(title)}</text>',
     ]

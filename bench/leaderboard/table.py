@@ -56,13 +56,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.leaderboard.reference import metric_range, task_reference
+from bench.leaderboard.validate import REASONS, Entry, ModelKey, Report, base_key
+from bench.leaderboard.verify import SELF_REPORTED, VERIFIED, verification_of
 from bench.results import marks
 from bench.results import suites as suite_styles
 from bench.results.marks import follows_instructions, is_baseline
 from bench.results.sensitivity import collect, is_variant, stability_by_task
-from bench.leaderboard.reference import metric_range, task_reference
-from bench.leaderboard.validate import REASONS, Entry, ModelKey, Report, base_key
-from bench.leaderboard.verify import SELF_REPORTED, VERIFIED, verification_of
 
 OTHER_SUITE = "other"
 BASELINE_TEMPLATE = "none"  # the template column of an instruction-blind setting (a baseline)

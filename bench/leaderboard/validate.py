@@ -44,7 +44,6 @@ from typing import Any
 
 from bench.core.bounded import printable
 from bench.core.fileio import sha256_json
-from bench.results.sensitivity import base_experiment
 from bench.core.variants import EXPERIMENT_KEY, variant_label
 from bench.leaderboard import names, schema
 from bench.leaderboard.limits import (
@@ -65,6 +64,7 @@ from bench.leaderboard.submission import (
     result_path_of,
     role,
 )
+from bench.results.sensitivity import base_experiment
 
 REASONS: dict[str, str] = {
     "unreadable": "a file is not valid UTF-8 JSON, or the archive cannot be opened",

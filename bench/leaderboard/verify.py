@@ -46,13 +46,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.core.bounded import printable
 from bench.core.errors import BenchError, DataError
 from bench.core.fileio import sha256_json
 from bench.leaderboard.limits import MAX_JSON_DEPTH, json_depth
-from bench.core.bounded import printable
-from bench.results.store import run_settings
 from bench.leaderboard.submission import MODEL_META
 from bench.leaderboard.validate import Entry, Report
+from bench.results.store import run_settings
 
 logger = logging.getLogger(__name__)
 
@@ -114,8 +114,8 @@ def compare(
 def _as_printed(key: str, value: float) -> str:
     """A score as every table of the harness prints it (×100, two decimals) when its name says it is one
     (`metric_range`), marked "×100"; any other number (a count, seconds) as it is."""
-    from bench.results.summary import format_score
     from bench.leaderboard.reference import metric_range
+    from bench.results.summary import format_score
 
     name = key.rsplit(".", 1)[-1]
     bounds = (-1.0, 1.0) if name == "main_score" else metric_range(name)  # every main score of the harness is one
@@ -172,7 +172,7 @@ def verify_report(
                 note = f"not re-run: {e}" if isinstance(e, reproduce.Refused) else f"could not re-run: {e}"
                 verdicts.update({id(entry): _verdict(entry, None, note, tolerance) for entry in entries})
                 continue
-            except Exception as e:  # noqa: BLE001 - a hostile group must not stop the others; its reason is kept
+            except Exception as e:
                 logger.debug("re-run of group %d failed", i, exc_info=True)
                 note = f"could not re-run: {type(e).__name__}: {printable(str(e), 200)}"
                 verdicts.update({id(entry): _verdict(entry, None, note, tolerance) for entry in entries})

@@ -78,7 +78,7 @@ def rank_stability(by_model: Mapping[Any, Mapping[str, float]]) -> dict[str, Any
     means = {m: math.fsum(by_model[m][label] for label in shared) / len(shared) for m in models}
     best = max(means.values())
     reference = next(m for m in models if means[m] == best)
-    leaders = {label: [m for m, v in zip(models, col) if v == max(col)] for label, col in columns.items()}
+    leaders = {label: [m for m, v in zip(models, col, strict=True) if v == max(col)] for label, col in columns.items()}
     changed = [label for label, top in leaders.items() if reference not in top]
     defined = [t for t in taus.values() if t is not None]
     return {
@@ -141,7 +141,7 @@ def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]])
             (str(model.get("name")), str(model.get("revision")), base_experiment(model.get("experiment"))),
         )
         variant = record.get("variant")
-        if not is_variant(record):
+        if not variant:  # not is_variant(record): the run under the task's own instruction
             defaults[key] = (main_score(data), record.get("task", {}).get("main_score"))
             continue
         group = groups.setdefault(key, TaskSensitivity(key[0], key[1], record.get("task", {}).get("main_score")))

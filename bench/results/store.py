@@ -63,7 +63,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _atomic_result_cache() -> type:
-    from mteb import ResultCache, TaskResult
+    from mteb import ResultCache
     from mteb.models import ModelMeta
 
     class AtomicResultCache(ResultCache):

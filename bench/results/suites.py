@@ -33,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-
 DEFAULT_NOTE = "arithmetic mean of the tasks' main scores (×100), shown when every task has a result"
 
 

@@ -37,11 +37,10 @@ from typing import Any
 from tabulate import tabulate
 
 from bench.core.errors import DataError
-from bench.results.store import find_results, load_result_json, main_score
-from bench.results.sensitivity import collect, is_variant, stability_by_task
-
 from bench.results.marks import BASELINE, LOCAL_COPY, MARKS, STAND_IN, Mark, is_baseline, legend
 from bench.results.outcome import TaskOutcome
+from bench.results.sensitivity import collect, is_variant, stability_by_task
+from bench.results.store import find_results, load_result_json, main_score
 
 _HIDDEN = {"main_score", "evaluation_time", "kg_co2_emissions"}
 EXPERIMENTS = "experiments"  # MTEB's folder of experiment results under a model revision (mteb.cache)
@@ -107,8 +106,9 @@ def suite_averages(scores: dict[str, float]) -> list[SuiteAverage]:
     suites that mix gaps (Δci) with absolute scores (inbedder, all) are left out: the site splits those
     into two averages, which on a CLI run would only repeat partial copies of the other suites' rows.
     """
+    from bench.results.suites import is_gap
+    from bench.results.suites import suite_averages as average_columns
     from bench.results.task_catalog import main_scores, suites
-    from bench.results.suites import is_gap, suite_averages as average_columns
 
     out: list[SuiteAverage] = []
     seen: set[tuple[str, ...]] = set()
@@ -223,10 +223,14 @@ def run_table(outcomes: list[TaskOutcome]) -> str:
     return "\n\n".join(tables)
 
 
-def variant_run_table(outcomes: list[TaskOutcome], defaults: list[TaskOutcome] = ()) -> str:
+def variant_run_table(outcomes: list[TaskOutcome], defaults: Sequence[TaskOutcome] = ()) -> str:
     """Per task, over its variants: the columns of `bench results`' sensitivity table (`stat_cells`),
     plus what encoding the variants took beyond the default run."""
     from bench.results.sensitivity import VariantScore, summarize
+
+    def variant(o: TaskOutcome) -> dict[str, Any]:
+        assert o.variant is not None  # `run_tables` passes the variants' outcomes only
+        return o.variant
 
     default_score = {(o.task, o.main_score_name): o.main_score for o in defaults}
     by_task: dict[str, list[TaskOutcome]] = defaultdict(list)
@@ -234,10 +238,10 @@ def variant_run_table(outcomes: list[TaskOutcome], defaults: list[TaskOutcome] =
         by_task[o.task].append(o)
     summaries = []
     for task, group in by_task.items():
-        order = group[0].variant.get("sets") or tuple(
-            dict.fromkeys(o.variant["set"] for o in group if o.variant.get("set"))
+        order = variant(group[0]).get("sets") or tuple(
+            dict.fromkeys(variant(o)["set"] for o in group if variant(o).get("set"))
         )
-        scores = [VariantScore(o.variant["label"], o.variant.get("set"), o.main_score) for o in group]
+        scores = [VariantScore(variant(o)["label"], variant(o).get("set"), o.main_score) for o in group]
         summaries.append((task, group, summarize(scores, order)))
     differences = list(dict.fromkeys(d for *_, s in summaries for d in s.get("set_differences", {})))
     rows = []
@@ -276,12 +280,15 @@ def stat_cells(stats: dict[str, Any], differences: list[str], default: float | N
 def scores_run_table(outcomes: list[TaskOutcome]) -> str:
     """Task, Metric, Score, Details; then the suite averages; then the marks' legend and, for a Details
     cell cut to DETAILS_WIDTH, the whole of it."""
-    rows, notes, used, cut = [], {}, set(), {}
+    rows: list[list[str]] = []
+    notes: dict[str, str] = {}
+    used: set[Mark] = set()
+    cut: dict[str, str] = {}
     for o in outcomes:
         marks = data_marks(o.record)
         used.update(marks)
-        if STAND_IN in marks:
-            notes[o.task] = stand_in(o.record)
+        if (note := stand_in(o.record)) is not None:  # STAND_IN in marks
+            notes[o.task] = note
         details = _details(o)
         cell = shorten_list(details)
         if cell != ", ".join(details):
@@ -567,8 +574,8 @@ def main_table(
             repeated.append(f"{key[0]} {task}")
         by_model[key][task] = main_score(data)
         cell_marks[key][task] = data_marks(record)
-        if STAND_IN in cell_marks[key][task]:
-            notes[task] = stand_in(record)
+        if (note := stand_in(record)) is not None:  # STAND_IN in cell_marks[key][task]
+            notes[task] = note
         blind[key].append(is_baseline(record))
         shown_experiment[key] = experiment_name(path, record)
     if not by_model:
@@ -587,8 +594,8 @@ def main_table(
     suite_order = {name: i for i, name in enumerate(suites())}
     position: dict[str, tuple[int, int]] = {}
     for per_model in averages.values():
-        for i, avg in enumerate(per_model.values()):
-            position.setdefault(avg.name, (suite_order.get(avg.suite, len(suite_order)), i))
+        for i, average in enumerate(per_model.values()):
+            position.setdefault(average.name, (suite_order.get(average.suite, len(suite_order)), i))
     avg_columns = sorted(position, key=position.__getitem__)
     first = avg_columns[0] if avg_columns else None
 
@@ -599,10 +606,10 @@ def main_table(
     keys = sorted(by_model, key=order)
     # Ranked: the rows that follow instructions and whose first average covers the same tasks, the most any
     # covers (the complete average when any row has it), and of those task sets the one most rows share.
-    candidates = [k for k in keys if first and not baseline[k] and first in averages[k]]
-    coverages = [averages[k][first].present for k in candidates]
+    candidates = {k: averages[k][first] for k in keys if first and not baseline[k] and first in averages[k]}
+    coverages = [avg.present for avg in candidates.values()]
     cover = max(dict.fromkeys(coverages), key=lambda c: (len(c), coverages.count(c))) if coverages else None
-    rounded = {k: round(100 * averages[k][first].value, 2) for k in candidates if averages[k][first].present == cover}
+    rounded = {k: round(100 * avg.value, 2) for k, avg in candidates.items() if avg.present == cover}
 
     def comparable(key: tuple[str, str, str], column: str) -> bool:
         """A score that may be its column's best: not a baseline's; an average complete, or ranked."""
@@ -712,7 +719,7 @@ def sensitivity_table_list(
     names: dict[tuple[str, str, str], str] = {}
     blind: set[tuple[str, str, str]] = set()  # baselines: shown, but left out of the rank stability (as on the site)
     for _path, _data, record in found:
-        if is_variant(record) and "model" in record:
+        if record is not None and is_variant(record) and "model" in record:
             m = record["model"]
             if is_baseline(record):
                 blind.add((str(m.get("name")), str(m.get("revision")), base_experiment(m.get("experiment"))))
@@ -730,7 +737,7 @@ def sensitivity_table_list(
             model, revisions, with_experiment=with_experiment, names=names, full_revisions=full_revisions
         )
 
-    rows = []
+    rows: list[list[Cell | str]] = []
     for g, s in summaries:
         shown = label(g.model) + (f" {BASELINE.symbol}" if g.model in blind else "")
         rows.append(
@@ -755,7 +762,7 @@ def sensitivity_table_list(
     ]
     stability = stability_by_task(g for g in groups if g.model not in blind)
     if stability:
-        stable_rows = [
+        stable_rows: list[list[Cell | str]] = [
             [
                 task,
                 format_count(r["models"]),
@@ -870,8 +877,10 @@ def readable_experiment(experiment: dict[str, Any] | None, settings: dict[str, A
         shown = str(label)
         if isinstance(label, str) and _DIGEST.search(label):
             value = (settings or {}).get(key)
-            short = isinstance(value, str) and 0 < len(value) <= _VALUE_WIDTH and value.isprintable()
-            shown = value if short else _DIGEST.sub("", label) or "custom"
+            if isinstance(value, str) and 0 < len(value) <= _VALUE_WIDTH and value.isprintable():
+                shown = value
+            else:
+                shown = _DIGEST.sub("", label) or "custom"
         parts.append(f"{key}={shown if len(shown) <= _VALUE_WIDTH else shown[: _VALUE_WIDTH - 1] + '…'}")
     return ", ".join(parts) or "default"
 

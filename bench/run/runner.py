@@ -33,8 +33,9 @@ from typing import Any
 from bench.adapters.options import public_value
 from bench.core.errors import ConfigError, MissingDataError
 from bench.core.fileio import atomic_write_json
-from bench.run.instruction_style import instruction_style_for
 from bench.core.redact import redact_value
+from bench.core.versions import package_versions
+from bench.results.outcome import TaskOutcome
 from bench.results.store import (
     RESULTS,
     AtomicResultCache,
@@ -44,9 +45,8 @@ from bench.results.store import (
     results_root,
     run_record_path,
 )
-from bench.results.outcome import TaskOutcome
 from bench.results.summary import format_score
-from bench.core.versions import package_versions
+from bench.run.instruction_style import instruction_style_for
 
 logger = logging.getLogger("bench")
 
@@ -407,7 +407,7 @@ def _counting_encoder(model: Any, seen: set[str], missing: list[Any]) -> Iterato
 
     def encode_inputs(model_inputs: Any, **_: Any) -> Any:
         keys = [input_key(x) for x in model_inputs]
-        unique = {k: x for k, x in zip(keys, model_inputs) if k not in seen}
+        unique = {k: x for k, x in zip(keys, model_inputs, strict=True) if k not in seen}
         cached = cache.get_many(list(unique)) if cache is not None and unique else {}
         for k, x in unique.items():
             if k not in cached:

@@ -108,7 +108,7 @@ def suite_benchmark(suite: str) -> Benchmark:
     if benchmark is None:
         from mteb import Benchmark
 
-        citation = None
+        citation: str | None = None
         if suite in ("awareness", "robustness", "inbedder"):
             from bench.tasks._common import INBEDDER_CITATION as citation
         elif suite == "gstransform":

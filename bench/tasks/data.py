@@ -129,7 +129,7 @@ def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
                 f"{path} line {reader.line_num}: malformed row, expected {len(header)} fields "
                 f"({', '.join(header)}) but found {len(record)}. Quote fields that contain commas."
             )
-        rows.append(dict(zip(header, record)))
+        rows.append(dict(zip(header, record, strict=True)))
     return rows
 
 
@@ -190,8 +190,8 @@ def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
     """(line number, parsed line) of a JSONL file. Lines end at "\\n" only: JSON allows U+2028 and other
     breaks that Python's `splitlines` splits at inside a string."""
     if json_depth(data) > MAX_DEPTH:  # the whole file at once; line by line only to name the line
-        for line_no, line in enumerate(data.split(b"\n"), start=1):
-            if json_too_deep(line) is not None:
+        for line_no, raw in enumerate(data.split(b"\n"), start=1):
+            if json_too_deep(raw) is not None:
                 raise DataError(
                     f"{path} line {line_no}: arrays/objects nest more than {MAX_DEPTH} levels deep; "
                     "a data row is one object of texts, labels and scores. Fix the line."
@@ -259,7 +259,7 @@ def load_hub_rows(path: str, *, revision: str, config: str | None, split: str) -
 
     try:
         ds = datasets.load_dataset(path, name=config, revision=revision, split=split)
-    except Exception as e:  # datasets raises many types; all mean "not available"
+    except Exception as e:  # noqa: BLE001  # datasets raises many types; all mean "not available"
         what = f"{path}" + (f" (config '{config}')" if config else "")
         raise DataError(
             f"Could not load {what} at revision {revision[:12]} from the Hugging Face hub "
@@ -387,7 +387,7 @@ def read_saved_dataset(folder: Path) -> Any:
 
     try:
         return datasets.load_from_disk(str(folder))
-    except Exception as e:  # datasets/pyarrow raise many types for a damaged copy; all mean "unreadable"
+    except Exception as e:  # noqa: BLE001  # datasets/pyarrow raise many types for a damaged copy; all mean "unreadable"
         raise DataError(
             f"{folder}: not a readable `datasets` save_to_disk folder ({type(e).__name__}: {brief_line(e)}). "
             f"Save it again with `load_dataset(...).save_to_disk(...)` (see docs/guides/local-data.md)."

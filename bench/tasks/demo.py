@@ -6,12 +6,17 @@ embedder is capped (see demo_data/README.md). Scores are not comparable to the p
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mteb import TaskMetadata
 
 from bench.tasks._common import common_metadata
 from bench.tasks.abstasks import AbsTaskInstructionSTS, AbsTaskInstructionTriplet, AbsTaskMultiAspectClustering
 from bench.tasks.intent_emotion import IntentEmotion
 from bench.tasks.nyt_clustering import NYTClustering
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import MetadataDatasetDict
 
 _DEMO = dict(
     license="cc0-1.0",
@@ -23,7 +28,7 @@ _DEMO = dict(
 )
 
 
-def _demo_dataset(name: str) -> dict[str, str]:
+def _demo_dataset(name: str) -> MetadataDatasetDict:
     return {"path": f"instruct-bench/demo/{name}", "revision": "packaged"}
 
 

@@ -45,7 +45,7 @@ import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
 
 import mteb
 from datasets import Dataset
@@ -62,6 +62,9 @@ from bench.tasks.data import (
     saved_dataset_files,
     saved_revision,
 )
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +108,9 @@ class GenericMTEBTask(InstructionTask):
         super().__init__(**kwargs)
 
     # ----------------------------------------------------------------- local data
-    def _find_local_files(self):  # type: ignore[override]
-        task_dir = Path(self.data_dir) / self.metadata.name
+    def _find_local_files(self) -> dict[str, Path]:
+        assert self.data_dir is not None  # __init__ looks for local files only with a data directory
+        task_dir = self.data_dir / self.metadata.name
         folders = self._find_saved_folders(task_dir)
         if folders:
             self.saved_folders = folders
@@ -206,6 +210,7 @@ class GenericMTEBTask(InstructionTask):
 
     def _check_saved_splits(self) -> None:
         """Every split MTEB will read is there: one DataError naming the folder, not a KeyError mid-run."""
+        assert self.saved_folders is not None and self.dataset is not None  # set by _load_saved, the only caller
         needed = list(self.eval_splits)
         train = getattr(self, "train_split", None)  # classification and regression train on it
         if isinstance(train, str) and train not in needed:
@@ -263,7 +268,7 @@ class GenericMTEBTask(InstructionTask):
             )
         try:
             super(InstructionTask, self).load_data(num_proc=num_proc, **kwargs)  # MTEB's own loading
-        except Exception as e:  # datasets raises many types; all mean "not available"
+        except Exception as e:  # noqa: BLE001  # datasets raises many types; all mean "not available"
             meta, name = self.metadata.dataset, self.metadata.name
             why = _no_local_copy_reason(type(self))
             if self.local_layout:
@@ -290,8 +295,9 @@ class GenericMTEBTask(InstructionTask):
             )
             return
         split = self.metadata.eval_splits[0]
-        rows = self._assemble({split: self.dataset[split].to_list()})
-        self.dataset[split] = Dataset.from_list(rows)
+        dataset = cast("DatasetDict", self.dataset)  # a local-layout task is monolingual: {split: Dataset}
+        rows = self._assemble({split: dataset[split].to_list()})
+        dataset[split] = Dataset.from_list(rows)
 
     def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         """STS rows: gold scores checked against the task's range; `--limit` stratified by rounded score."""
@@ -304,7 +310,8 @@ class GenericMTEBTask(InstructionTask):
         return limited(rows, [round(r["score"]) for r in rows], self.limit, self.seed)
 
     def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: Any) -> Any:
-        return super(InstructionTask, self)._calculate_descriptive_statistics_from_split(split, **kwargs)
+        # super(InstructionTask, ...) is the MTEB task class mixed in after it, not AbsTask's abstract method.
+        return super(InstructionTask, self)._calculate_descriptive_statistics_from_split(split, **kwargs)  # type: ignore[safe-super]
 
 
 def mteb_task_class(name: str) -> type[GenericMTEBTask]:
@@ -313,7 +320,7 @@ def mteb_task_class(name: str) -> type[GenericMTEBTask]:
     `bench list tasks` keeps to the harness's own). It loads as MTEB does, from the hub or, offline,
     from a filled `datasets` cache."""
     base = _mteb_class(name)
-    cls = type(
+    cls: type[GenericMTEBTask] = type(
         f"MTEB{re.sub(r'[^A-Za-z0-9]', '', name)}",
         (GenericMTEBTask, base),
         {
@@ -327,15 +334,15 @@ def mteb_task_class(name: str) -> type[GenericMTEBTask]:
     return cls
 
 
-def _mteb_class(name: str) -> type:
+def _mteb_class(name: str) -> type[AbsTask]:
     """MTEB's registered task class of that name (public API: `mteb.get_task` returns an instance)."""
     return type(mteb.get_task(name))
 
 
-def mteb_base_class(cls: type) -> type:
+def mteb_base_class(cls: type) -> type[AbsTask]:
     """The MTEB task class a harness class runs (the first class of MTEB's with a metadata of its own)."""
     for klass in cls.__mro__:
-        if klass.__module__.startswith("mteb.") and "metadata" in klass.__dict__:
+        if klass.__module__.startswith("mteb.") and "metadata" in klass.__dict__ and issubclass(klass, AbsTask):
             return klass
     raise TypeError(f"{cls.__qualname__} runs no MTEB task class")
 
@@ -354,9 +361,10 @@ def _no_local_copy_reason(cls: type) -> str | None:
 
 
 _MTEB_PROMPT_CLASSES: dict[type, type] = {}
+_Task = TypeVar("_Task", bound=GenericMTEBTask)
 
 
-def _prompt_class(cls: type[GenericMTEBTask], prompt_source: str) -> type[GenericMTEBTask]:
+def _prompt_class(cls: type[_Task], prompt_source: str) -> type[_Task]:
     """The class an instance of `cls` under `prompt_source` belongs to (see `GenericMTEBTask.__new__`)."""
     if prompt_source not in cls.prompt_sources:
         raise ConfigError(f"Unknown prompt source {prompt_source!r}; one of {', '.join(cls.prompt_sources)}.")
@@ -366,7 +374,7 @@ def _prompt_class(cls: type[GenericMTEBTask], prompt_source: str) -> type[Generi
     if cls.metadata == base.metadata:  # already MTEB's metadata (mteb_task_class, or the twin itself)
         return cls
     if cls not in _MTEB_PROMPT_CLASSES:
-        twin = type(
+        twin: type[_Task] = type(
             cls.__name__,
             (cls,),
             {

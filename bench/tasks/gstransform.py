@@ -129,10 +129,14 @@ class GSTransformTask:
 
     Attributes:
         instruction_styles: the styles this task accepts (`bench run --instruction-style`).
+        detail_scores: score key -> label, the per-aspect scores `bench run` prints (set below for each task).
     """
 
     instruction_styles: ClassVar[tuple[str, ...]] = INSTRUCTION_STYLES
-    metadata: ClassVar[TaskMetadata]
+    detail_scores: ClassVar[dict[str, str]]
+    metadata: TaskMetadata
+    aspects: dict[str, str]
+    criteria: dict[str, str]
 
     def __init__(self, *, instruction_style: str | None = None, **kwargs: Any) -> None:
         style = instruction_style or DEFAULT_INSTRUCTION_STYLE
@@ -342,7 +346,7 @@ GSTRANSFORM_TASKS = (
 )
 
 
-def _detail_scores(cls: type) -> dict[str, str]:
+def _detail_scores(cls: type[GSTransformTask]) -> dict[str, str]:
     """Score key -> label for the run table: per-aspect scores (and, for STS, each aspect's share of 1-pairs)."""
     aspects = INSTRUCTIONS[cls.metadata.name]
     if issubclass(cls, AbsTaskLabelPairSTS):

@@ -207,7 +207,7 @@ def create_query_dataloader(
         prepared,
         batch_size=None,
         sampler=_SliceSampler(len(texts), batch_size),
-        collate_fn=_as_is,
+        collate_fn=_as_is,  # type: ignore[arg-type]  # batch_size=None: it gets one sample (a slice's columns), not a list
         num_workers=0,
         shuffle=False,
     )

@@ -79,7 +79,11 @@ def sample_pairs(
     total = size * (size - 1) // 2
     if n >= total // 2:  # small pools: enumerate every pair and choose among them
         i_all, j_all = np.triu_indices(size, k=1)
-        keep = np.fromiter((texts[i] != texts[j] for i, j in zip(i_all, j_all)), dtype=bool, count=len(i_all))
+        keep = np.fromiter(
+            (texts[i] != texts[j] for i, j in zip(i_all.tolist(), j_all.tolist(), strict=True)),
+            dtype=np.bool_,
+            count=len(i_all),
+        )
         i_all, j_all = i_all[keep], j_all[keep]
         chosen = rng.permutation(len(i_all))[:n]
         first, second = i_all[chosen], j_all[chosen]
@@ -121,7 +125,7 @@ def sample_triplets(
     if n_classes < 2:
         raise DataError(f"aspect '{aspect}': triplets need at least two classes, found one.")
     members = [np.flatnonzero(ids == c) for c in range(n_classes)]
-    eligible = [c for c in range(n_classes) if len({texts[i] for i in members[c]}) >= 2]
+    eligible = [c for c in range(n_classes) if len({texts[i] for i in members[c].tolist()}) >= 2]
     if not eligible:
         raise DataError(f"aspect '{aspect}': no class has two different texts, so no anchor has a positive.")
     others = {c: np.flatnonzero(ids != c) for c in eligible}

@@ -48,7 +48,7 @@ def variant_task(task: AbsTask, instruction: Instruction) -> AbsTask:
     body: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__}
     if attrs.get("row_instruction_template"):
         body["load_data"] = _load_then_template_queries
-    sub = type(cls.__name__, (cls,), body)
+    sub: type[AbsTask] = type(cls.__name__, (cls,), body)
     sub.metadata = cls.metadata.model_copy(update=metadata_update)
     new = copy.deepcopy(task)
     new.__class__ = sub

@@ -88,7 +88,7 @@ def wrapped_table(
     floors = [max(MIN_COLUMN, len(headers[i]) + 2, _longest_word(rows, i)) for i in wrap]  # nor below a header
     cap = _common_cap([natural[i] for i in wrap], floors, budget)
     rows = [list(r) for r in rows]
-    for i, floor in zip(wrap, floors):
+    for i, floor in zip(wrap, floors, strict=True):
         limit = max(floor, cap)
         if natural[i] > limit:
             for r in rows:
@@ -126,7 +126,7 @@ def _common_cap(natural: list[int], floors: list[int], budget: int) -> int:
     """The largest cap c with sum(max(floor, min(n, c))) <= budget (the smallest floor if none fits)."""
 
     def used(c: int) -> int:
-        return sum(max(f, min(n, c)) for n, f in zip(natural, floors))
+        return sum(max(f, min(n, c)) for n, f in zip(natural, floors, strict=True))
 
     lo, hi = min(floors, default=MIN_COLUMN), max(natural, default=MIN_COLUMN)
     while lo < hi:

@@ -133,8 +133,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if (warning := single_process_launch_warning()) is not None:
         logger.warning(warning)
     from bench.adapters.distributed import is_worker
-    from bench.run.runner import RunOptions, dry_run, run
     from bench.results.summary import run_table
+    from bench.run.runner import RunOptions, dry_run, run
 
     spec, model_options = model_spec_and_options(args)
     options = RunOptions(

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 from datasets import Dataset, DatasetDict
 from mteb.abstasks import AbsTask
+from mteb.types.statistics import SplitDescriptiveStatistics
 
 from bench.core.errors import ConfigError, DataError, EncodingError, MissingDataError
 from bench.core.fileio import sha256_json
@@ -36,6 +37,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PACKAGED_DATA_DIR = Path(__file__).resolve().parents[1] / "demo_data"
+
+
+class SampleCount(SplitDescriptiveStatistics):
+    """The descriptive statistics of a harness task's split: its number of rows."""
+
+    num_samples: int
 
 
 class InstructionTask(AbsTask):
@@ -101,11 +108,12 @@ class InstructionTask(AbsTask):
         if self.packaged:
             return "package"
         # The folder's name only: a result never carries a local path.
-        return f"local:{Path(self.data_dir).name}" if self.local_files else "hub"
+        return f"local:{self.data_dir.name}" if self.local_files and self.data_dir else "hub"
 
     def _find_local_files(self) -> dict[str, Path]:
+        assert self.data_dir is not None  # __init__ looks for local files only with a data directory
         folder = self.data_folder or self.metadata.name
-        task_dir = Path(self.data_dir) / folder
+        task_dir = self.data_dir / folder
         if not task_dir.is_dir():
             shared = f" (the corpus is shared with {folder})" if self.data_folder else ""
             raise MissingDataError(
@@ -155,8 +163,9 @@ class InstructionTask(AbsTask):
 
     def _calculate_descriptive_statistics_from_split(
         self, split: str, *, hf_subset: str | None = None, compute_overall: bool = False, num_proc: int | None = None
-    ) -> dict[str, int]:
-        return {"num_samples": len(self.dataset[split])}
+    ) -> SampleCount:
+        dataset = cast("DatasetDict", self.dataset)  # the harness's tasks are monolingual: {split: Dataset}
+        return SampleCount(num_samples=len(dataset[split]))
 
 
 def encode_pairs(

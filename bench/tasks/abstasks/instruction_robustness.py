@@ -142,7 +142,7 @@ class AbsTaskInstructionRobustness(InstructionTask):
                     encode_kwargs=encode_kwargs,
                 )
             )
-            digest = hashlib.sha256(emb).hexdigest()  # the array's own buffer, uncopied
+            digest = hashlib.sha256(emb.data).hexdigest()  # the array's own buffer, uncopied
             if digest not in jobs:
                 jobs[digest] = parallel.submit(score, emb)
             del emb

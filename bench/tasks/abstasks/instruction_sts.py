@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mteb.abstasks import AbsTaskSTS
 from mteb.similarity_functions import compute_pairwise_similarity
@@ -12,8 +12,12 @@ from bench.core.errors import DataError
 from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from bench.tasks.data import Schema
 
+if TYPE_CHECKING:
+    from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores
+    from mteb.abstasks.sts import STSMetrics
 
-class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):
+
+class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):  # type: ignore[misc]  # statistics: InstructionTask's row count
     """STS whose gold similarity depends on a per-row instruction (InBedder paper §3.2, InstructSTSB).
 
     Scoring is MTEB's own `AbsTaskSTS._calculate_scores` (Pearson/Spearman of cosine, Manhattan,
@@ -42,7 +46,7 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):
                 )
         return limited(rows, [r["score"] for r in rows], self.limit, self.seed)
 
-    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
+    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> STSMetrics:
         n = len(data_split)
         emb = encode_pairs(
             model,
@@ -54,11 +58,11 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):
             encode_kwargs=encode_kwargs,
         )
         e1, e2 = emb[:n], emb[n:]
-        scores = dict(  # the fields of MTEB's STSEvaluatorScores
+        scores: STSEvaluatorScores = dict(  # the fields of MTEB's STSEvaluatorScores
             cosine_scores=(1 - paired_cosine_distances(e1, e2)).tolist(),
             manhattan_distances=(-paired_manhattan_distances(e1, e2)).tolist(),
             euclidean_distances=(-paired_euclidean_distances(e1, e2)).tolist(),
             similarity_scores=compute_pairwise_similarity(model, e1, e2).tolist(),
         )
         gold = [self._normalize(s) for s in list(data_split["score"])]
-        return dict(self._calculate_scores(scores, gold))
+        return self._calculate_scores(scores, gold)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class AbsTaskInstructionTriplet(InstructionTask):
         criteria: criterion name (also the dataset config) -> instruction.
     """
 
-    criteria: ClassVar[dict[str, str]]
+    criteria: dict[str, str]
     schema = Schema({"anchor": "text", "positive": "text", "negative": "text"})
 
     @property

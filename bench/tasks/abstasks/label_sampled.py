@@ -16,7 +16,7 @@ Local layout: `DATA_DIR/<Task>/<aspect>.{csv,jsonl,...}` with columns `text,labe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 from mteb.abstasks import AbsTaskSTS
@@ -24,10 +24,14 @@ from mteb.similarity_functions import compute_pairwise_similarity
 from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
 
 from bench.core.errors import DataError
-from bench.tasks.abstasks.base import InstructionTask, encode_pairs
+from bench.tasks.abstasks.base import InstructionTask, SampleCount, encode_pairs
 from bench.tasks.data import Schema, load_hub_rows, validate_rows
 from bench.tasks.metrics import harmonic_mean, triplet_successes
 from bench.tasks.sampling import DEFAULT_SAMPLE_SIZE, sample_pairs, sample_triplets
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
+    from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class LabelledSource(InstructionTask):
         label_column: name of the class column in the local files.
     """
 
-    aspects: ClassVar[dict[str, str]]
+    aspects: dict[str, str]
     hub_labels: ClassVar[dict[str, HubLabels] | None] = None
     label_column: ClassVar[str] = "label"
 
@@ -141,10 +145,11 @@ class _SampledTask(LabelledSource):
             start += len(idx)
         return out
 
-    def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: Any) -> dict[str, Any]:
-        data = self.dataset[split]
+    def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: Any) -> SampleCount:
+        data = cast("DatasetDict", self.dataset)[split]  # the harness's tasks are monolingual: {split: Dataset}
         aspect = np.asarray(data["aspect"])
-        return {"num_samples": len(data), **{f"{a}_num_items": int((aspect == a).sum()) for a in self.aspects}}
+        counts = {f"{a}_num_items": int((aspect == a).sum()) for a in self.aspects}
+        return cast("SampleCount", {"num_samples": len(data), **counts})  # per-aspect keys: no TypedDict field
 
 
 def _rows_by_aspect(
@@ -169,11 +174,12 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
             sample = sample_pairs(texts, labels, self.n_per_aspect, seed=self.seed, aspect=aspect)
             out += [
                 {"aspect": aspect, "first": int(i), "second": int(j), "score": int(s)}
-                for i, j, s in zip(sample.first, sample.second, sample.score)
+                for i, j, s in zip(sample.first, sample.second, sample.score, strict=True)
             ]
         return out
 
-    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
+    # Per-aspect scores (and their mean), not MTEB's STSMetrics: AbsTaskSTS gives only `_calculate_scores`.
+    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:  # type: ignore[override]
         parts = _rows_by_aspect(data_split, self.aspects, ("first", "second", "score"))
         used = {a: np.unique(np.concatenate([p["first"], p["second"]])) for a, p in parts.items()}
         emb = self._encode_used(model, used, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs)
@@ -181,7 +187,7 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
         for aspect, p in parts.items():
             e1 = emb[aspect][np.searchsorted(used[aspect], p["first"])]
             e2 = emb[aspect][np.searchsorted(used[aspect], p["second"])]
-            sts = dict(  # the fields of MTEB's STSEvaluatorScores
+            sts: STSEvaluatorScores = dict(  # the fields of MTEB's STSEvaluatorScores
                 cosine_scores=(1 - paired_cosine_distances(e1, e2)).tolist(),
                 manhattan_distances=(-paired_manhattan_distances(e1, e2)).tolist(),
                 euclidean_distances=(-paired_euclidean_distances(e1, e2)).tolist(),
@@ -196,10 +202,12 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
         scores["mean_cosine_spearman"] = float(np.mean([scores[f"{a}_cosine_spearman"] for a in self.aspects]))
         return scores
 
-    def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: Any) -> dict[str, Any]:
+    # Per-aspect counts and positive rates, not MTEB's AnySTSDescriptiveStatistics.
+    def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: Any) -> SampleCount:  # type: ignore[override]
         stats = super()._calculate_descriptive_statistics_from_split(split, **kwargs)
-        parts = _rows_by_aspect(self.dataset[split], self.aspects, ("score",))
-        return {**stats, **{f"{a}_positive_rate": float(p["score"].mean()) for a, p in parts.items()}}
+        parts = _rows_by_aspect(cast("DatasetDict", self.dataset)[split], self.aspects, ("score",))
+        rates = {f"{a}_positive_rate": float(p["score"].mean()) for a, p in parts.items()}
+        return cast("SampleCount", {**stats, **rates})  # per-aspect keys: no TypedDict field
 
 
 class AbsTaskLabelTriplet(_SampledTask):
@@ -216,7 +224,7 @@ class AbsTaskLabelTriplet(_SampledTask):
             t = sample_triplets(texts, labels, self.n_per_aspect, seed=self.seed, aspect=aspect)
             out += [
                 {"aspect": aspect, "anchor": int(a), "positive": int(p), "negative": int(n)}
-                for a, p, n in zip(t.anchor, t.positive, t.negative)
+                for a, p, n in zip(t.anchor, t.positive, t.negative, strict=True)
             ]
         return out
 
@@ -229,6 +237,6 @@ class AbsTaskLabelTriplet(_SampledTask):
             vec = {role: emb[aspect][np.searchsorted(used[aspect], idx)] for role, idx in p.items()}
             success = triplet_successes(vec["anchor"], vec["positive"], vec["negative"])
             scores[f"{aspect}_success_rate"] = float(success.mean())
-            scores[f"{aspect}_num_triplets"] = int(len(success))
+            scores[f"{aspect}_num_triplets"] = len(success)
         scores["hmean_success_rate"] = harmonic_mean([scores[f"{a}_success_rate"] for a in self.aspects])
         return scores

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +23,7 @@ class AbsTaskMultiAspectClustering(InstructionTask):
         aspects: aspect name (also the dataset config) -> instruction.
     """
 
-    aspects: ClassVar[dict[str, str]]
+    aspects: dict[str, str]
     schema = Schema({"text": "text", "cluster": "label"})
 
     @property
