@@ -15,6 +15,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).parent))
 
 ROOT = Path(__file__).resolve().parents[1]
+# Session fixtures shared by several test files (real result folders made once per session).
+pytest_plugins = ["leaderboard_fixtures"]
 RAW = ROOT.parent / "shared" / "data" / "raw"
 
 
@@ -75,3 +77,22 @@ def smollm2_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     copy.save_pretrained(out)
     AutoTokenizer.from_pretrained(folder, gguf_file=gguf).save_pretrained(out)
     return str(out)
+
+
+@pytest.fixture(scope="session")
+def fewrel_six_dir(raw_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """60 real FewRel texts: the first 10 of each of the first 6 relations (k-means stays cheap)."""
+    import json
+
+    from bench.dataset_builders.clustering_sets import CLUSTER_LLM
+    from helpers import write_jsonl
+
+    out = tmp_path_factory.mktemp("fewrel6")
+    by_label: dict[str, list[str]] = {}
+    for line in (raw_dir / CLUSTER_LLM["FewRelClustering"]).read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if len(by_label) < 6 or row["label"] in by_label:
+            by_label.setdefault(row["label"], []).append(row["input"])
+    rows = [{"text": t, "cluster": label} for label, texts in by_label.items() for t in texts[:10]]
+    write_jsonl(out / "FewRelClustering" / "test.jsonl", rows)
+    return out

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from bench.adapters.cache import EmbeddingCache, cache_files
-from bench.cli.main import main
 from bench.cli.commands.listing import human_size, wrapped_table
+from bench.cli.main import main
 from bench.dataset_builders.registry import builders
 
 
@@ -115,7 +115,7 @@ def test_list_cache_counts_entries_and_sizes(capsys, tmp_path):
     assert code == 0
     row = next(line for line in out.splitlines() if line.startswith("| org/a"))
     assert "family=sentence-" in row and "| 5 " in row and "| 8 " in row
-    assert "unreadable" in out and f"3 file(s), 7 vectors, " in out
+    assert "unreadable" in out and "3 file(s), 7 vectors, " in out
     assert _run(capsys, "list", "cache", "--cache-dir", str(tmp_path / "none"))[1].startswith(
         "No embedding cache files"
     )

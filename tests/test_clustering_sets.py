@@ -125,13 +125,13 @@ def test_nyt_builder_with_user_supplied_texts(raw_dir, tmp_path):
         NYTClustering(data_dir=tmp_path / "out")
 
     (source / NYT_DIR / "topic" / "data.json").write_text(json.dumps({"texts": ["only one"]}))
-    with pytest.raises(DataError, match="1 texts but labels.json 2160 labels"):
+    with pytest.raises(DataError, match=r"1 texts but labels.json 2160 labels"):
         build_nyt(source_dir=source, out_dir=tmp_path / "out2", seed=42, size=None)
 
 
 def test_malformed_clusterllm_line_is_named():
     good = json.dumps({"task": "t", "input": "a sentence", "label": "x"})
-    with pytest.raises(DataError, match="small.jsonl line 2: malformed JSON"):
+    with pytest.raises(DataError, match=r"small.jsonl line 2: malformed JSON"):
         parse_cluster_llm(good + "\n{oops\n", "small.jsonl")
     with pytest.raises(DataError, match="line 1: expected an object"):
         parse_cluster_llm(json.dumps({"input": "a"}) + "\n", "small.jsonl")

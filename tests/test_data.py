@@ -7,9 +7,9 @@ from collections import Counter
 import pytest
 
 from bench.core.errors import DataError
-from helpers import write_csv, write_jsonl
 from bench.tasks import InstructSTSB, IntentEmotion, NYTClustering
 from bench.tasks.data import stratified_indices
+from helpers import write_csv, write_jsonl
 
 HEADER = ["anchor", "positive", "negative"]
 

@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from helpers import scores_of
 from bench.tasks.abstasks.base import PACKAGED_DATA_DIR
 from bench.tasks.demo import DemoInstructSTS, DemoIntentEmotion, DemoNYTClustering
 from bench.tasks.intent_emotion import IntentEmotion
 from bench.tasks.nyt_clustering import NYTClustering
+from helpers import scores_of
 from toy_encoders import HashEncoder, LookupEncoder
 
 
@@ -45,7 +45,7 @@ def _oracle(answers):
     keys = list(answers)
     vecs = [_onehot(answers[k], vocab) for k in keys]
     width = max(len(v) for v in vecs)
-    return LookupEncoder({k: np.pad(v, (0, width - len(v))) for k, v in zip(keys, vecs)})
+    return LookupEncoder({k: np.pad(v, (0, width - len(v))) for k, v in zip(keys, vecs, strict=True)})
 
 
 def test_demo_sizes():

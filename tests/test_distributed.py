@@ -79,7 +79,7 @@ def test_another_ranks_failure_keeps_its_kind():
 
     with pytest.raises(ConfigError, match="rank 1: no transform serves"):  # an expected error: one error line
         raise _failure_error(1, "encoding its share", ("ConfigError", "no transform serves it"))
-    with pytest.raises(RuntimeError, match="(?s)rank 1 failed.*Traceback.*ZeroDivisionError"):  # a bug: its traceback
+    with pytest.raises(RuntimeError, match=r"(?s)rank 1 failed.*Traceback.*ZeroDivisionError"):  # a bug: its traceback
         raise _failure_error(1, "scoring", ("", "Traceback (most recent call last):\nZeroDivisionError: x"))
 
 
@@ -156,7 +156,7 @@ def test_every_family_encodes_each_input_once_across_two_ranks(tmp_path, minilm_
         given = None if one.family == "mteb" else INSTRUCTION
         expected = one.encode_inputs([one.render(t, given, None) for t in TEXTS], show=False)
         np.testing.assert_allclose(np.load(out / f"{i}.npy"), expected, atol=2e-4, err_msg=spec)
-        heavy = [e.family for e in all_encoders(one) if e.distributes][0]
+        heavy = next(e.family for e in all_encoders(one) if e.distributes)
         counts = stats[i][heavy]
         assert counts["encoded"] == len(TEXTS), (spec, counts)  # each input once, over both ranks
         assert 0 < counts["encoded_by_other_ranks"] < len(TEXTS), (spec, counts)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from toy_encoders import HashEncoder
 
 import bench.adapters.base
 from bench.adapters.base import BaseEncoder
 from bench.adapters.options import option_defaults
 from bench.adapters.registry import family_class, load_model
+from toy_encoders import HashEncoder
 
 # HashEncoder's fingerprint when float32 was the default (the cache file of every earlier CPU run)
 FLOAT32 = {

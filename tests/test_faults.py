@@ -148,8 +148,7 @@ class StallServer:
 
     REPLY = (
         b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n"
-        + b'{"object": "list", "data": ['
-        + b" " * 4000
+        b'{"object": "list", "data": [' + b" " * 4000
     )
 
     def __init__(self, trickle: float | None = None) -> None:
@@ -916,7 +915,7 @@ PROBES = [
     Probe("negative-timeout", lambda c: c.run("--model-args", "timeout=-1"), ("timeout", "must be positive")),
     Probe(
         "unknown-family-hint",
-        lambda c: c.run()[:1] + ["--model", "nosuch:x", "--output-dir", str(c.out)],
+        lambda c: [*c.run()[:1], "--model", "nosuch:x", "--output-dir", str(c.out)],
         ("Unknown model family 'nosuch'", "`python -m bench list models`"),
         absent=("familys",),
     ),
@@ -1198,7 +1197,7 @@ def test_damaged_cache_entries_are_recomputed_never_served(baseline, servers, tm
     (db,) = cache.rglob("*.sqlite")
     conn = sqlite3.connect(db)
     clean = sorted(conn.execute("SELECT key, dim, vec, checksum FROM emb").fetchall())
-    (k1, *_), (k2, *_), (k3, _, vec3, _) = clean[:3]
+    (k1, *_), (k2, *_), (k3, _, _vec3, _) = clean[:3]
     short = np.ones(8, dtype=np.float32).tobytes()
     nan = np.full(16, np.nan, dtype=np.float32).tobytes()
     with conn:

@@ -11,8 +11,8 @@ from datasets import Dataset, DatasetDict
 
 from bench.core.errors import DataError
 from bench.dataset_builders.sts_senteval import build_sts_senteval
-from helpers import scores_of, write_jsonl
 from bench.tasks import SUITES, TASKS, get_tasks
+from helpers import scores_of, write_jsonl
 from toy_encoders import HashEncoder
 
 STS12STS, SickrSTS = type(mteb.get_task("STS12")), type(mteb.get_task("SICK-R"))  # MTEB's classes, public API
@@ -76,16 +76,16 @@ def test_limit_and_bad_rows(tmp_path: Path) -> None:
     task.load_data()
     assert len(task.dataset["test"]) == 12
     write_jsonl(tmp_path / "STS12" / "test.jsonl", [*rows, {"sentence1": "x", "sentence2": "y", "score": 7}])
-    with pytest.raises(DataError, match="row 31: score 7.0 outside"):
+    with pytest.raises(DataError, match=r"row 31: score 7.0 outside"):
         get_tasks(["STS12"], data_dir=tmp_path)[0].load_data()
     (tmp_path / "STS12" / "test.jsonl").write_text('{"sentence1": "x", "score": 1}\n')
-    with pytest.raises(DataError, match="line 1: malformed row, missing key.*sentence2"):
+    with pytest.raises(DataError, match=r"line 1: malformed row, missing key.*sentence2"):
         get_tasks(["STS12"], data_dir=tmp_path)[0].load_data()
 
 
 def test_offline_hub_load_is_a_clear_error() -> None:
     (task,) = get_tasks(["STS13"])
-    with pytest.raises(DataError, match="Could not load mteb/sts13-sts .*--data-dir"):
+    with pytest.raises(DataError, match=r"Could not load mteb/sts13-sts .*--data-dir"):
         task.load_data()
 
 
@@ -105,7 +105,7 @@ def test_harness_run_gives_exactly_mtebs_score_with_minilm(raw_dir: Path, tmp_pa
         )
     )
     model = load_model("all-MiniLM-L6-v2", use_cache=False)
-    for outcome, base in zip(outcomes, (STS12STS, SickrSTS)):
+    for outcome, base in zip(outcomes, (STS12STS, SickrSTS), strict=True):
         lines = (tmp_path / "data" / outcome.task / "test.jsonl").read_text(encoding="utf-8").splitlines()
         rows = [json.loads(x) for x in lines]
         assert len(rows) == 60

@@ -113,14 +113,14 @@ def test_multihate_has_both_aspects_over_the_same_texts(raw_dir: Path, tmp_path:
     hateful = _csv(tmp_path / "GSTMultiHate" / "hateful.csv")
     language = _csv(tmp_path / "GSTMultiHate" / "language.csv")
     assert len(hateful) == len(language) == 1100
-    assert set(r["label"] for r in hateful) == {"hateful", "non-hateful"}
+    assert {r["label"] for r in hateful} == {"hateful", "non-hateful"}
     assert len({r["label"] for r in language}) == 11  # 10 MHC languages + English HateCheck
 
 
 def test_missing_source_names_the_file_and_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(MissingSourceError, match=f"{tmp_path / 'empty' / AMZCF_TEST}.*raw data root"):
         build_gstransform(source_dir=tmp_path / "empty", out_dir=tmp_path / "out", only=("GSTAmzCF",))
-    with pytest.raises(DataError, match="SICK_test_annotated|STS.input"):
+    with pytest.raises(DataError, match=r"SICK_test_annotated|STS.input"):
         build_sts_senteval(source_dir=tmp_path / "empty", out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
@@ -132,7 +132,7 @@ def test_malformed_sources_are_data_errors_with_a_location(tmp_path: Path) -> No
     with pytest.raises(DataError, match="is_counterfactual must be 0 or 1, found 'maybe'"):
         build_gstransform(source_dir=tmp_path / "raw", out_dir=tmp_path / "out", only=("GSTAmzCF",))
     bad.write_text("text\tlabel\nx\t0\n", encoding="utf-8")
-    with pytest.raises(DataError, match="missing column.*sentence"):
+    with pytest.raises(DataError, match=r"missing column.*sentence"):
         build_gstransform(source_dir=tmp_path / "raw", out_dir=tmp_path / "out", only=("GSTAmzCF",))
     sts = tmp_path / "raw" / "SynWMD/data/downstream/STS/STS12-en-test"
     sts.mkdir(parents=True)

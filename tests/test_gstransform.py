@@ -24,7 +24,7 @@ from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.llm_client import LLMClient, LLMConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from gstransform_agnews import INSTRUCTION, load_ag_news, split, triplet_accuracy, v_measure  # noqa: E402
+from gstransform_agnews import INSTRUCTION, load_ag_news, split, triplet_accuracy, v_measure
 
 N_TRAIN, N_EVAL = 160, 300
 
@@ -161,9 +161,8 @@ def test_registry_spec_loads_the_family(trained):
 
 @pytest.mark.slow
 def test_cli_train_and_dry_run(agnews, fake_openai, tmp_path, capsys, monkeypatch):
-    from gstransform_oracle import oracle_handler
-
     from bench.cli.main import main
+    from gstransform_oracle import oracle_handler
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     train, _ = agnews

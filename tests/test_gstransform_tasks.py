@@ -11,9 +11,9 @@ from sklearn.metrics.pairwise import paired_cosine_distances
 
 from bench.core.errors import ConfigError, DataError
 from bench.run.instruction_style import instruction_style_for
-from helpers import scores_of, write_csv
 from bench.tasks import SUITES, get_tasks
 from bench.tasks.gstransform import GSTRANSFORM_TASKS, INSTRUCTIONS, GSTAGNews, GSTAmzCF, GSTMultiHate, GSTPaperCode
+from helpers import scores_of, write_csv
 from toy_encoders import HashEncoder
 
 TOPICS = {
@@ -67,7 +67,7 @@ def test_appendix_c_strings_reach_the_model(data_dir: Path) -> None:
 
 
 def test_unknown_style_is_a_config_error(data_dir: Path) -> None:
-    with pytest.raises(ConfigError, match="Unknown instruction style 'shouty'.*command"):
+    with pytest.raises(ConfigError, match=r"Unknown instruction style 'shouty'.*command"):
         GSTAGNews(data_dir=data_dir, instruction_style="shouty")
 
 
@@ -138,10 +138,10 @@ def test_missing_and_malformed_local_files_are_data_errors(data_dir: Path) -> No
     with pytest.raises(DataError, match="language"):
         GSTMultiHate(data_dir=data_dir)
     write_csv(data_dir / "GSTAGNews" / "topic.csv", ["text", "topic"], [("a", "x")])
-    with pytest.raises(DataError, match="missing column.*label"):
+    with pytest.raises(DataError, match=r"missing column.*label"):
         GSTAGNews(data_dir=data_dir).load_data()
 
 
 def test_papercode_without_local_data_says_how_to_get_it() -> None:
-    with pytest.raises(DataError, match="no published copy.*--data-dir.*GSTPaperCode/<aspect>.jsonl"):
+    with pytest.raises(DataError, match=r"no published copy.*--data-dir.*GSTPaperCode/<aspect>.jsonl"):
         GSTPaperCode().load_data()

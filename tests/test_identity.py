@@ -19,8 +19,8 @@ from bench.adapters.identity import PUBLISHED, published_match, safetensors_para
 from bench.adapters.options import experiment_label, family_options
 from bench.adapters.registry import FAMILIES, load_model
 from bench.core.errors import ConfigError
-from bench.results.store import AtomicResultCache, result_path
 from bench.leaderboard.validate import model_key
+from bench.results.store import AtomicResultCache, result_path
 from toy_encoders import HashEncoder
 
 
@@ -35,7 +35,7 @@ def test_families_on_one_checkpoint_never_share_a_result_file_or_cache(minilm_pa
     paths = {_path(m, tmp_path) for m in models}
     fingerprints = {json.dumps(m.fingerprint, sort_keys=True) for m in models}
     assert len(paths) == len(fingerprints) == len(specs)
-    mtebs, st, instructor, inbedder, prompteol, metaeol = models
+    mtebs, st, _instructor, _inbedder, prompteol, metaeol = models
     assert mtebs.mteb_model_meta.experiment_kwargs is None  # MTEB's own implementation: MTEB's key
     assert st.mteb_model_meta.experiment_kwargs == {"template": "prefix"}  # the harness's template: an experiment
     assert prompteol.experiment() == {"family": "prompteol"} and metaeol.experiment() == {"family": "metaeol"}
@@ -71,7 +71,8 @@ def test_a_duplicate_task_name_fails_at_import_naming_both():
     from bench.tasks.abstasks import AbsTaskInstructionSTS
 
     with pytest.raises(
-        ConfigError, match=r"Duplicate task name 'IntentEmotion': .*Impostor and tasks\.intent_emotion\.IntentEmotion"
+        ConfigError,
+        match=r"Duplicate task name 'IntentEmotion': .*Impostor and bench\.tasks\.intent_emotion\.IntentEmotion",
     ):
 
         class Impostor(AbsTaskInstructionSTS):
@@ -92,7 +93,9 @@ def test_a_task_may_not_take_an_mteb_name_unless_it_is_mteb_task():
 
 
 def test_a_duplicate_family_fails_naming_both():
-    with pytest.raises(ConfigError, match=r"Duplicate model family 'sentence-transformers': .*Other and adapters"):
+    with pytest.raises(
+        ConfigError, match=r"Duplicate model family 'sentence-transformers': .*Other and bench\.adapters"
+    ):
 
         class Other(BaseEncoder):
             family = "sentence-transformers"

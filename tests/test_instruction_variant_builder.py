@@ -132,7 +132,7 @@ def test_a_bad_reply_is_asked_again(fake_openai, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "reply, error",
+    ("reply", "error"),
     [
         (lambda n: ["Represent the sentence:"] * (n - 1), "does not match the schema"),  # wrong count
         (
@@ -165,7 +165,7 @@ def test_tasks_whose_replies_fail_are_left_out_and_listed(fake_openai, tmp_path)
 
 
 @pytest.mark.parametrize(
-    "task, why",
+    ("task", "why"),
     [
         ("FewRelClustering", "already run under its own instruction lists (10 correct, 10 implicit, 10 incorrect)"),
         ("InstructSTSB", "per row"),

@@ -14,15 +14,15 @@ from scipy.stats import kendalltau
 
 from bench import tasks
 from bench.core.errors import ConfigError, UnknownNameError
-from bench.results.store import find_results
-from bench.run.runner import RunOptions, run
-from bench.results.sensitivity import collect, stability_by_task, summarize
-from bench.results.summary import run_table
 from bench.core.variants import load_variants
 from bench.dataset_builders.sts_senteval import build_sts_senteval
+from bench.results.sensitivity import collect, stability_by_task, summarize
+from bench.results.store import find_results
+from bench.results.summary import run_table
+from bench.run.runner import RunOptions, run
 from bench.tasks import TASKS, FewRelClustering
 from bench.tasks.variants import variant_task
-from test_robustness import ScaledHashEncoder, fewrel_six_dir  # noqa: F401 - a fixture
+from test_robustness import ScaledHashEncoder
 from toy_encoders import HashEncoder
 
 
@@ -282,7 +282,7 @@ def _in_memory(base_name: str, data) -> mteb.AbsTask:
     """MTEB's own task class of that name, its data given here instead of loaded from the hub."""
     base = type(mteb.get_task(base_name))
 
-    class Local(base):  # noqa: D101 - a test double
+    class Local(base):
         def load_data(self, **kwargs):
             self.dataset = data()
             self.data_loaded = True
@@ -394,7 +394,7 @@ def test_any_mteb_task_runs_with_variants_through_bench_run(tmp_path, monkeypatc
 
     real = mteb_task_class("SciFact")
 
-    class InMemory(real):  # noqa: D101 - a test double for the hub download
+    class InMemory(real):
         def load_data(self, **kwargs):
             self.dataset = _retrieval_data(with_instructions=False)()
             self.data_loaded = True

@@ -174,7 +174,7 @@ def test_missing_source_raises(tmp_path: Path, builder, rel: str) -> None:
 
 
 def test_unsatisfiable_sampling_raises(raw: Path, tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="only .* available"):
+    with pytest.raises(DataError, match=r"only .* available"):
         instruct_stsb(raw, tmp_path, size=10_000)
     with pytest.raises(DataError, match="distinct pairs"):
         intent_emotion(raw, tmp_path, size=77 * 800)

@@ -17,8 +17,8 @@ from bench.leaderboard.reference import metric_range, task_reference
 from bench.leaderboard.schema import check
 from bench.leaderboard.submission import read_submission
 from bench.leaderboard.validate import validate
-from leaderboard_fixtures import add_variants, copy_model, copy_results, demo_results, edit_json, result_files  # noqa: F401 (fixture)
 from bench.tasks.abstasks.base import PACKAGED_DATA_DIR
+from leaderboard_fixtures import add_variants, copy_model, copy_results, edit_json, result_files
 
 pytestmark = pytest.mark.slow  # the session fixture runs the demo suite twice with the real model
 
@@ -619,8 +619,8 @@ def test_union_suites_get_separate_averages(demo_results, tmp_path, monkeypatch)
 
 
 def test_suite_paragraph_links_papers_and_datasets(demo_results, tmp_path):
-    from bench.results.suites import SUITE_STYLES
     from bench.leaderboard.table import dataset_page
+    from bench.results.suites import SUITE_STYLES
 
     build([demo_results], tmp_path / "site")
     html = (tmp_path / "site" / "index.html").read_text()

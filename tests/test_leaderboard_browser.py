@@ -24,17 +24,16 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+from bench.leaderboard import build
 from leaderboard_fixtures import (
     SMOLLM,
     add_settings,
     copy_results,
-    demo_results,  # noqa: F401 (fixture)
     edit_json,
     result_files,
 )
 from test_leaderboard import HOSTILE, MINILM, make_hostile
-
-from bench.leaderboard import build
 
 pytestmark = pytest.mark.slow
 
@@ -228,8 +227,8 @@ def test_every_width(browser, demo_results, tmp_path, rejected):
         scroller = browser.find_element(By.CSS_SELECTOR, f"#suite-{suite['name']} .scroll")
         browser.execute_script("arguments[0].scrollLeft = 0; arguments[1].scrollIntoView()", scroller, table)
         score = table.find_element(By.CSS_SELECTOR, "thead th.avg").rect  # the first average: scores first
-        assert 0 <= score["x"] and score["x"] + score["width"] <= viewport, width
-        assert 0 <= score["y"] and score["y"] + score["height"] <= height, width
+        assert score["x"] >= 0 and score["x"] + score["width"] <= viewport, width
+        assert score["y"] >= 0 and score["y"] + score["height"] <= height, width
         meta = table.find_element(By.CSS_SELECTOR, "thead th.meta")
         assert meta.is_displayed() == (width > 768), width  # model details wait for the toggle up to 768 px
         ranked = _ranked(browser, suite)
@@ -252,7 +251,7 @@ def test_every_width(browser, demo_results, tmp_path, rejected):
             assert after["x"] == pytest.approx(before["x"], abs=1) and after["x"] >= 0  # stuck to the left edge
             last = [c for c in table.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td") if c.is_displayed()][-1]
             assert (
-                0 <= last.rect["x"] and last.rect["x"] + last.rect["width"] <= viewport + 1
+                last.rect["x"] >= 0 and last.rect["x"] + last.rect["width"] <= viewport + 1
             )  # the last score came into view
             assert last.rect["x"] >= after["x"] + after["width"] - 1  # beside the model column, not under it
             browser.execute_script("arguments[0].scrollLeft = 0", scroller)
@@ -338,6 +337,7 @@ def test_rank_by_borda_and_filters(browser, demo_results, tmp_path):
 def test_sensitivity_section_fits_a_phone(browser, demo_results, tmp_path, width):
     """The instruction-sensitivity plot shrinks into the window; its table scrolls inside its own box."""
     from selenium.webdriver.common.by import By
+
     from test_leaderboard import variant_submission
 
     site = tmp_path / "site"

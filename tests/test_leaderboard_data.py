@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 
 from bench.cli.main import main
-from bench.results import marks
 from bench.leaderboard import build, validate_all
 from bench.leaderboard.table import _borda, size_bucket, task_types, template_label
-from leaderboard_fixtures import add_variants, copy_model, copy_results, demo_results, edit_json, result_files  # noqa: F401 (fixture)
+from bench.results import marks
+from leaderboard_fixtures import add_variants, copy_model, copy_results, edit_json, result_files
 
 DEMO = ("DemoIntentEmotion", "DemoInstructSTS", "DemoNYTClustering")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

@@ -24,7 +24,7 @@ from bench.leaderboard import REASONS, build
 from bench.leaderboard.limits import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_JSON_DEPTH, json_depth
 from bench.leaderboard.submission import read_submission
 from bench.leaderboard.validate import validate
-from leaderboard_fixtures import demo_results, edit_json, result_files  # noqa: F401 (fixture)
+from leaderboard_fixtures import edit_json, result_files
 
 GIB = 2**30
 DEMO_TASK = "DemoInstructSTS"
@@ -63,10 +63,12 @@ def _zip_bomb(demo: Path, tmp: Path) -> Path:
     """1.5 GiB of zeros in a ~1.5 MB archive, streamed: nothing near 1.5 GiB is written or held."""
     out = tmp / "bomb.zip"
     block = bytes(2**20)
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        with z.open(f"m/rev/{DEMO_TASK}.json", "w", force_zip64=True) as member:
-            for _ in range(int(1.5 * GIB) // len(block)):
-                member.write(block)
+    with (
+        zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z,
+        z.open(f"m/rev/{DEMO_TASK}.json", "w", force_zip64=True) as member,
+    ):
+        for _ in range(int(1.5 * GIB) // len(block)):
+            member.write(block)
     assert out.stat().st_size < 2 * 2**20
     return out
 
@@ -244,8 +246,8 @@ LIMIT_REASONS = {"json_depth", "too_many_files", "too_large", "unsafe_path", "li
 
 
 def test_every_limit_reason_has_a_probe():
-    assert LIMIT_REASONS <= set(REASONS)
-    assert LIMIT_REASONS <= {reason for _, reason in PROBES.values()}
+    assert set(REASONS) >= LIMIT_REASONS
+    assert {reason for _, reason in PROBES.values()} >= LIMIT_REASONS
 
 
 @pytest.fixture(scope="module")

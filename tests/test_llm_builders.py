@@ -84,7 +84,7 @@ def test_intent_emotion_triplets_follow_appendix_a(fake_openai, raw_dir, tmp_pat
     assert header == ["anchor", "positive", "negative"] and len(emotion) == len(intent) == 10
     calls = fake_openai.calls(CHAT)
     assert len(calls) == 10  # 5 utterances x (change emotion, then change intent as a follow-up)
-    banking = dict((t.strip(), c) for t, c in parse_banking(read_source(raw_dir, BANKING_TEST)))
+    banking = {t.strip(): c for t, c in parse_banking(read_source(raw_dir, BANKING_TEST))}
     for k in range(5):
         o1, o2, f1 = emotion[2 * k]
         assert o1.startswith("Great! ") and f1 == "Ugh. " + o1.removeprefix("Great! ")
@@ -158,7 +158,7 @@ def test_instruct_stsb_rows(fake_openai, raw_dir, tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "out" / "InstructSTSB" / "test.jsonl").read_text().splitlines()]
     assert len(rows) == 8 and [r["score"] for r in rows] == [0, 1] * 4
     pairs = {(a, b) for a, b, _ in parse_stsb(read_source(raw_dir, STSB_TEST))}
-    for disc, same in zip(rows[::2], rows[1::2]):
+    for disc, same in zip(rows[::2], rows[1::2], strict=True):
         assert (disc["sentence1"], disc["sentence2"]) == (same["sentence1"], same["sentence2"]) in pairs
         assert disc["instruction"].startswith("What exactly happens in: " + disc["sentence1"][:10])
         assert same["instruction"] == "What is the subject of the sentence?"

@@ -197,5 +197,5 @@ def test_wrong_key_is_a_config_error(fake_openai, tmp_path, monkeypatch):
 def test_parse_json_reply():
     assert parse_json_reply(' {"a": 1} ') == {"a": 1}
     assert parse_json_reply('Here:\n```json\n{"a": [1]}\n```') == {"a": [1]}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="reply is not JSON"):
         parse_json_reply("{'a': 1}")

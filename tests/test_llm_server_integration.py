@@ -48,7 +48,7 @@ def llama_server(request, tmp_path_factory):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    log = open(tmp_path_factory.mktemp("llama") / "server.log", "w")
+    log = open(tmp_path_factory.mktemp("llama") / "server.log", "w")  # noqa: SIM115 - the server writes it until the fixture ends
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -17,14 +17,14 @@ from pathlib import Path
 import mteb
 import pytest
 from datasets import Dataset, DatasetDict
-from helpers import scores_of
-from toy_encoders import HashEncoder
 
 from bench.cli.main import main
 from bench.core.errors import ConfigError, DataError, MissingDataError
 from bench.tasks import TASKS, get_tasks
 from bench.tasks.generic import INSTRUCTOR_SOURCE, MTEB_PROMPT_SOURCE
 from bench.tasks.variants import variant_task
+from helpers import scores_of
+from toy_encoders import HashEncoder
 
 BANKING = "Banking77Classification"
 STSB = "STSBenchmark"

@@ -9,10 +9,10 @@ import pytest
 from scipy.stats import hmean as scipy_hmean
 from sklearn.metrics import v_measure_score
 
-from helpers import scores_of, write_csv, write_jsonl
 from bench.tasks import InstructSTSB, IntentEmotion, NYTClustering
 from bench.tasks.demo import DemoInstructSTS, DemoIntentEmotion
 from bench.tasks.metrics import cluster_v_measure, harmonic_mean, triplet_successes
+from helpers import scores_of, write_csv, write_jsonl
 from toy_encoders import HashEncoder, LookupEncoder
 
 
@@ -25,7 +25,7 @@ def test_harmonic_mean_matches_scipy(values):
 def test_harmonic_mean_by_hand_and_zero():
     assert harmonic_mean([0.5, 1.0]) == pytest.approx(2 / 3)
     assert harmonic_mean([0.0, 0.9]) == 0.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="finite non-negative"):
         harmonic_mean([-0.1, 0.5])
 
 
@@ -72,7 +72,7 @@ def test_instruction_blind_model_is_capped_on_opposed_triplets():
 # ------------------------------------------------------------------ instruction STS
 def _sts_rows(cosines: list[float], gold: list[int]) -> tuple[list[dict], dict]:
     rows, table = [], {}
-    for k, (c, g) in enumerate(zip(cosines, gold)):
+    for k, (c, g) in enumerate(zip(cosines, gold, strict=True)):
         s1, s2 = f"left {k}", f"right {k}"
         rows.append({"sentence1": s1, "sentence2": s2, "score": g, "instruction": "Same what?"})
         table[("Same what?", s1)] = [1.0, 0.0]
@@ -129,17 +129,17 @@ def test_multi_aspect_clustering_hmean(tmp_path):
     texts = [f"story {k}" for k in range(8)]
     topics = ["sports", "politics"] * 4
     places = ["japan"] * 4 + ["brazil"] * 4  # orthogonal to topic
-    write_csv(tmp_path / "NYTClustering" / "topic.csv", ["text", "cluster"], list(zip(texts, topics)))
-    write_csv(tmp_path / "NYTClustering" / "location.csv", ["text", "cluster"], list(zip(texts, places)))
+    write_csv(tmp_path / "NYTClustering" / "topic.csv", ["text", "cluster"], list(zip(texts, topics, strict=True)))
+    write_csv(tmp_path / "NYTClustering" / "location.csv", ["text", "cluster"], list(zip(texts, places, strict=True)))
     topic_q, place_q = NYTClustering.aspects["topic"], NYTClustering.aspects["location"]
     by_topic = {
         (q, t): ([10.0, 0.0] if s == "sports" else [0.0, 10.0])
-        for t, s in zip(texts, topics)
+        for t, s in zip(texts, topics, strict=True)
         for q in (topic_q, place_q)
     }
     follows = {
         **by_topic,
-        **{(place_q, t): ([10.0, 0.0] if p == "japan" else [0.0, 10.0]) for t, p in zip(texts, places)},
+        **{(place_q, t): ([10.0, 0.0] if p == "japan" else [0.0, 10.0]) for t, p in zip(texts, places, strict=True)},
     }
     good = scores_of(LookupEncoder(follows), NYTClustering(data_dir=tmp_path))
     assert good["v_measure_topic"] == pytest.approx(1.0) and good["v_measure_location"] == pytest.approx(1.0)

@@ -73,7 +73,7 @@ def test_the_fast_header_scan_reads_what_ggufs_own_reader_reads():
 
 
 @pytest.mark.parametrize(
-    "data, message",
+    ("data", "message"),
     [
         (b"", "is empty, not a GGUF model file"),
         (b"this is not a model\n" * 100, "is not a readable GGUF file"),

@@ -14,8 +14,8 @@ from bench.adapters.registry import (
     parse_model_args,
     read_model_config,
 )
-from bench.cli.main import build_parser, main
 from bench.cli.commands.run import model_spec_and_options
+from bench.cli.main import build_parser, main
 from bench.core.errors import ConfigError
 from toy_encoders import HashEncoder
 

@@ -80,12 +80,14 @@ def _calls():
     from datasets import Dataset
     from mteb._create_dataloaders import create_dataloader
 
-    plain = lambda meta: create_dataloader(
-        Dataset.from_dict({"text": TEXTS}),
-        task_metadata=meta,  # noqa: E731
-        input_column="text",
-        batch_size=2,
-    )
+    def plain(meta):
+        return create_dataloader(
+            Dataset.from_dict({"text": TEXTS}),
+            task_metadata=meta,
+            input_column="text",
+            batch_size=2,
+        )
+
     return [(intent, PromptType.query, queries), (intent, PromptType.document, plain(intent)), (sts, None, plain(sts))]
 
 

@@ -488,7 +488,7 @@ def test_max_concurrency_is_a_runtime_option_and_validated(api, tmp_path, capsys
         assert enc.fingerprint == default.fingerprint
         assert enc.experiment() == default.experiment() == {"template": "prefix"}
     for bad in (0, -2, 1.5, True, "many"):
-        with pytest.raises(ConfigError, match="max.concurrency"):
+        with pytest.raises(ConfigError, match=r"max.concurrency"):
             load_model("openai:fake", max_concurrency=bad, use_cache=False)
     # vectors cached by a sequential run serve a concurrent one: nothing is sent again
     texts = _texts(10)

@@ -12,8 +12,8 @@ import pytest
 
 from bench.core.errors import StorageError
 from bench.results.store import SCRATCH_PREFIX, AtomicResultCache, find_results
-from results_repo_check import folder_problems, result_file_problems
 from bench.tasks import get_tasks
+from results_repo_check import folder_problems, result_file_problems
 from toy_encoders import HashEncoder
 
 LEGACY_LINE = {

@@ -11,19 +11,19 @@ from typing import Any
 import mteb
 import numpy as np
 import pytest
-from helpers import scores_of, write_csv, write_jsonl
-from toy_encoders import HashEncoder
 
 from bench.core.errors import DataError
+from bench.dataset_builders.clustering_sets import build_few_rel
 from bench.results.outcome import TaskOutcome
-from bench.run.runner import RunOptions, run
 from bench.results.summary import run_table
-from bench.dataset_builders.clustering_sets import CLUSTER_LLM, build_few_rel
+from bench.run.runner import RunOptions, run
 from bench.tasks import SUITES, TASKS, FewRelClustering, NYTTopicClustering
 from bench.tasks.abstasks import AbsTaskInstructionRobustness
 from bench.tasks.abstasks.base import PACKAGED_DATA_DIR
 from bench.tasks.abstasks.instruction_robustness import INSTRUCTION_SETS
 from bench.tasks.metrics import cluster_v_measure, robustness_gaps
+from helpers import scores_of, write_csv, write_jsonl
+from toy_encoders import HashEncoder
 
 INBEDDER_JSON = "InBedder/derived/task_descriptions_and_instructions.json"
 
@@ -110,20 +110,6 @@ def fewrel_dir(raw_dir, tmp_path_factory) -> Path:
     """128 FewRel texts (2 per relation, 64 relations) in the local schema, from the real corpus."""
     out = tmp_path_factory.mktemp("fewrel")
     build_few_rel(source_dir=raw_dir, out_dir=out, seed=42, size=128)
-    return out
-
-
-@pytest.fixture(scope="module")
-def fewrel_six_dir(raw_dir, tmp_path_factory) -> Path:
-    """60 real FewRel texts: the first 10 of each of the first 6 relations (k-means stays cheap)."""
-    out = tmp_path_factory.mktemp("fewrel6")
-    by_label: dict[str, list[str]] = {}
-    for line in (raw_dir / CLUSTER_LLM["FewRelClustering"]).read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        if len(by_label) < 6 or row["label"] in by_label:
-            by_label.setdefault(row["label"], []).append(row["input"])
-    rows = [{"text": t, "cluster": label} for label, texts in by_label.items() for t in texts[:10]]
-    write_jsonl(out / "FewRelClustering" / "test.jsonl", rows)
     return out
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import mteb
 import pytest
 
-from bench.adapters.registry import load_model
 from bench.adapters.mteb_model import MTEBModel
-from bench.run.runner import RunOptions, run
+from bench.adapters.registry import load_model
 from bench.dataset_builders.label_derived import build_instruct_stsb_proxy, build_intent_emotion_proxy
+from bench.run.runner import RunOptions, run
 from bench.tasks import get_tasks
 from bench.tasks.abstasks.base import PACKAGED_DATA_DIR
 
@@ -43,7 +43,7 @@ def test_bench_run_equals_mteb_evaluate_on_each_task(local_data, tmp_path):
     names = ["IntentEmotion", "InstructSTSB", "NYTClustering"]
     outcomes = run(_options(tmp_path, tasks=names, data_dir=str(local_data)))
     model = load_model("all-MiniLM-L6-v2", use_cache=False)
-    for outcome, task in zip(outcomes, get_tasks(names, data_dir=local_data)):
+    for outcome, task in zip(outcomes, get_tasks(names, data_dir=local_data), strict=True):
         direct = mteb.evaluate(model, task, cache=None, show_progress_bar=False, co2_tracker=False)
         direct_scores = direct.task_results[0].scores["test"][0]
         for key, value in direct_scores.items():

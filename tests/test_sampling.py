@@ -15,7 +15,7 @@ LABELS = ["a"] * 30 + ["b"] * 20 + ["c"] * 10
 
 
 def _pairs(sample) -> list[tuple[int, int]]:
-    return list(zip(sample.first.tolist(), sample.second.tolist()))
+    return list(zip(sample.first.tolist(), sample.second.tolist(), strict=True))
 
 
 def test_pairs_are_deterministic_per_seed_and_change_with_it() -> None:
@@ -51,7 +51,7 @@ def test_triplets_respect_labels_and_never_repeat_the_anchor() -> None:
     texts = [*TEXTS, "text 0", "text 0"]  # duplicates of an anchor text in its own class
     labels = [*LABELS, "a", "a"]
     t = sample_triplets(texts, labels, 3000, seed=5, aspect="topic")
-    for a, p, n in zip(t.anchor.tolist(), t.positive.tolist(), t.negative.tolist()):
+    for a, p, n in zip(t.anchor.tolist(), t.positive.tolist(), t.negative.tolist(), strict=True):
         assert texts[a] != texts[p]
         assert labels[a] == labels[p] != labels[n]
     again = sample_triplets(texts, labels, 3000, seed=5, aspect="topic")

@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from bench.cli.main import main
-from bench.results.store import find_results
+from bench.core.variants import Variant, VariantFile, variant_label
 from bench.results.sensitivity import (
     VariantScore,
     base_experiment,
@@ -22,8 +22,8 @@ from bench.results.sensitivity import (
     stability_by_task,
     summarize,
 )
+from bench.results.store import find_results
 from bench.results.summary import format_score, results_table
-from bench.core.variants import Variant, VariantFile, variant_label
 
 TASK = "DemoInstructSTS"
 MAIN = "cosine_spearman"
@@ -120,7 +120,7 @@ def test_summarize_a_plain_list_and_a_single_variant():
     assert s["mean"] == pytest.approx(0.3) and s["std"] == pytest.approx(math.sqrt(0.02)) and "set_differences" not in s
     one = summarize([VariantScore("v01", None, 0.2)])
     assert one["std"] is None and one["min"] == one["max"] == 0.2
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least one variant score"):
         summarize([])
 
 
@@ -237,7 +237,7 @@ def test_a_blind_setting_is_shown_but_left_out_of_the_rank_stability(variant_res
         )
     out = results_table(variant_results)
     assert [r[1] for r in _table(out, "Instruction sensitivity")[2:]] == ["org/a", "org/b", "org/c ∅"]
-    header, _, row = _table(out, "Rank stability")
+    _header, _, row = _table(out, "Rank stability")
     assert row == [TASK, "2", "3", "-0.33", "-1.00", "org/a", "1 of 3 (33%)"]  # as without org/c
 
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from bench.cli.main import main
-from fake_openai import FakeOpenAI, fake_vector
 from bench.leaderboard import build
-from leaderboard_fixtures import demo_results, edit_json, result_files  # noqa: F401 (fixture)
+from fake_openai import FakeOpenAI, fake_vector
+from leaderboard_fixtures import edit_json
 
 KEY = "sk-maintainer-SeCrEt-7f3a"  # the maintainer's $OPENAI_API_KEY: it must reach no submitter's server
 DEMO_TASK = "DemoInstructSTS"
