@@ -41,17 +41,16 @@ import numpy as np
 
 from bench.core.errors import StorageError
 from bench.core.fileio import ensure_dir, sha256_json
+from bench.core.paths import cache_root
 
 logger = logging.getLogger(__name__)
 
 _SQL_VARS = 900  # stay under SQLite's default host-parameter limit
-CACHE_DIR_ENV = "INSTRUCT_BENCH_CACHE"
 
 
 def default_cache_dir() -> Path:
     """`$INSTRUCT_BENCH_CACHE/embeddings`, else `~/.cache/instruct-bench/embeddings`."""
-    root = os.environ.get(CACHE_DIR_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "instruct-bench")
-    return Path(root) / "embeddings"
+    return cache_root() / "embeddings"
 
 
 def input_key(model_input: Any) -> str:

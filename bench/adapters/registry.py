@@ -32,17 +32,16 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bench.adapters.options import family_options, option_defaults, runtime_options
 from bench.core.bounded import brief
 from bench.core.config_files import read_yaml_or_json
 from bench.core.errors import ConfigError, ModelLoadError, UnknownNameError
 
-if TYPE_CHECKING:  # base imports this module when a family class is defined
-    from bench.adapters.base import BaseEncoder
-
-FAMILIES: dict[str, type[BaseEncoder]] = {}
+# Family classes are BaseEncoder subclasses; typed loosely because bench.adapters.base imports this
+# module (a class registers itself when defined), and no file imports another that imports it back.
+FAMILIES: dict[str, Any] = {}
 FAMILY_ALIASES: dict[str, str] = {}
 # Modules of the package that hold no family (skipped by discovery only to save imports).
 _NOT_FAMILIES = {
@@ -58,7 +57,7 @@ _NOT_FAMILIES = {
 }
 
 
-def register_family(cls: type[BaseEncoder]) -> None:
+def register_family(cls: Any) -> None:
     """Add a family class under its name and aliases; a second class for one name is an error."""
 
     def owner(c: type) -> str:

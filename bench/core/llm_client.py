@@ -41,6 +41,7 @@ from typing import Any
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
 from bench.core.http_deadline import deadline_client
+from bench.core.paths import cache_root
 from bench.core.redact import redact_url
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,6 @@ JSON_MODE_ENV = "INSTRUCT_BENCH_LLM_JSON_MODE"
 TIMEOUT_ENV = "INSTRUCT_BENCH_LLM_TIMEOUT"  # seconds per attempt, connect and every read included
 DEFAULT_TIMEOUT_S = 25.0  # 4 attempts x 25 s + 3.5 s backoff: a hung or trickling endpoint fails in under 2 minutes
 PRICE_ENV = "INSTRUCT_BENCH_LLM_PRICE"  # "INPUT,OUTPUT" dollars per million tokens
-CACHE_ENV = "INSTRUCT_BENCH_CACHE"
 OPENAI_URL = "https://api.openai.com/v1"
 JSON_MODES = ("auto", "json_schema", "json_object", "none")
 LOCAL_KEY = "not-needed"  # sent to key-less local servers; a real key comes only from $OPENAI_API_KEY
@@ -160,8 +160,7 @@ def _number(value: Any, env_name: str, default: Any, kind: type) -> Any:
 
 
 def default_llm_cache_dir() -> Path:
-    root = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "instruct-bench")
-    return Path(root) / "llm"
+    return cache_root() / "llm"
 
 
 # ---------------------------------------------------------------------------------------------- requests

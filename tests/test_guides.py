@@ -1,0 +1,90 @@
+"""The extension guides hold: a task or a model family added exactly as its guide says is one file.
+
+Each guide under docs/guides/ that says "Save the class ... in `bench/....py`" shows that class in a
+python block. This test takes the class and the imports it uses (nothing else of the block), writes it
+where the guide says in a copy of the working tree, and runs there every test that enumerates the
+registered tasks, suites or families (marker `registry`) and the import contracts: the suite stays green
+with no second edit. (test_docs.py runs the block itself.)
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from helpers import copy_working_tree
+
+pytestmark = pytest.mark.slow
+
+SAVE_AS = re.compile(r"Save the class, with the imports it uses, in `(?P<path>bench/[\w/]+\.py)`")
+PYTHON_BLOCK = re.compile(r"^```python\n(?P<code>.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def guides() -> list[Path]:
+    return sorted(p for p in (ROOT / "docs" / "guides").glob("*.md") if SAVE_AS.search(p.read_text("utf-8")))
+
+
+def class_file(code: str) -> str:
+    """The block's class definitions with the imports they use, as a module (the block's other
+    statements, which try the class out, left behind)."""
+    tree = ast.parse(code)
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    used = {n.id for c in classes for n in ast.walk(c) if isinstance(n, ast.Name)}
+    lines = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            lines.append(ast.unparse(node))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a for a in node.names if (a.asname or a.name).split(".")[0] in used]
+            if names:
+                node.names = names
+                lines.append(ast.unparse(node))
+    body = [ast.get_source_segment(code, c) for c in classes]
+    return "\n".join(lines) + "\n\n\n" + "\n\n\n".join(b for b in body if b) + "\n"
+
+
+def test_the_guides_are_found():
+    assert {p.name for p in guides()} == {"add-a-task.md", "add-a-model-family.md"}
+
+
+def test_class_file_keeps_the_class_and_the_imports_it_uses():
+    code = "import os\nimport zlib\nfrom a import B, C\n\n\nclass X(B):\n    n = zlib.crc32(b'')\n\n\nprint(X())\n"
+    assert class_file(code) == "import zlib\nfrom a import B\n\n\nclass X(B):\n    n = zlib.crc32(b'')\n"
+
+
+@pytest.mark.parametrize("guide", guides(), ids=lambda p: p.stem)
+def test_a_guide_applied_to_a_copy_leaves_the_suite_green(guide: Path, tmp_path: Path):
+    text = guide.read_text(encoding="utf-8")
+    target = SAVE_AS.search(text).group("path")
+    block = next(m.group("code") for m in PYTHON_BLOCK.finditer(text) if "\nclass " in m.group("code"))
+    work = copy_working_tree(tmp_path / "repo")
+    assert not (work / target).exists(), f"{target} exists already"
+    (work / target).write_text(class_file(block), encoding="utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(work),
+        "INSTRUCT_BENCH_CACHE": str(tmp_path / "cache"),
+        "COLUMNS": "200",
+    }
+    env.pop("PYTEST_CURRENT_TEST", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "registry", "tests"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    assert proc.returncode == 0, (
+        f"with {target} added as {guide.name} says:\n{proc.stdout[-6000:]}{proc.stderr[-2000:]}"
+    )
+    assert " passed" in summary and "deselected" in summary, summary
