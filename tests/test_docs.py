@@ -11,6 +11,10 @@
   cost CI a minute and a half. Python blocks run one after another in one python subprocess, each in a
   fresh `__main__` namespace (as cells of one notebook would), apart from pytest's own process; any
   other block runs in bash as a subprocess.
+* Where a page shows what an example prints (a `text` block after it, with only prose between, no
+  heading or other block), the output must hold that block's lines in order: numbers and table rows
+  exact, while times, dates and absolute paths are masked (`masked`). A `text` block that is not an
+  output (a folder layout) says so on the line before it: `<!-- output: none (reason) -->`.
 
 `mkdocs build --strict` itself runs in .ci/run (once; the site build is not repeated here).
 """
@@ -24,7 +28,6 @@ import io
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -33,10 +36,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers import copy_working_tree, missing_output
+
 ROOT = Path(__file__).resolve().parents[1]
 HOOK = ROOT / "docs" / "hooks" / "reference.py"
 EXAMPLE_LANGS = {"bash": "shell", "sh": "shell", "console": "console", "python": "python"}
 SKIP_MARKER = re.compile(r"<!--\s*example:\s*skip\s*\((?P<reason>[^()]*\S[^()]*)\)\s*-->")
+NOT_OUTPUT = re.compile(r"<!--\s*output:\s*none\s*\([^()]*\S[^()]*\)\s*-->")
 ANY_MARKER = re.compile(r"<!--\s*example:")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)[^`]*$")
 EXAMPLE_TIMEOUT_S = 1500  # a generous bound per block: a slow example is reported, never cut short
@@ -85,6 +91,7 @@ def hook():
     return _hook()
 
 
+@pytest.mark.registry
 def test_cli_reference_names_every_command_and_option(hook) -> None:
     from bench.cli.main import build_parser
 
@@ -120,6 +127,7 @@ def test_cli_reference_names_every_command_and_option(hook) -> None:
     assert {"--template", "--pooling", "--dtype"} <= run_flags  # the families' flags are part of the page
 
 
+@pytest.mark.registry
 def test_families_reference_names_every_family_and_option(hook) -> None:
     from bench.adapters.options import family_options, runtime_options
     from bench.adapters.registry import FAMILIES, discover
@@ -169,6 +177,8 @@ class Example:
     code: str
     skip: str | None  # the reason given in the skip marker
     marker_error: str | None = None
+    expected: str | None = None  # the `text` block that shows what it prints
+    expected_line: int | None = None
 
     @property
     def id(self) -> str:
@@ -180,11 +190,9 @@ def doc_files() -> list[Path]:
     return files + sorted(p for p in (ROOT / "docs").rglob("*.md") if "hooks" not in p.relative_to(ROOT / "docs").parts)
 
 
-def extract_examples(path: Path) -> list[Example]:
-    """The fenced bash/sh/console/python blocks of a Markdown file (not those nested in a longer fence)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    rel = path.relative_to(ROOT).as_posix()
-    out: list[Example] = []
+def _blocks(lines: list[str]) -> list[tuple[int, int, str, int]]:
+    """(opening line, closing line, language, indent) of each top-level fenced block (0-based)."""
+    found = []
     i = 0
     while i < len(lines):
         opening = FENCE.match(lines[i])
@@ -195,19 +203,52 @@ def extract_examples(path: Path) -> list[Example]:
         j = i + 1
         while j < len(lines) and not re.match(rf"^\s*{re.escape(fence[0])}{{{len(fence)},}}\s*$", lines[j]):
             j += 1
-        if lang in EXAMPLE_LANGS:
-            body = "\n".join(re.sub(rf"^ {{0,{indent}}}", "", line) for line in lines[i + 1 : j])  # a fence in a list
-            before = lines[i - 1].strip() if i > 0 else ""
-            skip = SKIP_MARKER.fullmatch(before)
-            error = (
-                f"{rel}:{i}: write the skip marker as `<!-- example: skip (reason) -->`, with a reason"
-                if ANY_MARKER.match(before) and not skip
-                else None
-            )
-            out.append(
-                Example(rel, i + 1, EXAMPLE_LANGS[lang], body, skip.group("reason").strip() if skip else None, error)
-            )
+        found.append((i, j, lang, indent))
         i = j + 1
+    return found
+
+
+def _body(lines: list[str], start: int, end: int, indent: int) -> str:
+    return "\n".join(re.sub(rf"^ {{0,{indent}}}", "", line) for line in lines[start + 1 : end])  # a fence in a list
+
+
+def extract_examples(path: Path) -> list[Example]:
+    """The fenced bash/sh/console/python blocks of a Markdown file (not those nested in a longer fence),
+    each with the `text` block that shows its output, if one follows it (see the module docstring)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rel = path.relative_to(ROOT).as_posix()
+    blocks = _blocks(lines)
+    out: list[Example] = []
+    for n, (i, j, lang, indent) in enumerate(blocks):
+        if lang not in EXAMPLE_LANGS:
+            continue
+        before = lines[i - 1].strip() if i > 0 else ""
+        skip = SKIP_MARKER.fullmatch(before)
+        error = (
+            f"{rel}:{i}: write the skip marker as `<!-- example: skip (reason) -->`, with a reason"
+            if ANY_MARKER.match(before) and not skip
+            else None
+        )
+        expected = expected_line = None
+        if n + 1 < len(blocks) and blocks[n + 1][2] == "text":
+            k, end, _, text_indent = blocks[n + 1]
+            between = lines[j + 1 : k]
+            if not any(re.match(r"^#{1,6}\s", line) for line in between) and not NOT_OUTPUT.fullmatch(
+                lines[k - 1].strip()
+            ):
+                expected, expected_line = _body(lines, k, end, text_indent), k + 1
+        out.append(
+            Example(
+                rel,
+                i + 1,
+                EXAMPLE_LANGS[lang],
+                _body(lines, i, j, indent),
+                skip.group("reason").strip() if skip else None,
+                error,
+                expected,
+                expected_line,
+            )
+        )
     return out
 
 
@@ -290,28 +331,65 @@ def test_example_extraction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert found[0].id == "docs/page.md:1"
 
 
+def test_a_text_block_after_an_example_is_its_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text(
+        "\n".join(
+            [
+                "```bash",
+                "bench run",
+                "```",
+                "",
+                "It prints:",
+                "",
+                "```text",
+                "shown",
+                "```",
+                "```bash",
+                "bench list",
+                "```",
+                "## Next",
+                "```text",
+                "a heading between: not its output",
+                "```",
+                "```bash",
+                "bench results",
+                "```",
+                "<!-- output: none (a layout) -->",
+                "```text",
+                "layout",
+                "```",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert [(e.line, e.expected, e.expected_line) for e in extract_examples(page)] == [
+        (1, "shown", 7),
+        (10, None, None),
+        (17, None, None),
+    ]
+
+
+def test_shown_output_masks_times_dates_and_paths_only() -> None:
+    shown = "| Task | Score | Seconds |\n|---|---|---|\n| A | 1.00 | 4.9 |\n\nwrote /tmp/x/out on 2026-11-01 in 3.2 s"
+    printed = (
+        "[1/1] A (0.7s)\n| Task  | Score   | Seconds   |\n|-------|---------|-----------|\n| A     | 1.00    | 0.7       |\n"
+        "wrote /home/u/y on 2026-11-27T10:00:00Z in 12 s\n"
+    )
+    assert missing_output(shown, printed) is None
+    assert "| A | 1.01 | <T> |" in missing_output(shown.replace("1.00", "1.01"), printed)
+    assert missing_output("second\nfirst", "first\nsecond") is not None  # in order
+
+
 @pytest.fixture(scope="module")
 def example_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One copy of the working tree (tracked files and new ones git does not ignore), shared by every
     example in order, so a command written for the repository root works and later blocks see earlier
     blocks' outputs; the repository itself is never written to."""
-    work = tmp_path_factory.mktemp("docs-examples") / "repo"
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    names = listed.stdout.split("\0") if listed.returncode == 0 else []
-    if not names:
-        pytest.skip("not a git checkout: cannot tell which files make the working tree")
-    for name in filter(None, names):
-        source = ROOT / name
-        if source.is_file():
-            (work / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, work / name)
-    return work
+    return copy_working_tree(tmp_path_factory.mktemp("docs-examples") / "repo")
 
 
 def _example_env(work: Path) -> dict[str, str]:
@@ -416,6 +494,7 @@ def run_python_block(worker: subprocess.Popen, script: Path) -> tuple[int, str]:
     return answer["code"], answer["output"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.id for e in EXAMPLES])
 def test_example_runs_as_written(
     example: Example, example_dir: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
@@ -436,6 +515,7 @@ def test_example_runs_as_written(
             f"the example at {example.id} exited {code} after {time.monotonic() - started:.1f} s:\n"
             f"{example.code}\n--- output (tail) ---\n{output[-OUTPUT_TAIL:]}"
         )
+        check_shown_output(example, output)
         return
     if example.kind == "python":
         script = example_dir.parent / f"example_{example.file.replace('/', '_')}_{example.line}.py"
@@ -446,6 +526,7 @@ def test_example_runs_as_written(
             f"the example at {example.id} (python) exited {code} after {time.monotonic() - started:.1f} s:\n"
             f"{example.code}\n--- output (tail) ---\n{output[-OUTPUT_TAIL:]}"
         )
+        check_shown_output(example, output)
         return
     command = ["bash", "-e", "-o", "pipefail", "-c", shell_script(example)]
     started = time.monotonic()
@@ -453,10 +534,22 @@ def test_example_runs_as_written(
         command, cwd=example_dir, env=env, capture_output=True, text=True, timeout=EXAMPLE_TIMEOUT_S, check=False
     )
     took = time.monotonic() - started
-    output = (done.stdout + done.stderr)[-OUTPUT_TAIL:]
+    output = done.stdout + done.stderr
     assert done.returncode == 0, (
         f"the example at {example.id} ({example.kind}) exited {done.returncode} after {took:.1f} s:\n"
-        f"{example.code}\n--- output (tail) ---\n{output}"
+        f"{example.code}\n--- output (tail) ---\n{output[-OUTPUT_TAIL:]}"
+    )
+    check_shown_output(example, output)
+
+
+def check_shown_output(example: Example, output: str) -> None:
+    """The output the page shows after the example is what it printed (see `masked`)."""
+    if example.expected is None:
+        return
+    problem = missing_output(example.expected, output)
+    assert problem is None, (
+        f"{example.file}:{example.expected_line} shows output that the example at {example.id} no longer prints "
+        f"(update the page):\n{problem}"
     )
 
 

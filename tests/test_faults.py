@@ -1282,6 +1282,7 @@ def test_read_only_cache_real_permissions(baseline, servers, tmp_path, monkeypat
     assert {p.name: p.read_bytes() for p in cache.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.slow
 def test_no_credential_in_any_written_or_printed_byte(servers, tmp_path):
     """`python -m bench run -v` with a marker in the URL's userinfo, in secret-looking query parameters of
     an argument and in $OPENAI_API_KEY: the marker is in no file written and no byte printed."""
@@ -1539,6 +1540,7 @@ def _wait_in_flight(server: StallServer, proc: Any, requests: int) -> None:
 
 # Each fault kind once, each concurrency path once (one request in flight, and several): the other two
 # pairings add ~20 s of CI and no path.
+@pytest.mark.slow
 @pytest.mark.parametrize(("trickle", "concurrency"), [(None, 4), (0.2, 1)], ids=["hung-4", "trickling-1"])
 def test_ctrl_c_with_requests_in_flight_exits_130_within_5_s(tmp_path, trickle, concurrency):
     """SIGINT to `python -m bench run` while `concurrency` requests are held by an endpoint that never

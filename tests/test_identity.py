@@ -67,6 +67,7 @@ def test_experiment_names_are_filesystem_safe_and_readable(tmp_path):
     assert other.mteb_model_meta.experiment_name != name
 
 
+@pytest.mark.registry
 def test_a_duplicate_task_name_fails_at_import_naming_both():
     from bench.tasks.abstasks import AbsTaskInstructionSTS
 
@@ -92,6 +93,7 @@ def test_a_task_may_not_take_an_mteb_name_unless_it_is_mteb_task():
     assert "BIOSSES" not in tasks.TASKS and issubclass(tasks.TASKS["STS12"], type(mteb.get_task("STS12")))
 
 
+@pytest.mark.registry
 def test_a_duplicate_family_fails_naming_both():
     with pytest.raises(
         ConfigError, match=r"Duplicate model family 'sentence-transformers': .*Other and bench\.adapters"
@@ -235,6 +237,7 @@ def _cls_pooled(minilm_path: str, folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_two_models_under_one_name_never_share_a_vector(minilm_path, tmp_path):
     """Two local models filed under one `--model-name test/m --model-revision r1` (mean vs CLS pooling):
     the second gets no cache hit and its own score, because the cache keys on content, not on the name."""

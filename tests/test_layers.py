@@ -15,6 +15,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.registry  # the import contracts hold over every module, a new one included
+
 PACKAGES = ("bench",)
 CONTRACTS = {
     "Layers: each layer imports only the layers below it",

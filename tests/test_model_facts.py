@@ -31,6 +31,7 @@ def _smollm2_gguf() -> Path:
 
 
 # ------------------------------------------------------------------ GGUF
+@pytest.mark.slow
 def test_a_gguf_header_gives_context_license_languages_and_size_but_no_dimension():
     import gguf
 
@@ -55,6 +56,7 @@ def test_a_gguf_header_gives_context_license_languages_and_size_but_no_dimension
     assert resolve_identity(str(file), name="me/smol", revision="q4").check == expected
 
 
+@pytest.mark.slow
 def test_the_fast_header_scan_reads_what_ggufs_own_reader_reads():
     """bench/adapters/identity.py `_scan_gguf` steps over long arrays (the vocabulary) instead of decoding them:
     every other field and every tensor's size and type equal gguf's GGUFReader's, on the real file."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 import mteb
+import pytest
 
 from bench import tasks
 from bench.tasks.mteb_compat import create_query_dataloader, mteb_query_dataloader, mteb_registry, mteb_task_list
@@ -29,6 +30,7 @@ def test_mtebs_task_list_and_benchmark_registry_are_still_what_get_tasks_and_get
     assert mteb.get_benchmark("InBedder").name == "InBedder"
 
 
+@pytest.mark.registry
 def test_mteb_finds_the_harness_tasks_by_name():
     for name, cls in tasks.TASKS.items():
         found = mteb.get_task(name)

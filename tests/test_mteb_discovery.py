@@ -26,6 +26,8 @@ from bench.tasks.abstasks.label_sampled import AbsTaskLabelTriplet
 from bench.tasks.benchmarks import BENCHMARK_NAMES, SuiteTasks, benchmark_name
 from bench.tasks.registry import SUITES
 
+pytestmark = pytest.mark.registry  # MTEB finds every harness task and suite
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -137,6 +139,7 @@ def test_other_mteb_filters_still_work():
     assert type(found[0]) is tasks.IntentEmotion and type(found[1]).__module__.startswith("mteb.")
 
 
+@pytest.mark.slow
 def test_mteb_before_and_after_import_tasks():
     """A fresh interpreter: MTEB's counts, then `import tasks` (with an empty data directory: nothing may be
     instantiated at import), then the same calls again."""
@@ -272,6 +275,7 @@ def test_a_benchmark_named_like_mtebs_is_refused(monkeypatch, name):
     assert mteb.get_benchmark("MTEB(eng, v2)").name == "MTEB(eng, v2)"
 
 
+@pytest.mark.slow
 def test_a_benchmark_runs_in_mteb_evaluate():
     from toy_encoders import HashEncoder
 

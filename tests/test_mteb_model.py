@@ -24,6 +24,8 @@ from bench.adapters.mteb_model import MTEBModel
 from bench.adapters.registry import MODELS, load_model
 from bench.tasks.mteb_compat import create_query_dataloader
 
+pytestmark = pytest.mark.slow  # MTEB's implementations of registry models, run on MiniLM's weights
+
 MINILM = MODELS["all-MiniLM-L6-v2"].path()
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Instruction-tuned models of MTEB's registry, of every instruction convention its loaders know:

@@ -33,6 +33,7 @@ def test_options_that_change_vectors_become_experiments(tmp_path):
     assert load_model("all-MiniLM-L6-v2", batch_size=8, cache_dir=tmp_path).mteb_model_meta.experiment_kwargs is None
 
 
+@pytest.mark.registry
 def test_run_flags_are_tagged_with_exactly_the_families_that_take_them():
     """`bench run --help` tags each family flag with every family whose constructor takes the option and for
     which it means something: --template is openai's too, --max-seq-length instructor's, and the API family
@@ -50,6 +51,7 @@ def test_run_flags_are_tagged_with_exactly_the_families_that_take_them():
     assert {"mteb", "inbedder", "instructor", "gstransform"} <= weights
 
 
+@pytest.mark.registry
 def test_run_help_shows_the_family_tags(capsys, monkeypatch):
     from bench.cli.main import main
 

@@ -79,6 +79,12 @@ def md_table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def option_table(kind: str, headers: list[str], rows: list[list[str]]) -> str:
+    """An options table in a `<div class="option-table KIND">` (md_in_html): docs/stylesheets/extra.css
+    keeps option names whole and, on a phone, shows each option as a labelled block instead of a row."""
+    return f'<div class="option-table {kind}" markdown>\n\n{md_table(headers, rows)}\n\n</div>'
+
+
 # ------------------------------------------------------------------------------------------ CLI
 def walk_parsers(
     parser: argparse.ArgumentParser, summary: str | None = None, depth: int = 0
@@ -159,7 +165,7 @@ def _command_section(parser: argparse.ArgumentParser, summary: str | None, depth
             title = group.title or "options"
             parts.append(
                 f"**{md_text(title[:1].upper() + title[1:])}**\n\n"
-                + md_table(["Option", "Value", "Default", "Description"], rows)
+                + option_table("cli", ["Option", "Value", "Default", "Description"], rows)
             )
     if parser.epilog:
         parts.append(md_block(textwrap.dedent(parser.epilog).strip("\n")))
@@ -269,7 +275,9 @@ def _family_section(name: str, cls: type) -> str:
                 md_text(text),
             ]
         )
-    table = md_table(["Option", "Type", "Default", "Changes vectors", "`bench run` flag", "Description"], rows)
+    table = option_table(
+        "families", ["Option", "Type", "Default", "Changes vectors", "`bench run` flag", "Description"], rows
+    )
     return "\n\n".join([f"## {md_code(name)}", md_text(doc[0] if doc else name), "\n".join(facts), table])
 
 
