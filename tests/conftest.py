@@ -32,11 +32,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 RAW = ROOT.parent / "shared" / "data" / "raw"
 
 
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's harness cache root (embeddings, task catalogue): a text a test encoded with a model is
+    not encoded again by another (the cache is keyed by content). A test that counts encodes or cache hits
+    passes a fresh folder of its own instead."""
+    return tmp_path_factory.getbasetemp() / "bench-cache"
+
+
 @pytest.fixture(autouse=True)
-def _isolated_caches(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_caches(
+    tmp_path_factory: pytest.TempPathFactory, session_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     base = tmp_path_factory.getbasetemp()
     monkeypatch.setenv("MTEB_CACHE", str(base / "mteb-cache"))
-    monkeypatch.setenv("INSTRUCT_BENCH_CACHE", str(base / "bench-cache"))
+    monkeypatch.setenv("INSTRUCT_BENCH_CACHE", str(session_cache))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(base / "hf-datasets"))
     monkeypatch.delenv("INSTRUCT_BENCH_DATA_DIR", raising=False)
 

@@ -59,20 +59,19 @@ def test_class_file_keeps_the_class_and_the_imports_it_uses():
     assert class_file(code) == "import zlib\nfrom a import B\n\n\nclass X(B):\n    n = zlib.crc32(b'')\n"
 
 
-@pytest.mark.parametrize("guide", guides(), ids=lambda p: p.stem)
-def test_a_guide_applied_to_a_copy_leaves_the_suite_green(guide: Path, tmp_path: Path):
-    text = guide.read_text(encoding="utf-8")
-    target = SAVE_AS.search(text).group("path")
-    block = next(m.group("code") for m in PYTHON_BLOCK.finditer(text) if "\nclass " in m.group("code"))
+def test_the_guides_applied_to_a_copy_leave_the_suite_green(tmp_path: Path):
+    """Both guides at once, in one copy (one run of the registry tests, not two); a failure names the files."""
     work = copy_working_tree(tmp_path / "repo")
-    assert not (work / target).exists(), f"{target} exists already"
-    (work / target).write_text(class_file(block), encoding="utf-8")
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(work),
-        "INSTRUCT_BENCH_CACHE": str(tmp_path / "cache"),
-        "COLUMNS": "200",
-    }
+    added: dict[str, tuple[str, str]] = {}  # file -> (name it registers, `bench list` what)
+    for guide in guides():
+        text = guide.read_text(encoding="utf-8")
+        target = SAVE_AS.search(text).group("path")
+        block = next(m.group("code") for m in PYTHON_BLOCK.finditer(text) if "\nclass " in m.group("code"))
+        assert not (work / target).exists(), f"{target} exists already"
+        (work / target).write_text(class_file(block), encoding="utf-8")
+        name = re.search(r'^    (?:family = |    name=)"([^"]+)"', block, re.MULTILINE).group(1)
+        added[target] = (name, "models" if target.startswith("bench/adapters/") else "tasks")
+    env = {**os.environ, "PYTHONPATH": str(work), "INSTRUCT_BENCH_CACHE": str(tmp_path / "cache"), "COLUMNS": "200"}
     env.pop("PYTEST_CURRENT_TEST", None)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "registry", "tests"],
@@ -85,6 +84,11 @@ def test_a_guide_applied_to_a_copy_leaves_the_suite_green(guide: Path, tmp_path:
     )
     summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     assert proc.returncode == 0, (
-        f"with {target} added as {guide.name} says:\n{proc.stdout[-6000:]}{proc.stderr[-2000:]}"
+        f"with {sorted(added)} added as the guides say:\n{proc.stdout[-6000:]}{proc.stderr[-2000:]}"
     )
     assert " passed" in summary and "deselected" in summary, summary
+    for target, (name, what) in added.items():  # and each new file is what the harness now lists
+        listed = subprocess.run(
+            [sys.executable, "-m", "bench", "list", what], cwd=work, env=env, capture_output=True, text=True, check=True
+        )
+        assert name in listed.stdout, (target, listed.stdout[-3000:])

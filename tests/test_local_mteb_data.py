@@ -130,10 +130,14 @@ def _mtebs_minilm(path: str):
 
 # ---------------------------------------------------------------------------------------- bench run == mteb
 @pytest.mark.slow
-def test_bench_run_on_local_copies_equals_mtebs_computation(raw_dir: Path, minilm_path: str, tmp_path: Path) -> None:
+def test_bench_run_on_local_copies_equals_mtebs_computation(
+    raw_dir: Path, minilm_path: str, tmp_path: Path, session_cache: Path
+) -> None:
+    """The reference is MTEB's own evaluation, uncached; the run may take vectors the session's cache
+    holds (keyed by content), as a user's second run would."""
     data = tmp_path / "data"
     folders = {BANKING: save_banking77(raw_dir, data), STSB: save_stsbenchmark(raw_dir, data)}
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "INSTRUCT_BENCH_CACHE": str(tmp_path / "cache")}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "INSTRUCT_BENCH_CACHE": str(session_cache)}
     # Default options: equal to MTEB's computation once the default model runs MTEB's own implementation
     # (family `mteb`); under the sentence-transformers `prefix` template it would differ (the task prompt is prefixed).
     cmd = [

@@ -2,7 +2,7 @@
 
 Real MTEB calls only: `mteb.get_tasks` with its filters, `mteb.get_benchmark(s)`, `mteb.evaluate` on a
 benchmark, and MTEB's own per-type aggregation. The before/after comparison runs in a fresh interpreter,
-because this process imported `tasks` long ago.
+because this process imported `bench.tasks` long ago.
 """
 
 from __future__ import annotations

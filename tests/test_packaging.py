@@ -64,15 +64,16 @@ def _readme_demo_scores() -> str:
     return block.split("\n\n")[0]
 
 
-def test_bench_runs_beside_a_users_own_tasks_adapters_and_leaderboard(tmp_path: Path):
-    """The user's packages raise when imported: the harness must use none of them."""
+def test_bench_runs_beside_a_users_own_tasks_adapters_and_leaderboard(tmp_path: Path, session_cache: Path):
+    """The user's packages raise when imported: the harness must use none of them (vectors may come from
+    the session's cache: the import path is what is tested)."""
     home = tmp_path / "research-repo"
     for name in ("tasks", "adapters", "leaderboard", "dataset_builders"):
         (home / name).mkdir(parents=True)
         (home / name / "__init__.py").write_text(
             f"raise ImportError('the harness imported the user\\'s own {name} package')\n", encoding="utf-8"
         )
-    env = {**os.environ, "INSTRUCT_BENCH_CACHE": str(tmp_path / "cache"), "COLUMNS": "200"}
+    env = {**os.environ, "INSTRUCT_BENCH_CACHE": str(session_cache), "COLUMNS": "200"}
     env.pop("PYTHONPATH", None)
     proc = subprocess.run(
         [sys.executable, "-m", "bench", "run", "--output-dir", str(tmp_path / "out")],

@@ -93,7 +93,7 @@ sys.exit(main(["run", "-q", "-t", "STS12", "--output-dir", sys.argv[2]]))
 
 
 @pytest.fixture(scope="module")
-def submission(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def submission(tmp_path_factory: pytest.TempPathFactory, session_cache: Path) -> dict:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     if not RAW.is_dir():  # an MTEB task's data is needed for anything to be submitted at all
@@ -108,7 +108,7 @@ def submission(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_TERMINAL_PROMPT": "0",
         "MTEB_CACHE": str(tmp / "mteb-cache"),
-        "INSTRUCT_BENCH_CACHE": str(tmp / "bench-cache"),
+        "INSTRUCT_BENCH_CACHE": str(session_cache),  # vectors other tests encoded are not encoded again
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",

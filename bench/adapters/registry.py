@@ -14,7 +14,7 @@ family takes (`--template prefix`, `--max-seq-length`) moves it to that family, 
 always MTEB experiments; `--template mteb` moves a `st:` spec back.
 
 Families register themselves: a `BaseEncoder` subclass that sets `family` is added to `FAMILIES` when
-its module is imported, and every module of the `adapters` package is imported before a family is
+its module is imported, and every module of the `bench.adapters` package is imported before a family is
 looked up, so a new family is one new file. Two classes claiming one family name (or alias) fail at
 import, naming both. A family's options are the keyword parameters of its constructor (see
 `bench/adapters/options.py`, which also derives the cache fingerprint and the MTEB experiment from them); its
@@ -75,7 +75,7 @@ def register_family(cls: Any) -> None:
 
 
 def discover() -> None:
-    """Import every module of the `adapters` package, so each family class registers itself."""
+    """Import every module of the `bench.adapters` package, so each family class registers itself."""
     for info in pkgutil.iter_modules([str(Path(__file__).parent)]):  # by path: the package imports this module
         if not info.ispkg and info.name not in _NOT_FAMILIES and not info.name.startswith("_"):
             importlib.import_module(f"bench.adapters.{info.name}")

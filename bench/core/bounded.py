@@ -20,7 +20,7 @@ accepts. So, before the work each bounds:
 
 Every problem is one error of the caller's `bench.core.errors` class naming the file and the fix; `brief`
 is the bounded `repr` every error message of hostile input uses. This module imports nothing from
-`tasks`, `adapters` or `leaderboard` (which imports `json_depth` from here).
+`bench.tasks`, `bench.adapters` or `bench.leaderboard` (which imports `json_depth` from here).
 """
 
 from __future__ import annotations

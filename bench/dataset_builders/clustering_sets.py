@@ -138,7 +138,7 @@ def _sample(rows: list[dict[str, Any]], size: int | None, seed: int) -> list[dic
     """All rows, or a stratified sample of `size` (every cluster kept when size allows), in source order."""
     if size is None:
         return rows
-    from bench.tasks.data import stratified_indices  # importing `tasks` loads mteb: only when sampling
+    from bench.tasks.data import stratified_indices  # importing `bench.tasks` loads mteb: only when sampling
 
     if size <= 0:
         raise DataError(f"--size must be a positive number of rows, got {size}.")
