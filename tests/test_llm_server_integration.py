@@ -151,7 +151,7 @@ def test_build_and_run_with_smollm2(llama_server, raw_dir, tmp_path, monkeypatch
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1800,
     )
     print(proc.stdout[-3000:], proc.stderr[-2000:])
     assert proc.returncode == 0
