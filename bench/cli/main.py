@@ -55,7 +55,7 @@ class _StderrHandler(logging.StreamHandler):
     program (a notebook, pytest's capture) may swap stderr between calls of `main`, and a handler holding
     the old, closed stream would fail on every line."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self):
         return sys.stderr
 

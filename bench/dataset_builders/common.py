@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from bench.core.errors import DataError
 from bench.core.fileio import atomic_write
@@ -95,12 +95,37 @@ def write_manifest(task_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
+Quoting = Literal[0, 1, 2, 3]  # csv.QUOTE_MINIMAL, QUOTE_ALL, QUOTE_NONNUMERIC, QUOTE_NONE
+
+
+@overload
+def parse_delimited(
+    src: SourceFile,
+    *,
+    delimiter: str = ...,
+    header: Literal[True] = ...,
+    quoting: Quoting = ...,
+    required: Sequence[str] = ...,
+) -> list[dict[str, str]]: ...
+
+
+@overload
+def parse_delimited(
+    src: SourceFile,
+    *,
+    delimiter: str = ...,
+    header: Literal[False],
+    quoting: Quoting = ...,
+    required: Sequence[str] = ...,
+) -> list[list[str]]: ...
+
+
 def parse_delimited(
     src: SourceFile,
     *,
     delimiter: str = ",",
     header: bool = True,
-    quoting: int = csv.QUOTE_MINIMAL,
+    quoting: Quoting = csv.QUOTE_MINIMAL,
     required: Sequence[str] = (),
 ) -> list[dict[str, str]] | list[list[str]]:
     """Rows of a CSV/TSV source; with a header, dicts checked for `required` columns."""

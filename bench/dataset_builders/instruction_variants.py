@@ -31,6 +31,7 @@ written; the endpoint is recorded redacted (`bench.core.redact.redact_url`).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,7 @@ def build_instruction_variants(
             ]
             continue
         shaped = {slot: [reshape(p, t) for p in by_text[t].value["paraphrases"]] for slot, t in slots.items()}
-        para: list[Instruction] = (
+        para: Sequence[Instruction] = (
             [{slot: shaped[slot][i] for slot in slots} for i in range(n)]
             if isinstance(inst, dict)
             else shaped["instruction"]
@@ -221,7 +222,8 @@ def task_instruction(name: str) -> Instruction:
     if isinstance(inst, str) and inst.strip():
         return inst
     if isinstance(inst, dict) and inst and all(isinstance(v, str) and v.strip() for v in inst.values()):
-        return {SLOT_NAMES.get(k, k): v for k, v in inst.items()}
+        slots: dict[str, str] = inst
+        return {SLOT_NAMES.get(k, k): v for k, v in slots.items()}
     raise ConfigError(
         f"build-data instruction-variants: {name} has no single task-level instruction to paraphrase: "
         f"{_why_none(cls)}. Choose tasks that have one (e.g. --suite generic-sts; `bench list tasks`)."

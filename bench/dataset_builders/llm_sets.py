@@ -247,6 +247,7 @@ def build_intent_emotion(
 
     def change_intent(k: int, req: ChatRequest, res: LLMResult) -> ChatRequest:
         u1 = res.value
+        assert res.reply is not None  # only ok results are followed up, and an ok result has its reply
         return req.follow_up(
             res.reply,
             P.fill(P.INTENT_EMOTION_INTENT, intent=items[k][1]),
@@ -350,6 +351,7 @@ def build_instruct_stsb(
         return {"summary": {"dry_run": True, "pairs": len(items), **report}}
 
     def non_discriminative(k: int, req: ChatRequest, res: LLMResult) -> ChatRequest:
+        assert res.reply is not None  # only ok results are followed up, and an ok result has its reply
         return req.follow_up(
             res.reply,
             P.STSB_NON_DISCRIMINATIVE,
@@ -467,7 +469,7 @@ def build_robustness_instructions(
                 failures.append({**_failure(t, kind, res), "task": name})
                 entry[f"{kind}_instructions"] = None
                 continue
-            kept = []
+            kept: list[str] = []
             for text in (s.strip() for s in res.value["instructions"]):
                 (dropped if _norm(text) in seen else kept).append(text)
             seen.update(_norm(s) for s in kept)

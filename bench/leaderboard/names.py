@@ -49,7 +49,7 @@ def _strip(glyph: str) -> str:
 def _classes() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """(character -> its prototype, character -> its one ASCII look-alike, character -> the sequence
     it maps to), built once from the package's data."""
-    from confusable_homoglyphs.confusables import confusables_data
+    from confusable_homoglyphs.confusables import confusables_data  # type: ignore[import-untyped]  # ships no type information
 
     parent: dict[str, str] = {}
     links: dict[str, int] = {}
@@ -99,8 +99,13 @@ def ascii_reading(name: str) -> str | None:
     look-alike); None when `name` is ASCII or has a character nothing in ASCII resembles."""
     if name.isascii():
         return None
-    out = [c if c.isascii() else _ascii_alike(c) for c in name]
-    return None if None in out else "".join(out)
+    out: list[str] = []
+    for c in name:
+        alike = c if c.isascii() else _ascii_alike(c)
+        if alike is None:
+            return None
+        out.append(alike)
+    return "".join(out)
 
 
 def _ascii_alike(c: str) -> str | None:

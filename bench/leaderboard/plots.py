@@ -99,16 +99,18 @@ def robustness_svg(
                     f'<circle cx="{cx + jitter:.1f}" cy="{y(v):.1f}" r="3" fill="{COLORS[s]}" fill-opacity="0.55">'
                     f"<title>{escape(label)} · {s} #{i + 1}: {100 * v:.2f}</title></circle>"
                 )
-            if means[s] is not None:
-                my = y(means[s])
+            mean = means[s]
+            if mean is not None:
+                my = y(mean)
                 parts.append(
                     f'<line x1="{cx - 14}" x2="{cx + 14}" y1="{my:.1f}" y2="{my:.1f}" stroke="{COLORS[s]}" stroke-width="3">'
-                    f"<title>{escape(label)} · mean {s}: {100 * means[s]:.2f}</title></line>"
+                    f"<title>{escape(label)} · mean {s}: {100 * mean:.2f}</title></line>"
                 )
         gaps = []
         for name, a in (("Δci", "correct"), ("Δii", "implicit")):
-            if means[a] is not None and means["incorrect"] is not None:
-                gaps.append(f"{name} {100 * (means[a] - means['incorrect']):+.2f}")
+            mean, incorrect = means[a], means["incorrect"]
+            if mean is not None and incorrect is not None:
+                gaps.append(f"{name} {100 * (mean - incorrect):+.2f}")
         parts.append(
             f'<text x="{x0 + 70}" y="{top - 6}" class="gap" text-anchor="middle">{escape("  ".join(gaps))}</text>'
         )

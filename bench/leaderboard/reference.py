@@ -74,8 +74,10 @@ def task_reference(name: str, data_dirs: Iterable[Path] = ()) -> TaskReference |
 @cache
 def _base_reference(name: str) -> TaskReference:
     from bench.tasks import TASKS
+    from bench.tasks.abstasks.base import InstructionTask
 
     cls = TASKS[name]
+    assert issubclass(cls, InstructionTask)  # every registered task is one (it registers from its __init_subclass__)
     meta = cls.metadata
     revisions = {meta.dataset["revision"]: "pinned in the task's metadata"}
     instance = _instance(cls, data_dir=None)

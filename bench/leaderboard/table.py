@@ -51,6 +51,7 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -398,8 +399,8 @@ def _suite_row(
     columns: list[tuple[str, str]],
     avgs: tuple[suite_styles.Average, ...],
     verified: dict[str, Any] | None = None,
-    twins: list[tuple[ModelRow, int]] = (),
-    types: list[dict[str, Any]] = (),
+    twins: Sequence[tuple[ModelRow, int]] = (),
+    types: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     scores = {t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns}
     averages = suite_styles.averages(suite, scores, avgs)
@@ -578,7 +579,7 @@ def _flag(other: ModelRow, shared: int) -> str:
 
 
 def _model_json(
-    row: ModelRow, verified: dict[str, Any] | None = None, twins: list[tuple[ModelRow, int]] = ()
+    row: ModelRow, verified: dict[str, Any] | None = None, twins: Sequence[tuple[ModelRow, int]] = ()
 ) -> dict[str, Any]:
     return {
         "id": row.id,
@@ -647,8 +648,8 @@ def sensitivity_data(
                     "verification": verification_of(e, verified or {}),
                 }
             )
-        task = out.setdefault(g.task, {"task": g.task, "main_score_name": g.main_score_name, "models": []})
-        task["models"].append(
+        block = out.setdefault(g.task, {"task": g.task, "main_score_name": g.main_score_name, "models": []})
+        block["models"].append(
             {
                 "name": key.name,
                 "revision": key.revision,
@@ -667,11 +668,11 @@ def sensitivity_data(
         )
     result = []
     for name in sorted(out):
-        task = out[name]
-        task["models"].sort(key=lambda m: (m[marks.BASELINE.key], -m["mean"]))
-        task["set_differences"] = list(dict.fromkeys(d for m in task["models"] for d in m["set_differences"]))
-        task["stability"] = _stability_json(stability.get(name), ids)
-        result.append(task)
+        block = out[name]
+        block["models"].sort(key=lambda m: (m[marks.BASELINE.key], -m["mean"]))
+        block["set_differences"] = list(dict.fromkeys(d for m in block["models"] for d in m["set_differences"]))
+        block["stability"] = _stability_json(stability.get(name), ids)
+        result.append(block)
     return result
 
 

@@ -183,6 +183,7 @@ def verify_report(
                 if outcome is None:
                     verdicts[id(entry)] = _verdict(entry, None, "the re-run gave no result for this task", tolerance)
                     continue
+                assert outcome.result_path is not None  # every outcome of a run names its result file
                 path = Path(outcome.result_path)
                 rerun = (read_json(path), outcome.record, read_json(path.parent / MODEL_META))
                 verdicts[id(entry)] = _verdict(entry, rerun, "", tolerance)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.adapters.options import public_value
-from bench.core.errors import ConfigError, MissingDataError
+from bench.core.errors import ConfigError, DataError, MissingDataError
 from bench.core.fileio import atomic_write_json
 from bench.core.redact import redact_value
 from bench.core.versions import package_versions
@@ -204,7 +204,10 @@ def _evaluate_one(
         record_path.unlink(missing_ok=True)
         raise
     path = result_path(store, model.mteb_model_meta, name)
-    outcome = _outcome(task, read_json(path), record, "computed", path)
+    data = read_json(path)
+    if data is None:
+        raise DataError(f"{path}: mteb.evaluate wrote no readable result for {name}.")
+    outcome = _outcome(task, data, record, "computed", path)
     logger.info(
         "%s %s: %s = %s (%.1fs)", step, shown, outcome.main_score_name, format_score(outcome.main_score), seconds
     )
@@ -283,7 +286,7 @@ def build_tasks(options: RunOptions, variants: Any = None) -> list[Any]:
     if variants is not None and not options.tasks and not options.suite:  # the file's tasks
         options = replace(options, tasks=list(variants.variants))
     names = task_names(tasks=options.tasks, suite=options.suite)
-    settings = {
+    settings: dict[str, Any] = {
         "limit": options.limit,
         "seed": options.seed,
         "prompt_source": prompt_source(options),

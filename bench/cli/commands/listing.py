@@ -87,13 +87,13 @@ def wrapped_table(
     budget = width - (3 * len(headers) + 1) - fixed  # "| " before and " " after each cell, and the last "|"
     floors = [max(MIN_COLUMN, len(headers[i]) + 2, _longest_word(rows, i)) for i in wrap]  # nor below a header
     cap = _common_cap([natural[i] for i in wrap], floors, budget)
-    rows = [list(r) for r in rows]
+    cells = [list(r) for r in rows]
     for i, floor in zip(wrap, floors, strict=True):
         limit = max(floor, cap)
         if natural[i] > limit:
-            for r in rows:
+            for r in cells:
                 r[i] = _wrap_cell(str(r[i]), limit)
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return tabulate(cells, headers=headers, tablefmt="github", disable_numparse=True)
 
 
 def table_fits(
