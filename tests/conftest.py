@@ -16,18 +16,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).parent))
 
 ROOT = Path(__file__).resolve().parents[1]
-# Session fixtures shared by several test files (real result folders made once per session).
-pytest_plugins = ["leaderboard_fixtures"]
-# Fixtures that run a real model: a test that uses one is `slow`, whatever its own marks say.
-SLOW_FIXTURES = frozenset({"demo_results", "smollm2_gguf", "smollm2_path"})
-
-
-@pytest.hookimpl(tryfirst=True)  # before `-m` selects on the marks
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.slow)
-
+# Session fixtures shared by several test files (real result folders made once per session), and the
+# test tiers: what may not run outside `slow` (tests/tiers.py).
+pytest_plugins = ["leaderboard_fixtures", "tiers"]
 
 RAW = ROOT.parent / "shared" / "data" / "raw"
 

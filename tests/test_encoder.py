@@ -125,6 +125,7 @@ def test_sentence_transformer_templates(template, expected, minilm_path, tmp_pat
     assert enc.settings()["instruction_template_sha256"] != ""
 
 
+@pytest.mark.slow
 def test_sentence_transformer_matches_bare_encode(minilm_path, tmp_path):
     from sentence_transformers import SentenceTransformer
 

@@ -165,6 +165,7 @@ def test_a_modified_local_copy_is_not_the_published_model(minilm_path, tmp_path)
     assert (named.name, named.revision) == ("me/my-minilm", "v2")
 
 
+@pytest.mark.slow
 def test_results_carry_no_local_path_and_mteb_loads_them(minilm_path, tmp_path):
     from bench.cli.main import main
 

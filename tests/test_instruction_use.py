@@ -28,7 +28,9 @@ def sts_metadata():
 CASES = [
     ("st:{minilm}", {"template": "prefix"}, True),
     ("st:{minilm}", {"template": "none"}, False),
-    ("st:{minilm}", {"template": "model"}, False),  # MiniLM has no prompts: the instruction never reaches it
+    pytest.param(
+        "st:{minilm}", {"template": "model"}, False, marks=pytest.mark.slow
+    ),  # MiniLM has no prompts (read from the loaded model)
     ("st:{minilm}", {"template": "Instruct: {instruction}\nQuery: {text}"}, True),
     ("prompteol:{minilm}", {}, False),  # PromptEOL's prompt has no slot for an instruction
     ("prompteol:{minilm}", {"instruction_template": "{instruction} "}, True),
@@ -65,7 +67,8 @@ def test_a_setting_is_blind_exactly_when_its_input_ignores_the_instruction(
 
 def unmeasured_families() -> list[str]:
     """Families with neither a known case nor a test of their own (a new family file, until it gets one)."""
-    known = {family_name(spec.partition(":")[0]) for spec, _, _ in CASES}
+    specs = [case.values[0] if hasattr(case, "values") else case[0] for case in CASES]  # a pytest.param too
+    known = {family_name(spec.partition(":")[0]) for spec in specs}
     return [f for f in harness_families() if f not in known and f not in OWN_TESTS]
 
 
@@ -89,6 +92,7 @@ def test_every_family_is_measured(family, minilm_path, sts_metadata):
     )
 
 
+@pytest.mark.slow
 def test_mteb_implementation_is_probed_through_its_own_loader(sts_metadata):
     """MTEB's query loader puts the instruction after the text (`text + " " + instruction`), so MiniLM as
     MTEB runs it does see the instruction: measured through MTEB's wrapper, not read from its registry
@@ -107,6 +111,7 @@ def test_gstransform_routes_by_instruction():
     assert bare.instruction_use()["follows_instructions"] is True
 
 
+@pytest.mark.slow
 def test_run_records_the_verdict_and_tables_read_it(tmp_path):
     from bench.run.runner import RunOptions, run
 

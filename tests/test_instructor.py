@@ -60,6 +60,7 @@ def test_embedding_is_the_mean_over_the_text_tokens_of_a_direct_forward(tiny_ber
         np.testing.assert_allclose(got[row], states[start:].mean(0).numpy(), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_checkpoint_modules_after_pooling_apply(minilm_path):
     """all-MiniLM-L6-v2 has Pooling + Normalize: the output is the normalised mean over the text tokens."""
     from transformers import AutoModel, AutoTokenizer
