@@ -21,8 +21,6 @@ import pytest
 from conftest import ROOT
 from helpers import copy_working_tree
 
-pytestmark = pytest.mark.slow
-
 SAVE_AS = re.compile(r"Save the class, with the imports it uses, in `(?P<path>bench/[\w/]+\.py)`")
 PYTHON_BLOCK = re.compile(r"^```python\n(?P<code>.*?)^```$", re.MULTILINE | re.DOTALL)
 
@@ -59,6 +57,7 @@ def test_class_file_keeps_the_class_and_the_imports_it_uses():
     assert class_file(code) == "import zlib\nfrom a import B\n\n\nclass X(B):\n    n = zlib.crc32(b'')\n"
 
 
+@pytest.mark.slow  # a pytest session in a copy of the tree
 def test_the_guides_applied_to_a_copy_leave_the_suite_green(tmp_path: Path):
     """Both guides at once, in one copy (one run of the registry tests, not two); a failure names the files."""
     work = copy_working_tree(tmp_path / "repo")
