@@ -86,8 +86,8 @@ def _install_guards() -> None:
             _installed.add(module)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+def _watching(item: pytest.Item) -> Iterator[None]:
+    """The guards in place and `item` known to them while one phase of it runs (its set-up, then its call)."""
     _install_guards()
     _running.append(item)
     try:
@@ -96,11 +96,5 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
         _running.pop()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    _install_guards()
-    _running.append(item)
-    try:
-        yield
-    finally:
-        _running.pop()
+pytest_runtest_setup = pytest.hookimpl(hookwrapper=True)(_watching)
+pytest_runtest_call = pytest.hookimpl(hookwrapper=True)(_watching)
