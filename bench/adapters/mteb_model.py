@@ -39,6 +39,7 @@ import numpy as np
 
 from bench.adapters.base import BaseEncoder, encode_part
 from bench.adapters.mteb_zoo import loader_name
+from bench.adapters.remote_code import check_revision, remote_code_line, runs_own_code
 from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.fileio import sha256_json
 
@@ -69,6 +70,7 @@ class MTEBModel(BaseEncoder):
         "(`bench list models` shows the formats)"
     )
     cli_flags: ClassVar[dict[str, str]] = {}
+    runtime_options = ("trust_remote_code",)  # whether a revision's code may run, never how a text is embedded
 
     def __init__(
         self,
@@ -77,9 +79,14 @@ class MTEBModel(BaseEncoder):
         name: str | None = None,
         revision: str | None = None,
         dtype: str | None = None,
+        trust_remote_code: bool = False,
         **kwargs: Any,
     ) -> None:
+        """`trust_remote_code`: run a model's own hub code where MTEB's registry does not vouch for it: a
+        registered remote-code model at another revision than MTEB's, or an unregistered model whose
+        repository holds code (bench/adapters/remote_code.py); the registered revision needs no flag."""
         self.model_path = model_path
+        self.trust_remote_code = trust_remote_code
         self.impl: Any = None
         self.st: Any = None  # the SentenceTransformer inside MTEB's implementation, when there is one
         self._rows_call: dict[str, Any] = {}  # without one: the encode call whose missing rows are being sent
@@ -87,6 +94,8 @@ class MTEBModel(BaseEncoder):
         self._pass: dict[str, Any] = {}  # what the current encode call encodes, for its progress label
         self._probe: list[Any] | None = None  # while `probe_input` runs: the rendered inputs, nothing encoded
         super().__init__(name=name, revision=revision, source=model_path, dtype=dtype or "float32", **kwargs)
+        if self.registry_meta is not None:  # before anything loads: a refused revision costs nothing
+            check_revision(self.registry_meta, self.revision, trusted=trust_remote_code)
 
     # ------------------------------------------------------------------ identity
     def precision(self) -> dict[str, Any]:
@@ -177,11 +186,17 @@ class MTEBModel(BaseEncoder):
                         for k, v in (meta.loader_kwargs.get("model_kwargs") or {}).items()
                         if k not in ("dtype", "torch_dtype")
                     } | extra["model_kwargs"]
+                if runs_own_code(meta):
+                    logger.warning("%s", remote_code_line(self.name, self.revision, "MTEB's loader for it passes"))
                 self.impl = meta.loader(meta.name, revision=self.revision, **kwargs)
             else:
                 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
                 on_disk = Path(self.model_path).exists()
+                if self.trust_remote_code:
+                    extra["trust_remote_code"] = True
+                    line = remote_code_line(self.name, self.revision, "--trust-remote-code passes", local=on_disk)
+                    logger.warning("%s", line)
                 self.impl = SentenceTransformerEncoderWrapper(
                     self.model_path, revision=None if on_disk else self.revision, device=self.device, **extra
                 )

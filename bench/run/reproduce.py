@@ -11,12 +11,14 @@ bench/leaderboard/verify.py.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.adapters.options import family_options, runtime_options
 from bench.adapters.registry import MODELS, MTEB_FAMILY, ST_FAMILY, family_class, resolve
+from bench.adapters.remote_code import is_api_client, registered_meta, runs_own_code
 from bench.core.bounded import printable
 from bench.core.fileio import sha256_json, unsafe_member_name
 from bench.core.variants import Variant, VariantFile
@@ -41,6 +43,7 @@ def rerun(
     use_cache: bool,
     output_dir: str,
     base_url: str | None = None,
+    trusted: Collection[str] = (),
 ) -> list[TaskOutcome]:
     """Recompute one run group (records that one `bench run` made together) as the maintainer's run.
 
@@ -54,6 +57,7 @@ def rerun(
             use_cache=use_cache,
             output_dir=output_dir,
             base_url=base_url,
+            trusted=trusted,
         )
     )
 
@@ -67,12 +71,14 @@ class Rerun:
     options: dict[str, Any]
 
 
-def rerun_plan(record: dict[str, Any], *, base_url: str | None = None) -> Rerun:
+def rerun_plan(record: dict[str, Any], *, base_url: str | None = None, trusted: Collection[str] = ()) -> Rerun:
     """The maintainer's re-run of the model of a run `record`; `Refused` says why there is none.
 
     Only the family's vector options come from the record (runtime options such as endpoints, timeouts,
     retries, cache, device are the maintainer's defaults); a hub model is loaded at its recorded revision
-    and under its own name; an API model only against `base_url`.
+    and under its own name, never with its own code (a model MTEB registers: only at MTEB's revision, and
+    one whose loader runs the repository's code only when the maintainer names it in `trusted`); an API
+    model only against `base_url`.
     """
     recorded = run_settings(record)
     spec = recorded["spec"]
@@ -94,7 +100,37 @@ def rerun_plan(record: dict[str, Any], *, base_url: str | None = None) -> Rerun:
             )
         options["base_url"] = base_url
     hub = spec not in MODELS and not Path(source).expanduser().exists()
+    if hub and getattr(cls, "local_weights", True) and (meta := registered_meta(source)) is not None:
+        options |= _registered_options(meta, recorded["revision"], cls, trusted)
     return Rerun(spec, recorded["revision"] if hub else None, options)
+
+
+def _registered_options(meta: Any, revision: str, cls: type, trusted: Collection[str]) -> dict[str, Any]:
+    """What a model MTEB registers may be re-run with; `Refused` when it may not be re-run at all.
+
+    The revision a submission records is the submitter's choice (on the hub, a pull-request ref anyone
+    can open): only MTEB's is loaded. A loader that imports the repository's code runs only for a
+    model the maintainer names (`--trust-remote-code MODEL`), and MTEB's API clients call their
+    provider directly, with the maintainer's key, so they are never re-run.
+    """
+    if is_api_client(meta):
+        raise Refused(
+            f"MTEB's implementation of {meta.name} calls its provider's API directly, so it cannot be pointed at "
+            "the maintainer's endpoint; an API result is re-run only as `openai:` against `--base-url`"
+        )
+    if revision != meta.revision:
+        raise Refused(
+            f"revision differs from the registry's (the submission says {printable(str(revision), 60)}, "
+            f"MTEB registers {meta.revision})"
+        )
+    if "trust_remote_code" not in family_options(cls) or not runs_own_code(meta):
+        return {}
+    if meta.name not in trusted:
+        raise Refused(
+            f"{meta.name} runs its own code from its hub repository; re-run it only by naming it: "
+            f"`bench leaderboard verify --trust-remote-code {meta.name}`"
+        )
+    return {"trust_remote_code": True}
 
 
 def _check_no_path(value: Any, what: str) -> None:
@@ -121,9 +157,10 @@ def rerun_options(
     use_cache: bool,
     output_dir: str,
     base_url: str | None = None,
+    trusted: Collection[str] = (),
 ) -> RunOptions:
     """The RunOptions that recompute `records` (one run group) as the maintainer's run (`rerun_plan`)."""
-    plan, recorded = rerun_plan(records[0], base_url=base_url), run_settings(records[0])
+    plan, recorded = rerun_plan(records[0], base_url=base_url, trusted=trusted), run_settings(records[0])
     return RunOptions(
         model=plan.spec,
         model_revision=plan.revision,

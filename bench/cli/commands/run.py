@@ -64,6 +64,12 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
         metavar="REV",
         help="the model's revision (hub commit; for a local model, the revision to file it under)",
     )
+    run.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="run a model's own hub code at a revision other than MTEB's registered one (a model whose MTEB loader "
+        "asks for trust_remote_code; at the registered revision it runs without this flag, and says so)",
+    )
     run.add_argument("--model-args", metavar="K=V,...", help="family options, e.g. pooling=1st-gen,dtype=float16")
     run.add_argument(
         "--model-config",
@@ -126,6 +132,8 @@ def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any
     for dest, value in vars(args).items():
         if dest.startswith("family_") and value is not None:
             options[dest.removeprefix("family_")] = value
+    if getattr(args, "trust_remote_code", False):
+        options["trust_remote_code"] = True
     return args.model or spec or DEFAULT_MODEL, options
 
 
