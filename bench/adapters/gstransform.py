@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bench.adapters.base import BaseEncoder
+from bench.core.bounded import MAX_SOURCE_BYTES, load_json_bounded, read_at_most
 from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.fileio import atomic_write, atomic_write_json, atomic_write_text
 
@@ -228,13 +229,30 @@ def load_transforms(directory: str | Path) -> list[Transform]:
         )
     found = []
     for cfg in sorted(root.glob(f"*/{CONFIG}")):
-        config = json.loads(cfg.read_text(encoding="utf-8"))
-        if config.get("format") != "gstransform" or config.get("format_version") != FORMAT_VERSION:
+        config = _read_config(cfg)
+        if (
+            not isinstance(config, dict)
+            or config.get("format") != "gstransform"
+            or config.get("format_version") != FORMAT_VERSION
+        ):
             raise ModelLoadError(f"{cfg} is not a GSTransform config (format version {FORMAT_VERSION}).")
         found.append(Transform(cfg.parent, config))
     if not found:
         raise ModelLoadError(f"No transform in {root} (expected {root}/<id>/{CONFIG}); train one first.")
     return found
+
+
+def _read_config(cfg: Path) -> Any:
+    """A transform's config.json, parsed within bounds (size, nesting, integer digits, lone surrogates: a
+    folder may come from anyone), so a damaged or hostile one is one ModelLoadError naming it."""
+    try:
+        raw = read_at_most(cfg, MAX_SOURCE_BYTES)
+    except OSError as e:
+        raise ModelLoadError(f"Cannot read {cfg}: {e.strerror}.") from None
+    fix = "Train the transform again (`python -m bench gstransform train`)."
+    return load_json_bounded(
+        raw, str(cfg), error=ModelLoadError, max_bytes=MAX_SOURCE_BYTES, unique_keys=False, fix=fix
+    )
 
 
 def _sha256(path: Path) -> str:

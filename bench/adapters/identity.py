@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.core.bounded import MAX_SOURCE_BYTES, brief, brief_line, load_json_bounded, read_at_most
 from bench.core.errors import ModelLoadError
 
 logger = logging.getLogger(__name__)
@@ -378,10 +379,11 @@ def _gguf_header(file: Path) -> dict[str, Any] | None:
             return _gguf_headers[key]
     try:
         header = _read_gguf(gguf, file)
-    except Exception as e:
+    except Exception as e:  # _GGUFDamaged says what; anything else (an OSError reading it) is named by its type
+        reason = str(e) if isinstance(e, _GGUFDamaged) else f"{type(e).__name__}: {brief_line(e, 120)}"
         raise ModelLoadError(
-            f"{file.name} is not a readable GGUF file ({type(e).__name__}: {str(e)[:120]}); it may be truncated or "
-            f"not GGUF at all. Download it again (and compare its sha256 with the publisher's)."
+            f"{file.name} is not a readable GGUF file ({reason}); it may be truncated or not GGUF at all. "
+            f"Download it again (and compare its sha256 with the publisher's)."
         ) from e
     with _gguf_lock:
         _gguf_headers[key] = header
@@ -389,10 +391,7 @@ def _gguf_header(file: Path) -> dict[str, Any] | None:
 
 
 def _read_gguf(gguf: Any, file: Path) -> dict[str, Any]:
-    try:
-        fields, tensors = _scan_gguf(file)
-    except (OSError, ValueError, KeyError, struct.error, OverflowError):  # anything the scan cannot read:
-        fields, tensors = _gguf_reader_fields(gguf, file)  # gguf's own reader decides (and names the damage)
+    fields, tensors = _scan_gguf(file, gguf.GGML_QUANT_SIZES)
     value = fields.get
     arch = value("general.architecture")
     context = value(f"{arch}.context_length") if isinstance(arch, str) else None
@@ -435,86 +434,155 @@ def _base_model(value: Any) -> dict[str, str | None]:
     return {"base_model": base, "base_model_url": url}
 
 
-_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+# GGUF value types (gguf.GGUFValueType): scalars by their struct code, byte order added per file
+_GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _GGUF_STRING, _GGUF_ARRAY = 8, 9
 _GGUF_KEPT_ITEMS = 256  # arrays longer than this (a vocabulary, its merges and scores) are stepped over, not decoded
+_GGUF_MAX_NESTING = 8  # arrays of arrays: llama.cpp writes none; each level is one more recursion here
+_GGUF_VERSIONS = (2, 3)  # as gguf's GGUFReader (READER_SUPPORTED_VERSIONS)
 
 
-def _scan_gguf(file: Path) -> tuple[dict[str, Any], list[tuple[int, int]]]:
-    """(header field -> value, (elements, ggml type) per tensor), read straight from a little-endian GGUF (v2+).
+class _GGUFDamaged(Exception):
+    """What makes a GGUF file unreadable, in words: a length or count that runs past its end, a version
+    or value type GGUF does not define. The file is refused with it before any loader opens it."""
+
+
+class _GGUFScan:
+    """A cursor over a GGUF file's bytes that checks every length and count the file declares against the
+    bytes left before acting on it: a 170-byte file declaring a 2^40-item array is refused at once, where
+    gguf's GGUFReader (which transformers also uses) decodes item after item for minutes, gigabytes deep."""
+
+    def __init__(self, buf: Any) -> None:
+        self.buf, self.pos, self.field = buf, 0, "the header"
+        if buf[:4] != b"GGUF":
+            raise _GGUFDamaged("it does not start with GGUF's magic bytes")
+        if len(buf) < 24:
+            raise _GGUFDamaged(f"its header is cut short: the file is {len(buf)} bytes")
+        self.order = next((o for o in "<>" if struct.unpack_from(f"{o}I", buf, 4)[0] in _GGUF_VERSIONS), "")
+        if not self.order:  # the version is read in both byte orders, as GGUFReader does
+            raise _GGUFDamaged(f"GGUF version {struct.unpack_from('<I', buf, 4)[0]}; only versions 2 and 3 are read")
+        self.pos = 8
+
+    def need(self, count: int, size: int, noun: str) -> None:
+        """Refuse `count` `noun` of at least `size` bytes each at the cursor unless the file holds them."""
+        if self.pos + count * size > len(self.buf):
+            raise _GGUFDamaged(
+                f"{self.field}: {count:,} {noun} from byte {self.pos:,} run past the end of the file "
+                f"({len(self.buf):,} bytes)"
+            )
+
+    def unpack(self, codes: str) -> tuple[Any, ...]:
+        size = struct.calcsize(self.order + codes)
+        self.need(size, 1, "bytes")
+        values = struct.unpack_from(self.order + codes, self.buf, self.pos)
+        self.pos += size
+        return values
+
+    def skip_string(self) -> None:
+        (length,) = self.unpack("Q")
+        self.need(length, 1, "bytes of text")
+        self.pos += length
+
+    def string(self) -> str:
+        start = self.pos + 8
+        self.skip_string()
+        return bytes(self.buf[start : self.pos]).decode("utf-8", "replace")
+
+    def value(self, kind: int, depth: int = 0) -> Any:
+        """One value of GGUF type `kind`; an array longer than _GGUF_KEPT_ITEMS is stepped over (None)."""
+        if kind == _GGUF_STRING:
+            return self.string()
+        if kind in _GGUF_SCALARS:
+            return self.unpack(_GGUF_SCALARS[kind])[0]
+        if kind != _GGUF_ARRAY:
+            raise _GGUFDamaged(f"{self.field} has value type {kind}, which GGUF does not define")
+        if depth == _GGUF_MAX_NESTING:
+            raise _GGUFDamaged(f"{self.field} nests arrays more than {_GGUF_MAX_NESTING} deep")
+        item, count = self.unpack("IQ")
+        keep = count <= _GGUF_KEPT_ITEMS
+        if item in _GGUF_SCALARS:
+            code = _GGUF_SCALARS[item]
+            self.need(count, struct.calcsize(code), "array items")
+            values = list(struct.unpack_from(f"{self.order}{count}{code}", self.buf, self.pos)) if keep else None
+            self.pos += count * struct.calcsize(code)
+            return values
+        self.need(count, 8 if item == _GGUF_STRING else 12, "array items")  # the smallest string, array
+        if item == _GGUF_STRING and not keep:
+            for _ in range(count):
+                self.skip_string()
+            return None
+        values = [self.value(item, depth + 1) for _ in range(count)]
+        return values if keep else None
+
+
+def _scan_gguf(
+    file: Path, quant_sizes: dict[Any, tuple[int, int]] | None = None
+) -> tuple[dict[str, Any], list[tuple[int, int]]]:
+    """(header field -> value, (elements, ggml type) per tensor) of a GGUF file (v2 or v3, either byte order).
 
     Why not gguf's GGUFReader: it decodes every array into numpy parts, ~6.5 s for SmolLM2's 49k-token
-    vocabulary on every encoder built from the file; this steps over long arrays by their lengths (tens of
-    ms). A long array's value is None (no fact comes from one). Raises on anything it cannot read; the
-    caller then asks GGUFReader.
+    vocabulary on every encoder built from the file, and trusts every length it reads; this steps over
+    long arrays by their lengths (tens of ms), each length checked first (`_GGUFScan`), and checks that
+    every tensor's data (`quant_sizes`, by default gguf.GGML_QUANT_SIZES) lies inside the file. A long
+    array's value is None (no fact comes from one). Raises _GGUFDamaged saying what is wrong.
     """
     import mmap
 
+    if quant_sizes is None:
+        import gguf
+
+        quant_sizes = gguf.GGML_QUANT_SIZES
+
     with open(file, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-        if buf[:4] != b"GGUF":
-            raise ValueError("no GGUF magic")
-        version, n_tensors, n_fields = struct.unpack_from("<IQQ", buf, 4)
-        if not 2 <= version < 1 << 16:
-            raise ValueError(f"GGUF version {version}")  # v1 or big-endian: GGUFReader's business
-        pos, fields = 24, {}
-        for _ in range(n_fields):
-            key, pos = _gguf_string(buf, pos)
-            (kind,), pos = struct.unpack_from("<I", buf, pos), pos + 4
-            fields[key], pos = _gguf_value(buf, pos, kind)
-        tensors = []
-        for _ in range(n_tensors):
-            (length,) = struct.unpack_from("<Q", buf, pos)
-            pos += 8 + length
-            (n_dims,) = struct.unpack_from("<I", buf, pos)
-            dims = struct.unpack_from(f"<{n_dims}Q", buf, pos + 4)
-            (ggml_type,) = struct.unpack_from("<I", buf, pos + 4 + 8 * n_dims)
-            pos += 4 + 8 * n_dims + 4 + 8  # dims, type, data offset
-            elements = 1
-            for d in dims:
-                elements *= d
-            tensors.append((elements, ggml_type))
-        return fields, tensors
+        scan = _GGUFScan(buf)
+        n_tensors, n_fields = scan.unpack("QQ")
+        scan.need(n_fields, 8 + 4 + 1, "fields")  # the shortest field: a name's length, a type, a byte
+        fields = {}
+        for i in range(n_fields):
+            scan.field = f"field {i + 1}"
+            key = scan.string()
+            scan.field = f"the field {brief(key, 60)}"
+            (kind,) = scan.unpack("I")
+            fields[key] = scan.value(kind)
+        scan.field = "the header"
+        scan.need(n_tensors, 8 + 4 + 4 + 8, "tensors")  # the shortest tensor: name length, dims, type, offset
+        tensors = [_gguf_tensor(scan) for _ in range(n_tensors)]
+        _check_tensor_data(scan, tensors, fields.get("general.alignment"), quant_sizes)
+        return fields, [(elements, ggml_type) for _, elements, ggml_type, _ in tensors]
 
 
-def _gguf_string(buf: Any, pos: int) -> tuple[str, int]:
-    (length,) = struct.unpack_from("<Q", buf, pos)
-    end = pos + 8 + length
-    if end > len(buf):
-        raise ValueError("a string runs past the end of the file")
-    return bytes(buf[pos + 8 : end]).decode("utf-8", "replace"), end
+def _gguf_tensor(scan: _GGUFScan) -> tuple[str, int, int, int]:
+    """(name, elements, ggml type, data offset) of the tensor info at the cursor."""
+    scan.field = "a tensor"
+    name = scan.string()
+    scan.field = f"the tensor {brief(name, 60)}"
+    (n_dims,) = scan.unpack("I")
+    scan.need(n_dims, 8, "dimensions")
+    dims = scan.unpack(f"{n_dims}Q")
+    ggml_type, offset = scan.unpack("IQ")
+    elements = 1
+    for d in dims:
+        elements *= d
+    return name, elements, ggml_type, offset
 
 
-def _gguf_value(buf: Any, pos: int, kind: int) -> tuple[Any, int]:
-    """One value at `pos` and the position after it; an array longer than _GGUF_KEPT_ITEMS is None."""
-    if kind == _GGUF_STRING:
-        return _gguf_string(buf, pos)
-    if kind != _GGUF_ARRAY:
-        fmt = _GGUF_SCALARS[kind]
-        return struct.unpack_from(fmt, buf, pos)[0], pos + struct.calcsize(fmt)
-    item, count = struct.unpack_from("<IQ", buf, pos)
-    pos += 12
-    keep = count <= _GGUF_KEPT_ITEMS
-    if item in _GGUF_SCALARS:
-        size = struct.calcsize(_GGUF_SCALARS[item])
-        if pos + count * size > len(buf):
-            raise ValueError("an array runs past the end of the file")
-        values = list(struct.unpack_from(f"<{count}{_GGUF_SCALARS[item][1]}", buf, pos)) if keep else None
-        return values, pos + count * size
-    values = []
-    for _ in range(count):
-        if item == _GGUF_STRING and not keep:  # step over: length, then the bytes
-            (length,) = struct.unpack_from("<Q", buf, pos)
-            pos += 8 + length
-            continue
-        value, pos = _gguf_value(buf, pos, item)
-        values.append(value)
-    if pos > len(buf):
-        raise ValueError("an array runs past the end of the file")
-    return (values if keep else None), pos
+def _check_tensor_data(
+    scan: _GGUFScan, tensors: list[tuple[str, int, int, int]], alignment: Any, quant_sizes: dict[Any, tuple[int, int]]
+) -> None:
+    """Every tensor's bytes (as GGUFReader computes them) end inside the file: a truncated download is
+    refused here, not half-way through de-quantising it."""
+    align = alignment if isinstance(alignment, int) and alignment > 0 else 32  # gguf.GGUF_DEFAULT_ALIGNMENT
+    start = -(-scan.pos // align) * align
+    for name, elements, ggml_type, offset in tensors:
+        if ggml_type in quant_sizes:  # an unknown type is the loader's to refuse
+            block, type_size = quant_sizes[ggml_type]
+            scan.pos, scan.field = start + offset, f"the tensor {brief(name, 60)}"
+            scan.need(elements * type_size // block, 1, "bytes of data")
 
 
 def _gguf_reader_fields(gguf: Any, file: Path) -> tuple[dict[str, Any], list[tuple[int, int]]]:
-    """The same as `_scan_gguf`, through gguf's GGUFReader (slow, but it reads any GGUF and names the damage)."""
+    """The same as `_scan_gguf`, through gguf's GGUFReader: the reference the scan is tested against on a real
+    file. Never run on a user's file: the reader trusts every length it reads (see `_GGUFScan`)."""
     reader = gguf.GGUFReader(file)
     fields: dict[str, Any] = {}
     for key, f in reader.fields.items():
@@ -723,9 +791,13 @@ def _unquote(value: str) -> str:
 
 
 def _json(path: Path) -> dict[str, Any]:
+    """A model folder's config as a dict, best effort: {} when it is missing, damaged or hostile (too large,
+    nested too deep, an integer too long: bounded before parsing); the loader then says what is wrong."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = load_json_bounded(
+            read_at_most(path, MAX_SOURCE_BYTES), str(path), error=ModelLoadError, unique_keys=False
+        )
+    except (OSError, ModelLoadError):
         return {}
     return data if isinstance(data, dict) else {}
 

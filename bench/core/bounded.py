@@ -9,14 +9,18 @@ ValueError from `json.loads`; a `\\ud800` escape decodes to half a UTF-16 pair t
 accepts. So, before the work each bounds:
 
 * size: config files (`--model-config`, `--instruction-variants`) are read at most MAX_CONFIG_BYTES
-  (a real one is a few KB), which also bounds the time the pure-Python parsers take;
+  (a real one is a few KB), which also bounds the time the pure-Python parsers take; a builder's raw
+  JSON/JSONL source or a saved transform's config at most MAX_SOURCE_BYTES (`read_at_most` reads one
+  byte past a limit, never a whole device or a huge file);
 * depth: JSON by `json_depth`, a vectorised scan of the bytes (no recursion); YAML from its tokens,
   counted as the parser takes them (`_Nesting`), so the composer stops at MAX_DEPTH + 1 levels;
 * expansion: a YAML's composed node graph is walked once per node (memoised, no recursion) to count
   what it would expand to, nodes plus characters, and to find an alias cycle, before any Python
   object is built;
 * duplicate keys are refused naming their line (for JSON with the pure-Python scanner, which knows
-  where each object starts); lone surrogates naming the line (YAML) or the path of keys (JSON).
+  where each object starts); lone surrogates naming the line (YAML) or the path of keys (JSON);
+* values Python will not build: an integer past `sys.get_int_max_str_digits()` digits (JSON or YAML),
+  a YAML date that does not exist (2001-02-30), each a ValueError from the parser, named by its line.
 
 Every problem is one error of the caller's `bench.core.errors` class naming the file and the fix; `brief`
 is the bounded `repr` every error message of hostile input uses. This module imports nothing from
@@ -34,6 +38,7 @@ import sys
 import unicodedata
 from collections.abc import Iterator
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from bench.core.errors import BenchError, ConfigError
@@ -43,6 +48,9 @@ MAX_DEPTH = 64  # a config or result needs fewer than 10 levels
 # this also bounds the time: about 15 s for the densest 1 MiB YAML (`[a,a,a,...]`), 0.3 s as JSON.
 MAX_CONFIG_BYTES = 2**20
 MAX_EXPANDED = 2 * MAX_CONFIG_BYTES  # nodes + characters after aliases: what a plain file could say, twice
+# A builder's raw JSON or JSONL source (the largest staged one, FewRel's val_wiki.json, is 3.5 MB) or a
+# saved GSTransform's config.json (a few KB): the whole file is decoded at once, so its size is the bound.
+MAX_SOURCE_BYTES = 64 * 2**20
 
 _CHUNK = 16 * 2**20  # bytes per step of json_depth: its temporary arrays are ~10 bytes per byte scanned
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -149,6 +157,14 @@ def surrogate_problem(text: str) -> str | None:
         "as an emoji cut in two (an escape like \\uD83D without its partner), which cannot be written "
         "as UTF-8; remove it or complete the pair"
     )
+
+
+# ---------------------------------------------------------------------------------------- files
+def read_at_most(path: Path, max_bytes: int) -> bytes:
+    """`path`'s bytes, at most `max_bytes` + 1 of them: enough for the parser's caller to tell that the file
+    is over its limit, without reading a device (`/dev/zero`) or a huge file whole. OSError is the caller's."""
+    with Path(path).open("rb") as f:
+        return f.read(max_bytes + 1)
 
 
 # ---------------------------------------------------------------------------------------- JSON
@@ -313,6 +329,63 @@ def _refuse_surrogates(value: Any, what: str, error: type[BenchError], fix: str)
             raise error(f"{what}: the text at {brief(path.lstrip('.') or '(top)', 60)} {problem}.{fix}")
 
 
+def load_jsonl_bounded(
+    data: bytes | str,
+    what: str,
+    *,
+    error: type[BenchError] = ConfigError,
+    max_bytes: int | None = MAX_SOURCE_BYTES,
+    max_depth: int = MAX_DEPTH,
+    fix: str | None = None,
+) -> list[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of the JSON Lines `data` of the file `what` names,
+    within the bounds of `load_json_bounded`: size first, then nesting on the bytes of the whole file
+    (line by line only to name the line), then each line parsed; an integer Python will not read and a
+    lone surrogate are one `error` naming the line. Lines end at "\\n" only: JSON allows U+2028 and the
+    other breaks that `str.splitlines` splits at inside a string.
+    """
+    fix = fix or "Fix the file."
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    if max_bytes is not None and len(data) > max_bytes:
+        raise error(f"{what} is {len(data):,} bytes; at most {max_bytes:,} are read, a real one is far smaller. {fix}")
+    if json_depth(data) > max_depth:  # an unclosed bracket carries over lines: then the parser names its line
+        for line_no, raw in enumerate(data.split(b"\n"), start=1):
+            if json_too_deep(raw, max_depth) is not None:
+                raise error(
+                    f"{what} line {line_no}: arrays/objects nest more than {max_depth} levels deep; a real "
+                    f"line needs a few. {fix}"
+                )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        at = data.count(b"\n", 0, e.start) + 1
+        raise error(f"{what} line {at}: not UTF-8 text; save it as UTF-8. {fix}") from None
+    rows = []
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            rows.append((line_no, _json_line(line, f"{what} line {line_no}", error, fix)))
+    if _SURROGATE_ESCAPE.search(data):
+        for line_no, value in rows:
+            _refuse_surrogates(value, f"{what} line {line_no}", error, f" {fix}")
+    return rows
+
+
+def _json_line(line: str, where: str, error: type[BenchError], fix: str) -> Any:
+    """One JSON Lines line, whose nesting is already bounded."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as e:
+        raise error(
+            f"{where}: malformed JSON ({e.msg}, column {e.colno}); each line is one complete JSON value. {fix}"
+        ) from None
+    except ValueError:  # the only other one: an integer past sys.get_int_max_str_digits()
+        raise error(
+            f"{where}: holds an integer of more than {sys.get_int_max_str_digits():,} digits, which Python refuses "
+            f"to read; no real value is that long, so the file is damaged. {fix}"
+        ) from None
+
+
 # ---------------------------------------------------------------------------------------- YAML
 class _Nesting:
     """How many collections are open, from the YAML token stream (the scanner is iterative).
@@ -435,9 +508,36 @@ def _check_nodes(loader: Any, root: Any, what: str, error: type[BenchError]) -> 
         line = node.start_mark.line + 1
         if isinstance(node, yaml.ScalarNode) and (problem := surrogate_problem(node.value)):
             raise error(f"{what} line {line}: the text {brief(node.value, 40)} {problem}.")
+        if isinstance(node, yaml.ScalarNode) and node.tag in _BUILT_WITH_VALUE_ERRORS:
+            _build_scalar(loader, node, what, error)
         if isinstance(node, yaml.MappingNode):
             _refuse_repeated_keys(loader, node, what, error)
         stack += _children(node, yaml)
+
+
+# Scalars whose constructor can raise a bare ValueError: `int()` past sys.get_int_max_str_digits() digits,
+# `datetime.date()` of a day that does not exist. Every other constructor error is a YAMLError.
+_BUILT_WITH_VALUE_ERRORS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:timestamp")
+
+
+def _build_scalar(loader: Any, node: Any, what: str, error: type[BenchError]) -> None:
+    """Build one int or date scalar now (the loader keeps it for `construct_document`), so that a value
+    Python refuses is one error naming its line, not a ValueError traceback from deep in PyYAML. A hex or
+    octal integer builds at any length, but could never be printed or written: refused the same."""
+    limit, line = sys.get_int_max_str_digits(), node.start_mark.line + 1
+    try:
+        value = loader.construct_object(node)
+    except ValueError as e:
+        if not node.tag.endswith(":int"):
+            raise error(
+                f"{what} line {line}: {brief(node.value, 40)} is not a date ({brief_line(e, 80)}). Fix the date, or quote it."
+            ) from None
+        value = None  # int() refused it: too many digits
+    if value is None or (limit and isinstance(value, int) and value.bit_length() > limit * 3.32):
+        raise error(
+            f"{what} line {line}: an integer of {len(node.value):,} characters, more digits than Python reads "
+            f"({limit:,}); no setting is that long, so the file is damaged. Fix the file."
+        )
 
 
 def _refuse_repeated_keys(loader: Any, node: Any, what: str, error: type[BenchError]) -> None:
@@ -447,6 +547,8 @@ def _refuse_repeated_keys(loader: Any, node: Any, what: str, error: type[BenchEr
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
             continue  # a `<<` merge may override keys; a list as a key is refused by the constructor
+        if key_node.tag in _BUILT_WITH_VALUE_ERRORS:
+            _build_scalar(loader, key_node, what, error)
         key = loader.construct_object(key_node)  # as built: `1` and `0x1` are the same key
         if key in keys:
             raise error(
@@ -511,15 +613,18 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_DEPTH",
     "MAX_EXPANDED",
+    "MAX_SOURCE_BYTES",
     "brief",
     "brief_line",
     "is_blank",
     "json_depth",
     "json_too_deep",
     "load_json_bounded",
+    "load_jsonl_bounded",
     "load_yaml_bounded",
     "lone_surrogate",
     "printable",
+    "read_at_most",
     "surrogate_problem",
     "yaml_depth",
     "yaml_expansion",

@@ -4,7 +4,8 @@ One place for what can go wrong before the content is even looked at: the file i
 larger than a config file can be, not UTF-8, or not valid YAML/JSON (by its suffix: `.json` is JSON,
 anything else YAML, a superset); and what a valid file can still do to the parser or to what reads it
 next: nest deep enough to overflow the recursive parsers, expand through YAML aliases into billions of
-values, write a key twice (the last would silently win), hold a lone surrogate (`bench/core/bounded.py`).
+values, write a key twice (the last would silently win), hold a lone surrogate, an integer of more digits
+than Python reads or a date that does not exist (`bench/core/bounded.py`).
 Each is one ConfigError naming the option, the file and the fix.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.core.bounded import MAX_CONFIG_BYTES, load_json_bounded, load_yaml_bounded
+from bench.core.bounded import MAX_CONFIG_BYTES, load_json_bounded, load_yaml_bounded, read_at_most
 from bench.core.errors import ConfigError
 
 
@@ -38,7 +39,6 @@ def read_yaml_or_json(path: Path, option: str) -> tuple[Any, bytes]:
 def _read_capped(path: Path, option: str) -> bytes:
     """At most one byte past the limit: a device (`/dev/zero`) or a huge file is never read whole."""
     try:
-        with path.open("rb") as f:
-            return f.read(MAX_CONFIG_BYTES + 1)
+        return read_at_most(path, MAX_CONFIG_BYTES)
     except OSError as e:
         raise ConfigError(f"Cannot read {option} {path}: {e.strerror}.") from None

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.core.bounded import MAX_SOURCE_BYTES, load_json_bounded, load_jsonl_bounded, read_at_most
 from bench.core.errors import DataError
 from bench.core.fileio import atomic_write_text, sha256_text
 
@@ -95,12 +96,22 @@ def _source(source_dir: Path, rel_path: str, why: str = "") -> tuple[str, dict[s
             f"Source file not found: {path}.{why} Pass --source-dir the raw data root that holds "
             f"'{rel_path}' (e.g. ../shared/data/raw)."
         )
-    data = path.read_bytes()
+    data = read_at_most(path, MAX_SOURCE_BYTES)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise DataError(
+            f"{path} is larger than {MAX_SOURCE_BYTES:,} bytes; the published file is a few MB. Check that it is the "
+            "file the builder expects."
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}).") from None
     return text, {"path": rel_path, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def _json(text: str, rel_path: str) -> Any:
+    """A raw JSON source, parsed within bounds (size, nesting, integer digits): one DataError naming it."""
+    return load_json_bounded(text, rel_path, error=DataError, max_bytes=MAX_SOURCE_BYTES, unique_keys=False)
 
 
 def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
@@ -149,13 +160,7 @@ def _sample(rows: list[dict[str, Any]], size: int | None, seed: int) -> list[dic
 def parse_cluster_llm(text: str, rel_path: str) -> list[dict[str, str]]:
     """ClusterLLM JSON lines {task, input, label} -> rows {text, cluster}; bad lines name their number."""
     rows = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError(f"{rel_path} line {line_no}: malformed JSON ({e.msg}).") from None
+    for line_no, obj in load_jsonl_bounded(text, rel_path, error=DataError):  # size, depth, digits bounded
         if not isinstance(obj, dict) or not isinstance(obj.get("input"), str) or obj.get("label") in (None, ""):
             raise DataError(f"{rel_path} line {line_no}: expected an object with a text 'input' and a 'label'.")
         if not obj["input"].strip():
@@ -220,10 +225,7 @@ def single_assigned(taxonomy: dict[str, Any], mapping: dict[str, str], rel_path:
 def _build_goalex(task: str, *, source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
     rel = GOALEX_TAXONOMY[task]
     text, record = _source(source_dir, rel)
-    try:
-        taxonomy = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DataError(f"{rel}: invalid JSON ({e.msg} at line {e.lineno}).") from None
+    taxonomy = _json(text, rel)
     mapping = GOALEX_CLUSTERS[task]
     by_label: dict[str, list[str]] = {label: [] for label in dict.fromkeys(mapping.values())}
     for t, label in single_assigned(taxonomy, mapping, rel).items():  # dict order = first appearance
@@ -282,10 +284,7 @@ def _nyt_texts(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, Any]
         f"BrandonZYW/NYTClustering files as DATA_DIR/NYTClustering/{{topic,location}}.csv instead."
     )
     text, record = _source(source_dir, rel, why)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DataError(f"{rel}: invalid JSON ({e.msg} at line {e.lineno}).") from None
+    data = _json(text, rel)
     texts = data.get("texts") if isinstance(data, dict) else data
     if not isinstance(texts, list) or not all(isinstance(t, str) and t.strip() for t in texts):
         raise DataError(f"{rel}: expected GoalEx's {{'texts': [non-empty strings, ...]}}.")
@@ -295,8 +294,8 @@ def _nyt_texts(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, Any]
 def _nyt_labels(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, Any]]:
     rel = f"{NYT_DIR}/{aspect}/labels.json"
     text, record = _source(source_dir, rel)
+    data = _json(text, rel)
     try:
-        data = json.loads(text)
         names = [d.removeprefix(f"has a {aspect} of ").strip() for d in data["class_descriptions"]]
         return [names[i] for i in data["labels"]], record
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):

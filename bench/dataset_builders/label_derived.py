@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.core.bounded import load_jsonl_bounded
 from bench.core.errors import DataError
 from bench.dataset_builders.common import (
     SourceFile,
@@ -123,13 +124,11 @@ def parse_banking(src: SourceFile) -> list[tuple[str, str]]:
 
 
 def parse_go_emotion(src: SourceFile) -> list[tuple[str, str]]:
-    """JSON lines with keys task,input,label; blank lines are tolerated."""
+    """JSON lines with keys task,input,label; blank lines are tolerated. Parsed within bounds (size,
+    nesting, integer digits: `load_jsonl_bounded`), so a damaged line is one DataError naming it."""
     pairs: list[tuple[str, str]] = []
-    for lineno, line in enumerate(src.text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        obj = json.loads(line)
-        if "input" not in obj or "label" not in obj:
+    for lineno, obj in load_jsonl_bounded(src.data, src.rel_path, error=DataError):
+        if not isinstance(obj, dict) or "input" not in obj or "label" not in obj:
             raise DataError(f"{src.rel_path}:{lineno}: expected keys 'input' and 'label'")
         pairs.append((str(obj["input"]), str(obj["label"])))
     return pairs

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.core.bounded import MAX_SOURCE_BYTES, load_json_bounded
 from bench.core.errors import ConfigError, DataError
 from bench.core.llm_client import (
     STRING,
@@ -497,10 +498,11 @@ def build_robustness_instructions(
 
 def _robustness_tasks(source: SourceFile) -> list[tuple[str, str]]:
     """(task, original instruction) for every task that has published robustness lists."""
-    try:
-        data = json.loads(source.text)
-    except json.JSONDecodeError as e:
-        raise DataError(f"{source.rel_path}: invalid JSON ({e.msg} at line {e.lineno}).") from None
+    data = load_json_bounded(  # size, nesting and integer digits bounded before the parser runs
+        source.data, source.rel_path, error=DataError, max_bytes=MAX_SOURCE_BYTES, unique_keys=False
+    )
+    if not isinstance(data, dict):
+        raise DataError(f"{source.rel_path}: expected an object of task name -> instructions.")
     tasks = [
         (name, d["instruction"])
         for name, d in data.items()

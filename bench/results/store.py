@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.bounded import brief, load_json_bounded
-from bench.core.errors import DataError, storage_error
+from bench.core.errors import DataError, EncodingError, storage_error
 from bench.core.fileio import atomic_write, ensure_dir
 
 if TYPE_CHECKING:
@@ -83,7 +83,8 @@ def _atomic_result_cache() -> type:
             *,
             encode_kwargs: Any = None,
         ) -> None:
-            """MTEB's `ResultCache.save_to_cache`, atomically: the same files, byte for byte.
+            """MTEB's `ResultCache.save_to_cache`, atomically: the same files, byte for byte; a result whose
+            main score is NaN or infinite is refused (`refuse_undefined_main_score`), never written.
 
             MTEB writes the TaskResult, model_meta.json (a ModelMeta given) and run_settings.jsonl
             (merged with the existing one) in place, so a crash can leave any of them half written.
@@ -94,6 +95,7 @@ def _atomic_result_cache() -> type:
             model_meta.json and run_settings.jsonl first and the result last, so a result never
             appears without them.
             """
+            refuse_undefined_main_score(task_result.task_name, task_result.scores)
             path = self.get_task_result_path(task_result.task_name, model_name, model_revision)
             if not isinstance(model_name, ModelMeta) and model_revision is None:
                 model_revision = path.parent.name  # the revision MTEB resolved here, not the scratch cache's
@@ -181,6 +183,29 @@ def result_problem(data: dict[str, Any]) -> str | None:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 return f"a main_score in scores[{brief(split)}] is {brief(value)}, not a number"
     return None
+
+
+def refuse_undefined_main_score(task_name: str, scores: dict[str, Any]) -> None:
+    """An EncodingError naming the task when a main score MTEB computed is NaN or infinite.
+
+    Such a score is no result: Spearman's correlation of identical similarities is NaN (a model or API that
+    gives every text the same vector), and a NaN sorts and averages as nothing else does. Checked where
+    results are saved, so neither the result file nor its run record is written, and a result an earlier
+    run wrote stays as it was.
+    """
+    for split, entries in scores.items():
+        for entry in entries:
+            value = entry.get("main_score")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                subset = entry.get("hf_subset")
+                where = f"split {brief(split)}" + (
+                    f", subset {brief(subset)}" if subset not in (None, "default") else ""
+                )
+                raise EncodingError(
+                    f"{task_name}: the main score came out {brief(value)} ({where}), so no result was written: the "
+                    "model's vectors leave the metric undefined, as when every text gets the same vector. Check "
+                    "the model's output (its pooling, or an API that answers every text with one vector)."
+                )
 
 
 def record_problem(record: Any) -> str | None:

@@ -12,8 +12,9 @@ number, and so that texts such as "NA" or "None" stay texts (pandas would turn t
 A data file may be damaged or hostile; each way is one DataError naming the file, the line or row, and
 the fix, never a traceback or a stall: JSON nested past MAX_DEPTH (counted on the bytes before the
 recursive parser runs), an integer too long for Python, a CSV field past csv's 128 KiB limit (usually
-an unclosed quote), a corrupt or truncated parquet file, a text that is blank to the eye (only spaces or
-zero-width characters) or holds a lone surrogate (valid JSON, but no UTF-8 writer takes it).
+an unclosed quote), a corrupt or truncated parquet file, or one whose footer declares, or whose values
+expand to, more than MAX_PARQUET_BYTES (a decompression bomb), a text that is blank to the eye (only spaces
+or zero-width characters) or holds a lone surrogate (valid JSON, but no UTF-8 writer takes it).
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ from bench.core.fileio import sha256_file, sha256_json
 logger = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "INSTRUCT_BENCH_DATA_DIR"
+# A local parquet file's bounds, on its footer before any column is read and on what it decodes to: a data
+# file of texts, labels and scores (the largest published set the harness runs is a few MB); every row
+# becomes a Python dict, so 2 GiB of values already takes several times that in memory.
+MAX_PARQUET_BYTES = 2 * 2**30
+MAX_PARQUET_ROWS = 10_000_000
+PARQUET_BATCH_ROWS = 4096  # rows decoded at a time: a batch's expanded size is counted before it is expanded
 LOCAL_SUFFIXES = (".csv", ".jsonl", ".json", ".parquet")
 MANIFEST = "manifest.json"  # written by every builder beside its files (bench/dataset_builders/)
 
@@ -215,19 +222,89 @@ def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
 
 
 def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
-    """Rows of a parquet file, read with pyarrow (as `datasets` does, without copying it into its cache)."""
+    """Rows of a parquet file, read with pyarrow (as `datasets` does, without copying it into its cache).
+
+    Only the task's columns are read. Compression makes a small file a large table: its footer is checked
+    first (`_check_parquet_metadata`), before any column is read; then, as a footer can lie and a
+    dictionary-encoded column (pyarrow's default) declares only its distinct values, text columns are read
+    as dictionaries and each batch's size once expanded is counted before it is (`_expanded_bytes`).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
-        _check_columns(path, table.column_names, columns)
-        return table.to_pylist()
+        metadata = pq.read_metadata(path)
+        _check_parquet_metadata(path, metadata)
+        schema = metadata.schema.to_arrow_schema()
+        _check_columns(path, schema.names, columns)
+        texts = [f.name for f in schema if f.name in columns and _is_text(f.type)]
+        rows, expanded = [], 0
+        with pq.ParquetFile(path, read_dictionary=texts) as parquet:
+            for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(columns)):
+                expanded += _expanded_bytes(batch)
+                if expanded > MAX_PARQUET_BYTES:
+                    raise DataError(
+                        f"{path}: its values expand to more than {MAX_PARQUET_BYTES:,} bytes (its metadata declares "
+                        f"{_parquet_declared_bytes(metadata):,}): a few values repeated over very many rows, or a "
+                        "damaged file; so it is not read. Split the data, or give it as .jsonl or .csv."
+                    )
+                rows += batch.to_pylist()
+        return rows
     except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
         raise DataError(
             f"{path}: not a readable parquet file ({brief_line(e)}); it may be truncated or damaged. "
             f"Write it again (or give the data as .jsonl or .csv)."
         ) from None
+
+
+def _parquet_declared_bytes(metadata: Any) -> int:
+    """The size a parquet file's footer says its data takes uncompressed: the larger of its row groups'
+    total and their column chunks' sum (the two agree unless the footer is damaged or hostile)."""
+    groups = [metadata.row_group(i) for i in range(metadata.num_row_groups)]
+    chunks = sum(g.column(j).total_uncompressed_size for g in groups for j in range(g.num_columns))
+    return max(sum(g.total_byte_size for g in groups), chunks)
+
+
+def _check_parquet_metadata(path: Path, metadata: Any) -> None:
+    """Refuse, from the footer alone, a parquet file that declares more rows or uncompressed bytes than a
+    data file holds: a few MB of compressed repeated text can declare gigabytes (a decompression bomb)."""
+    declared = _parquet_declared_bytes(metadata)
+    if metadata.num_rows > MAX_PARQUET_ROWS or declared > MAX_PARQUET_BYTES:
+        raise DataError(
+            f"{path}: its metadata declares {metadata.num_rows:,} rows and {declared:,} bytes uncompressed, "
+            f"past what a data file may hold ({MAX_PARQUET_ROWS:,} rows, {MAX_PARQUET_BYTES:,} bytes); so it is "
+            "not read. Split the data into several tasks' files, or give it as .jsonl or .csv."
+        )
+
+
+def _expanded_bytes(batch: Any) -> int:
+    """The bytes `batch` takes once each text column read as a dictionary is expanded, as `to_pylist`
+    does: a value's length for every row that refers to it, counted from the lengths, expanding nothing."""
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in batch.columns:
+        if _is_dictionary_of_text(column.type):
+            lengths = pc.take(pc.binary_length(column.dictionary), column.indices)
+            total += column.indices.nbytes + (pc.sum(lengths).as_py() or 0)
+        else:
+            total += column.nbytes
+    return total
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return any(
+        test(kind)
+        for test in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
+    )
+
+
+def _is_dictionary_of_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_dictionary(kind) and _is_text(kind.value_type)
 
 
 def _check_columns(path: Path, header: Sequence[str], columns: Sequence[str]) -> None:

@@ -106,13 +106,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 def _manifests(out_dir: Path) -> dict[str, tuple[tuple[int, int], dict[str, Any]]]:
     """Task folder -> ((inode, modification time), manifest) for every manifest.json under `out_dir`."""
+    from bench.core.bounded import MAX_SOURCE_BYTES, load_json_bounded, read_at_most
+    from bench.core.errors import BenchError
+
     found = {}
     for path in sorted(Path(out_dir).glob(f"*/{MANIFEST}")):
-        try:
+        try:  # a folder the user points --out at may hold anything: read within bounds, pass over what is not ours
             stat = path.stat()  # a rebuild replaces the file (atomic write): new inode and time
-            found[path.parent.name] = ((stat.st_ino, stat.st_mtime_ns), json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError):
+            manifest = load_json_bounded(
+                read_at_most(path, MAX_SOURCE_BYTES), str(path), max_bytes=MAX_SOURCE_BYTES, unique_keys=False
+            )
+        except (OSError, BenchError):
             continue
+        if isinstance(manifest, dict):
+            found[path.parent.name] = ((stat.st_ino, stat.st_mtime_ns), manifest)
     return found
 
 
