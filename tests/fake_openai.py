@@ -9,6 +9,8 @@ Queue failures with `fail(path, status, times)`, or fail every request carrying 
 `fail_input(text, status)`; a wrong bearer key gets 401 when `api_key` is set. 429s carry `retry_after`
 (a Retry-After value, "0" by default: the client's own backoff) and `retry_after_ms` when set.
 `latency` (seconds) delays every reply; `max_in_flight` is the most requests it was handling at once.
+`spoil(body, items)` (None by default) may spoil an embeddings reply's items in place (vectors as
+strings, wrong indices), for the requests whose body it chooses.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class FakeOpenAI:
         self.dim = dim
         self.requests: list[dict[str, Any]] = []
         self.chat_handler: Callable[[dict[str, Any]], str] = lambda req: req["messages"][-1]["content"]
+        self.spoil: Callable[[dict[str, Any], list[dict[str, Any]]], None] | None = None
         self._failures: dict[str, deque[int]] = defaultdict(deque)
         self._input_failures: dict[str, int] = {}
         self.latency = 0.0
@@ -84,6 +87,8 @@ class FakeOpenAI:
                 {"object": "embedding", "index": i, "embedding": fake_vector(str(t), self.dim)}
                 for i, t in enumerate(inputs)
             ]
+            if self.spoil is not None:
+                self.spoil(body, data)
             tokens = sum(len(str(t).split()) for t in inputs)
             return 200, {
                 "object": "list",

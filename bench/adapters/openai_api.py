@@ -15,23 +15,26 @@ How texts are sent:
   installed and its encoding is available offline, else bounded by UTF-8 bytes (never fewer than
   tokens), so a request never exceeds the budget;
 - 429, 5xx, connection errors and timeouts are retried by the `openai` client (`max_retries`,
-  exponential backoff honouring Retry-After); every retry is counted;
-- an endpoint that never answers, or answers a byte at a time, fails within a bounded time: each
-  attempt (connect, send and every read together, `bench.core.http_deadline`) lasts at most `timeout`
-  seconds (12), so the defaults give up after 6 x 12 s plus at most 15.5 s of backoff, 87.5 s
-  (`failure_bound_s`), leaving room under two minutes for start-up, with an error saying it timed out;
-- a reply is used only when it is one finite, non-zero vector per input, of one length, with the
-  indices 0..n-1 once each; anything else (not JSON, an `{"error": ...}` body sent with HTTP 200,
-  missing or repeated indices, NaN/inf, all-zero vectors, vectors of different lengths) is an error
-  naming the endpoint, raised before the reply is counted or cached;
+  exponential backoff honouring Retry-After); every retry is counted, and an error says how many
+  attempts were really made;
+- an endpoint that never answers, or answers a byte at a time, or whose host name never resolves, fails
+  within a bounded time: each attempt (look-up, connect, send and every read together,
+  `bench.core.http_deadline`) lasts at most `timeout` seconds (12), and the whole request, attempts and
+  waits together, at most 6 x 12 s plus 15.5 s of backoff, 87.5 s (`failure_bound_s`), leaving room under
+  two minutes for start-up, with an error saying it timed out. A Retry-After is honoured within that
+  limit only: a wait that does not fit ends the request at once, the error naming the wait asked for;
+- a reply is used only when it is one finite, non-zero vector of JSON numbers per input, of one length,
+  with the indices 0..n-1 once each; anything else (not JSON, an `{"error": ...}` body sent with HTTP 200,
+  missing or repeated indices, numbers sent as strings or booleans, NaN/inf, all-zero vectors, vectors of
+  different lengths) is an error naming the endpoint, raised before the reply is counted or cached;
 - requests go out concurrently: within a group (`batch_size` x max(8, max_concurrency) inputs, see
   bench/adapters/base.py) at most `max_concurrency` (4; `bench run --max-concurrency`, 1 = one at a time) are in
   flight at once, through one thread-safe client; vectors come back in input order, identical to a
   sequential run. Each request keeps its own retries and backoff (honouring Retry-After). The first
   failure cancels the requests not yet started, waits for those in flight (each bounded as above), and
   raises that request's error, as a sequential run would. Requests run on daemon threads that the
-  calling thread waits for in short steps (`run_in_order`), so Ctrl-C stops the run at once, whatever
-  the endpoint does. A runtime option: it changes neither the cache fingerprint nor the MTEB experiment;
+  calling thread waits for in short steps (`bench.core.http_deadline.run_in_order`, which the LLM
+  client of the data builders shares), so Ctrl-C stops the run at once, whatever the endpoint does. A runtime option: it changes neither the cache fingerprint nor the MTEB experiment;
 - the cache fingerprint names the endpoint by scheme, host, port, path and query string: the query
   (`?deployment=a`, `?api-version=...`) as the sha256 of its sorted parameters, credential-named ones
   (`api-key`, `sig`, `token`, ...) left out, so no value of it is written in clear.
@@ -52,7 +55,8 @@ import threading
 from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -61,7 +65,7 @@ from bench.adapters.base import BaseEncoder
 from bench.adapters.sentence_transformers import template_string
 from bench.core.errors import ConfigError, EncodingError, ModelLoadError
 from bench.core.fileio import sha256_text
-from bench.core.http_deadline import deadline_client
+from bench.core.http_deadline import RequestBudget, deadline_client, failure_bound_s, request_budget, run_in_order
 from bench.core.redact import credential_param
 
 if TYPE_CHECKING:
@@ -87,9 +91,6 @@ CHARS_PER_TOKEN = 4
 LOCAL_KEY = "not-needed"  # sent to a key-less local endpoint when $OPENAI_API_KEY is unset
 DEFAULT_TIMEOUT_S = 12.0  # per attempt; with 5 retries an endpoint that never answers fails in < 2 minutes
 DEFAULT_MAX_CONCURRENCY = 4  # requests in flight at once within a group
-WAIT_STEP_S = 0.2  # the calling thread waits for requests in steps this long, so Ctrl-C reaches it at once
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 @dataclass
@@ -326,17 +327,19 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         import openai
 
         extra = {"dimensions": self.dimensions} if self.dimensions else {}
-        try:
-            raw = self._client.embeddings.with_raw_response.create(
-                model=self.model_id, input=batch, encoding_format="float", **extra
-            )
-        except openai.APIError as e:
-            raise self._error(e) from None
+        with request_budget(self.timeout, self.max_retries) as budget:  # all attempts within failure_bound_s
+            try:
+                raw = self._client.embeddings.with_raw_response.create(
+                    model=self.model_id, input=batch, encoding_format="float", **extra
+                )
+            except openai.APIError as e:
+                raise self._error(e, budget) from None
         response = self._parse(raw)
-        vectors = self._vectors(response.data, batch)
-        reported = getattr(getattr(response, "usage", None), "prompt_tokens", None)
+        vectors = self._vectors(_items(response["data"]), batch)
+        usage = response.get("usage")
+        reported = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         estimated = 0
-        if reported is None:
+        if type(reported) is not int:  # absent, or not a JSON integer
             reported = estimated = sum(count_tokens(self.model_id, text) for text in batch)
         with self._ledger_lock:  # requests may run in several threads (`max_concurrency`)
             lengths = self._one_length({vectors.shape[1], self._reply_dim or vectors.shape[1]})
@@ -350,25 +353,25 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             self.api_usage.tokens += int(reported)
         return vectors
 
-    def _parse(self, raw: Any) -> Any:
-        """The parsed reply; a reply that is not the JSON of an embeddings list is an EncodingError, and one
-        that carries `{"error": ...}` (some proxies and llama.cpp send it with HTTP 200) says the message."""
-        import openai
-
-        try:
-            response = raw.parse()
-        except (ValueError, openai.APIResponseValidationError) as e:
-            response = e
-        if isinstance(getattr(response, "data", None), list):
-            return response
+    def _parse(self, raw: Any) -> dict[str, Any]:
+        """The reply's JSON as sent: the `openai` package's parse would turn `true` into 1.0, so a reply of
+        booleans would pass for numbers. A reply that is not the JSON of an embeddings list is an
+        EncodingError, and one that carries `{"error": ...}` (some proxies and llama.cpp send it with HTTP
+        200) says the message."""
         http = raw.http_response
+        try:
+            response = http.json()
+        except ValueError:  # not JSON (an HTML page), or broken JSON
+            response = None
+        if isinstance(response, dict) and isinstance(response.get("data"), list):
+            return response
         if (message := _error_body(http)) is not None:
             raise self._bad_reply(
                 f"answered HTTP {http.status_code} with an error instead of embeddings: {message}",
                 "serves this model",
                 fix="Check the model id and that --base-url",
             )
-        raise self._bad_reply(  # the client hands back a str for a non-JSON content type
+        raise self._bad_reply(
             f"answered with something that is not the JSON of an embeddings reply (HTTP {http.status_code}, "
             f"{http.headers.get('content-type')})",
             "points at an OpenAI-compatible /v1 endpoint",
@@ -385,7 +388,11 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             )
         found = [_numbers(d.embedding) for d in sorted(data, key=lambda d: d.index)]
         if (i := next((i for i, row in enumerate(found) if row is None), None)) is not None:
-            raise self._bad_reply(f"returned an embedding that is not a list of numbers (input {i}: {batch[i][:60]!r})")
+            raise self._bad_reply(
+                f"returned an embedding that is not a list of JSON numbers (input {i}: {batch[i][:60]!r}; "
+                f"values sent as strings or booleans are not numbers)",
+                "serves embeddings as JSON numbers",
+            )
         rows = [row for row in found if row is not None]  # every one, after the check above
         self._one_length({len(row) for row in rows})
         vectors = np.stack(rows)
@@ -424,22 +431,22 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         )
 
     def failure_bound_s(self) -> float:
-        """The longest an endpoint that never answers can hold a request: every attempt's timeout plus
-        the client's backoff between attempts (at most its maximum delay each)."""
-        from openai._constants import INITIAL_RETRY_DELAY, MAX_RETRY_DELAY
+        """The longest one request may take, all attempts and waits together (`bench.core.http_deadline`):
+        every attempt's timeout plus the client's backoff between attempts (at most its maximum delay
+        each); a Retry-After is honoured only within it."""
+        return failure_bound_s(self.timeout, self.max_retries)
 
-        backoff = sum(min(INITIAL_RETRY_DELAY * 2**k, MAX_RETRY_DELAY) for k in range(self.max_retries))
-        return (self.max_retries + 1) * self.timeout + backoff
-
-    def _error(self, e: Exception) -> Exception:
-        """One clear line for an API failure (after the client's retries), with no credentials in it."""
+    def _error(self, e: Exception, budget: RequestBudget) -> Exception:
+        """One clear line for an API failure (after the client's retries), with no credentials in it; it
+        says how many attempts were really made (`budget`), and why the retries stopped early if they did."""
         import openai
 
         where = f"{self.endpoint} (model {self.model_id})"
         if isinstance(e, openai.APITimeoutError):
             return EncodingError(
-                f"{where} timed out: no answer within {self.timeout:g} s per attempt, {self.max_retries + 1} attempt(s). Check that "
-                f"the server is up and --base-url is right, or allow more time with --model-args timeout=SECONDS."
+                f"{where} timed out: no answer within {self.timeout:g} s per attempt, {budget.attempts} attempt(s)"
+                f"{budget.stopped_early()}. Check that the server is up and --base-url is right, or allow more time "
+                f"with --model-args timeout=SECONDS."
             )
         if isinstance(e, openai.AuthenticationError):
             return ConfigError(f"{where} rejected the API key (401). Set a valid key in {API_KEY_ENV}.")
@@ -450,14 +457,15 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         if isinstance(e, openai.RateLimitError):
             fewer = f" or lower --max-concurrency ({self.max_concurrency})" if self.max_concurrency > 1 else ""
             return EncodingError(
-                f"{where} still rate-limited (429) after {self.max_retries} retries: {_message(e)}. Rerun later to "
+                f"{where} still rate-limited (429) after {budget.summary()}: {_message(e)}. Rerun later to "
                 f"resume (finished groups are cached), raise --max-retries{fewer}."
             )
         if isinstance(e, openai.APIStatusError):
-            return EncodingError(f"{where} answered HTTP {e.status_code}: {_message(e)}")
+            after = f" after {budget.summary()}" if budget.attempts > 1 or budget.refused_wait is not None else ""
+            return EncodingError(f"{where} answered HTTP {e.status_code}{after}: {_message(e)}")
         if isinstance(e, openai.APIConnectionError):
             return EncodingError(
-                f"Could not reach {where} after {self.max_retries} retries ({type(e).__name__}). Check --base-url and the network."
+                f"Could not reach {where} after {budget.summary()} ({type(e).__name__}). Check --base-url and the network."
             )
         return EncodingError(f"{where}: {type(e).__name__}: {_message(e)}")
 
@@ -512,6 +520,16 @@ def _index_problem(indices: list[Any], n: int) -> str | None:
     return f"embeddings with wrong indices ({'; '.join(parts)})"
 
 
+def _items(data: list[Any]) -> list[SimpleNamespace]:
+    """A reply's `data` items as objects with `index` and `embedding` (None where an item lacks them)."""
+    return [
+        SimpleNamespace(index=d.get("index"), embedding=d.get("embedding"))
+        if isinstance(d, dict)
+        else SimpleNamespace(index=None, embedding=None)
+        for d in data
+    ]
+
+
 def _listing(values: list[Any], most: int = 5) -> str:
     shown = ", ".join(map(repr, values[:most]))
     return shown + (f" and {len(values) - most} more" if len(values) > most else "")
@@ -519,11 +537,14 @@ def _listing(values: list[Any], most: int = 5) -> str:
 
 def _numbers(embedding: Any) -> np.ndarray | None:
     """One embedding as float32 values (a value past float32's range becomes inf, and is refused as such);
-    None when it is not a non-empty flat list of numbers."""
+    None when it is not a non-empty flat list of JSON numbers. numpy alone would take "0.1" and true for
+    numbers: an endpoint sending strings (all one vector, say) would be scored, and cached, as a model."""
+    if not isinstance(embedding, list) or not set(map(type, embedding)) <= {float, int}:  # bool is not int here
+        return None
     try:
         with np.errstate(over="ignore"):
             row = np.asarray(embedding, dtype=np.float64).astype(np.float32)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON integer past float64's range
         return None
     return row if row.ndim == 1 and row.size else None
 
@@ -543,52 +564,6 @@ def endpoint_query(url: str) -> str:
     Empty when nothing is left."""
     pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True)
     return urlencode(sorted((k, v) for k, v in pairs if not credential_param(k)))
-
-
-def run_in_order(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
-    """`fn(item)` for every item, at most `workers` at once, each on a daemon thread; results in item order.
-
-    Why not a ThreadPoolExecutor: the interpreter joins an executor's threads at exit, so a Ctrl-C with
-    requests in flight waited for each to end (over a minute against a slow endpoint, for ever against
-    one that trickles). Daemon threads end with the process, and the calling thread waits in short steps
-    (`WAIT_STEP_S`), so a KeyboardInterrupt reaches it at once: nothing more is started and the calls in
-    flight are abandoned. A failure also starts nothing more, but the calls in flight are awaited (each
-    is bounded by its deadline), so what they did (the usage ledger) is complete; then the error of the
-    earliest failed item is raised, the one a sequential loop would have raised.
-    """
-    results: list[Any] = [None] * len(items)
-    errors: dict[int, BaseException] = {}
-    queue = iter(range(len(items)))
-    take = threading.Lock()
-    stop = threading.Event()
-
-    def work() -> None:
-        while not stop.is_set():
-            with take:
-                i = next(queue, None)
-            if i is None:
-                return
-            try:
-                results[i] = fn(items[i])
-            except BaseException as e:  # noqa: BLE001 - raised again in the calling thread, traceback and all
-                errors[i] = e
-                stop.set()
-
-    threads = [
-        threading.Thread(target=work, name=f"openai-request-{k}", daemon=True) for k in range(min(workers, len(items)))
-    ]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(WAIT_STEP_S)
-    except BaseException:  # Ctrl-C: start nothing more; the daemon threads in flight end with the process
-        stop.set()
-        raise
-    if errors:
-        raise errors[min(errors)]
-    return results
 
 
 def plan_requests(

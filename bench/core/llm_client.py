@@ -17,10 +17,14 @@ exponential backoff, honouring Retry-After):
 * A response cache on disk (SQLite, one row per request) keyed by (endpoint, model, full request body):
   an interrupted build resumes without paying twice, and a rebuild from the same cache sends nothing and
   produces the same bytes. Transport failures are not cached, so a resume retries them.
-* Bounded concurrency (a thread pool), a tqdm bar with rate and ETA, and a `TokenLedger`.
-* Bounded time: each attempt (connect, send and every read together, `bench.core.http_deadline`) lasts at
-  most `timeout_s` (25 s, `$INSTRUCT_BENCH_LLM_TIMEOUT`), so an endpoint that never answers, or answers a
-  byte at a time, is a recorded failure that says it timed out.
+* Bounded concurrency on daemon threads (`bench.core.http_deadline.run_in_order`, as `openai:` models
+  use), so Ctrl-C stops a build at once even with requests in flight on a hung endpoint; a tqdm bar with
+  rate and ETA, and a `TokenLedger`.
+* Bounded time: each attempt (host look-up, connect, send and every read together,
+  `bench.core.http_deadline`) lasts at most `timeout_s` (25 s, `$INSTRUCT_BENCH_LLM_TIMEOUT`), and each
+  request, attempts and waits (a Retry-After included) together, at most 4 x 25 s + 3.5 s of backoff, so
+  an endpoint that never answers, answers a byte at a time or asks to wait for minutes is a recorded
+  failure that says so and how many attempts were made.
 """
 
 from __future__ import annotations
@@ -33,14 +37,13 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
-from bench.core.http_deadline import deadline_client
+from bench.core.http_deadline import RequestBudget, deadline_client, request_budget, run_in_order
 from bench.core.paths import cache_root
 from bench.core.redact import redact_url
 
@@ -336,24 +339,25 @@ class LLMClient:
 
     # -- public API -----------------------------------------------------------------------------
     def run(self, requests: Sequence[ChatRequest], *, desc: str = "LLM", show: bool | None = None) -> list[LLMResult]:
-        """Results in the order of `requests`; a KeyboardInterrupt leaves every finished reply cached."""
+        """Results in the order of `requests`, `concurrency` at a time on daemon threads (`run_in_order`).
+
+        A KeyboardInterrupt ends the run at once: every finished reply is cached, and the requests in
+        flight are abandoned (a thread pool waited for them at exit, for ever on a trickling endpoint);
+        a rerun sends them again.
+        """
         from tqdm.auto import tqdm
 
-        results: list[LLMResult | None] = [None] * len(requests)
         disable = None if show is None else not show
-        with (
-            tqdm(total=len(requests), desc=desc, unit="req", disable=disable, leave=False) as bar,
-            ThreadPoolExecutor(max_workers=self.config.concurrency) as pool,
-        ):
-            futures = {pool.submit(self.complete, r): i for i, r in enumerate(requests)}
-            try:
-                for future in as_completed(futures):
-                    results[futures[future]] = future.result()
+        tick = threading.Lock()
+        with tqdm(total=len(requests), desc=desc, unit="req", disable=disable, leave=False) as bar:
+
+            def one(request: ChatRequest) -> LLMResult:
+                result = self.complete(request)
+                with tick:
                     bar.update(1)
-            except BaseException:  # Ctrl-C: drop queued requests; in-flight ones finish and are cached
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
-        return [r for r in results if r is not None]
+                return result
+
+            return run_in_order(one, list(requests), self.config.concurrency, name="llm-request")
 
     def complete(self, request: ChatRequest) -> LLMResult:
         """One request: up to 1 + max_retries attempts until the reply validates."""
@@ -486,10 +490,16 @@ class LLMClient:
         return self._openai
 
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One reply from the endpoint, all attempts within the request's budget (`request_budget`)."""
+        client = self._client()
+        with request_budget(self.config.timeout_s, self.config.max_retries) as budget:
+            return self._send_within(client, body, budget)
+
+    def _send_within(self, client: Any, body: dict[str, Any], budget: RequestBudget) -> dict[str, Any]:
         import openai
 
         try:
-            completion = self._client().chat.completions.create(**body)
+            completion = client.chat.completions.create(**body)
         except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
             raise ConfigError(
                 f"{self.config.base_url} refused the API key ({_message(e)}); check $OPENAI_API_KEY."
@@ -504,18 +514,14 @@ class LLMClient:
             # llama-cpp-python 0.3, 500 (after the openai client's retries); the body names the field.
             if "response_format" in body and _mentions_format(e):
                 raise _UnsupportedFormat(_message(e)) from None
-            raise _TransportError(
-                f"{type(e).__name__} after {self.config.max_retries} retries: {_message(e)}"
-            ) from None
+            raise _TransportError(f"{type(e).__name__} after {budget.summary()}: {_message(e)}") from None
         except openai.APITimeoutError:
             raise _TransportError(
-                f"timed out: no answer within {self.config.timeout_s:g} s per attempt, {self.config.max_retries + 1} attempt(s) "
-                f"(${TIMEOUT_ENV} sets the seconds per attempt)"
+                f"timed out: no answer within {self.config.timeout_s:g} s per attempt, {budget.attempts} attempt(s)"
+                f"{budget.stopped_early()} (${TIMEOUT_ENV} sets the seconds per attempt)"
             ) from None
         except openai.APIConnectionError as e:
-            raise _TransportError(
-                f"{type(e).__name__} after {self.config.max_retries} retries: {_message(e)}"
-            ) from None
+            raise _TransportError(f"{type(e).__name__} after {budget.summary()}: {_message(e)}") from None
         choice = completion.choices[0]
         usage = completion.usage
         return {
