@@ -651,7 +651,7 @@ CLI_PROBES: dict[str, tuple[Callable[[Path, dict[str, Path]], list[str]], str]] 
     "build: not a verification file": (_build_foreign_verification, "is not a verification file"),
     "build: verification file nested 100,000 deep": (_build_deep_verification, "nests deeper than 64"),
     "build: non-UTF-8 verification file": (_build_latin1_verification, "is unreadable"),
-    "submit: a folder holding a link": (_submit_linked_file, "model_meta.json); a submission never follows links"),
+    "submit: a folder holding a link": (_submit_linked_file, "model_meta.json: is a symbolic link"),
     "submit: a link to a folder": (_submit_linked_folder, "is a symbolic link; a submission never follows links"),
 }
 

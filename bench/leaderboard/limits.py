@@ -10,10 +10,12 @@ overflow Python's recursion limit. Every bound is checked before the work it bou
   header can lie about its size;
 * JSON nesting depth by scanning the bytes (strings removed, brackets counted) before `json.loads`,
   so a deep document never reaches the recursive parser;
-* symbolic links: a folder is listed with lstat (never entering or opening a link) and each file is
-  opened with O_NOFOLLOW and checked to be the file listed; an archive member whose Unix mode says
-  "symlink" (`member_is_link`) is refused from the directory. A link could point anywhere on the
-  build machine (a credentials file), so its target is never read, whatever it is.
+* links: a folder is walked by file descriptor (each folder opened with O_DIRECTORY|O_NOFOLLOW relative
+  to its parent's descriptor, each file with O_NOFOLLOW, each checked to be the one listed), so a
+  symbolic link is never entered or opened and a folder swapped for one mid-read is refused; a file
+  with a second hard link is refused too (bench/leaderboard/submission.py); an archive member whose
+  Unix mode says "symlink" (`member_is_link`) is refused from the directory. A link could point
+  anywhere on the build machine (a credentials file), so its target is never read, whatever it is.
 
 A submission that exceeds a bound is rejected with the reason named here (bench/leaderboard/validate.py
 REASONS) and listed; the build goes on with the others. The limits are far above what a real

@@ -5,9 +5,17 @@ only looks like another ('sentence-transformers/аll-MiniLM-L6-v2', whose first 
 as a second row that readers take for the real model. The rule, checked on every model name of a
 submission (reason `lookalike_name`, the message naming the name imitated):
 
-1. The name is NFKC-normalised and holds no control or invisible character (Unicode categories Cc,
-   Cf, Co, Cs, Cn: zero-width spaces, bidi overrides, private use, unassigned). NFKC folds
-   compatibility look-alikes (fullwidth 'ａ', mathematical '𝐚', ligatures) into one spelling.
+1. The name is NFKC-normalised and holds no control or invisible character: Unicode categories Cc,
+   Cf, Co, Cs, Cn (zero-width spaces, bidi overrides, private use, unassigned), and the characters
+   that render as nothing (`invisible`): Unicode's Default_Ignorable_Code_Point (the combining
+   grapheme joiner U+034F, the Hangul fillers U+115F, U+1160 and U+3164, the Khmer inherent vowels
+   U+17B4 and U+17B5, the variation selectors U+FE00-FE0F and U+E0100-E01EF, the Mongolian ones
+   U+180B-180D and U+180F: letters and marks, not format characters, so no category test finds
+   them), the braille blank U+2800 and the enclosing marks (category Me: U+20DD COMBINING ENCLOSING
+   CIRCLE and its kin, which enclose nothing when they follow nothing visible and which many fonts
+   draw as nothing). Each of them inserted in 'sentence-transformers/all-MiniLM-L6-v2' renders as
+   that name. NFKC folds compatibility look-alikes (fullwidth 'ａ', mathematical '𝐚',
+   ligatures) into one spelling.
 2. A name that is not ASCII must not pass for an ASCII name: when every non-ASCII character of it
    has an ASCII look-alike (its UTS #39 confusable class holds an ASCII character: Cyrillic 'а' for
    'a', Greek 'Ο' for 'O', an en dash for '-'), it is rejected, naming the ASCII name it reads as.
@@ -21,7 +29,9 @@ ASCII names are not compared with each other: each is its own hub id (the hub al
 and the few ASCII pairs UTS #39 calls confusable ('l', 'I' and '1'; 'rn' and 'm') are left to the
 reader, who sees the model card's address.
 
-Skeleton (UTS #39 section 4): NFD, each character replaced by its class's prototype, NFD again. The
+Skeleton (UTS #39 section 4): NFD, invisible characters removed (UTS #39 removes the
+Default_Ignorable_Code_Point ones; `invisible` adds the braille blank and the enclosing marks), each
+character replaced by its class's prototype, NFD again. The
 classes come from the confusables data of the `confusable-homoglyphs` package (Unicode's
 confusables.txt): characters linked by a one-character mapping form a class, whose prototype is the
 member the others map to (the one with most links; ties by code point); a character mapped to a
@@ -34,10 +44,26 @@ import unicodedata
 from collections.abc import Iterable
 from functools import cache, lru_cache
 
+import regex  # type: ignore[import-untyped]  # ships no type information
+
 from bench.leaderboard.schema import Plain, Problem
 
 HIDDEN = {"Cc", "Cf", "Co", "Cs", "Cn"}  # control, format (zero-width, bidi), private use, surrogate, unassigned
 REASON = "lookalike_name"
+# What renders as nothing: Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties.txt; Python's
+# unicodedata lacks the property, the `regex` module carries it), the braille blank, enclosing marks.
+_INVISIBLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\u2800\p{Me}]")
+
+
+def invisible(c: str) -> bool:
+    """True for a character that renders as nothing (see the module docstring, rule 1)."""
+    return _INVISIBLE.match(c) is not None
+
+
+def hidden(c: str) -> bool:
+    """True for a character a name may not hold: a control, format, private-use, surrogate or unassigned
+    one (HIDDEN), or an invisible one."""
+    return unicodedata.category(c) in HIDDEN or invisible(c)
 
 
 def _strip(glyph: str) -> str:
@@ -90,7 +116,8 @@ def _classes() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
 def skeleton(name: str) -> str:
     """UTS #39's skeleton: two names with one skeleton render alike."""
     prototype, _, sequences = _classes()
-    mapped = "".join(sequences.get(c) or prototype.get(c, c) for c in unicodedata.normalize("NFD", name))
+    shown = (c for c in unicodedata.normalize("NFD", name) if not invisible(c))
+    mapped = "".join(sequences.get(c) or prototype.get(c, c) for c in shown)
     return unicodedata.normalize("NFD", mapped)
 
 
@@ -115,9 +142,10 @@ def _ascii_alike(c: str) -> str | None:
     return sequence if sequence is not None and sequence.isascii() else ascii_alike.get(c)
 
 
-def _described(name: str) -> Plain:
-    """The non-ASCII (or hidden) characters of `name` by code point and Unicode name: what the eye misses."""
-    odd = list(dict.fromkeys(c for c in name if not c.isascii() or unicodedata.category(c) in HIDDEN))
+def _described(name: str, *, hidden_only: bool = False) -> Plain:
+    """The non-ASCII (or hidden) characters of `name` by code point and Unicode name: what the eye misses;
+    with `hidden_only`, only the hidden ones, so that none is left out behind other non-ASCII letters."""
+    odd = list(dict.fromkeys(c for c in name if hidden(c) or not (hidden_only or c.isascii())))
     shown = [f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}" for c in odd[:3]]
     return Plain(", ".join(shown) + (f" and {len(odd) - 3} more" if len(odd) > 3 else ""))
 
@@ -127,9 +155,15 @@ def problem(name: str, file: str, others: Iterable[str] = ()) -> Problem | None:
     normal = unicodedata.normalize("NFKC", name)
     if normal != name:
         return Problem.of(REASON, file, "model.name", "{} is not in Unicode NFKC form, which reads {}", name, normal)
-    if any(unicodedata.category(c) in HIDDEN for c in name):
+    if any(hidden(c) for c in name):
         return Problem.of(
-            REASON, file, "model.name", "{} holds a control or invisible character ({})", name, _described(name)
+            REASON,
+            file,
+            "model.name",
+            "{} holds a control or invisible character ({}); it shows as {}",
+            name,
+            _described(name, hidden_only=True),
+            "".join(c for c in name if not hidden(c)),
         )
     reading = ascii_reading(name)
     if reading is not None:

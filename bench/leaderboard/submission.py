@@ -14,11 +14,18 @@ write anywhere. Only `.json` files are read; hidden files (`.name`, e.g. half-wr
 are skipped. Sizes, member counts and names are checked before anything is read (bench/leaderboard/limits.py):
 a submission over a limit is rejected with a named reason, never read whole.
 
-Symbolic links are never followed: a submission path that is a link, a link anywhere in a folder
-(file or folder, hidden or not, whatever its name) and an archive member stored as a link each reject
-the submission (`link`), and the link's target is never opened. A folder is listed with lstat; each
-file is opened with O_NOFOLLOW and must still be the file listed (same device and inode), so a file
-or folder swapped for a link while the build runs is caught too.
+Links are never followed: a submission path that is a link, a link anywhere in a folder (file or
+folder, hidden or not, whatever its name), a file of a folder with more than one hard link (another
+name of it may lie anywhere on the machine) and an archive member stored as a link each reject the
+submission (`link`), and the link's target is never opened.
+
+A folder is walked by file descriptor, never by path: the submission path is opened with O_NOFOLLOW,
+each folder below it with O_DIRECTORY | O_NOFOLLOW relative to its parent's descriptor (`dir_fd`),
+listed through its own descriptor (scandir of the fd, lstat of each entry) and each file opened with
+O_NOFOLLOW relative to its folder's. Every folder and file opened must still be the one listed (same
+device and inode), so a file or folder swapped for a link (or for another file or folder) while the
+build reads it is refused (`link`), never read: checking a path and then opening it would follow a
+link put there in between.
 """
 
 from __future__ import annotations
@@ -55,8 +62,18 @@ MODEL_META = "model_meta.json"
 RUN_RECORDS = "run_records"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 # Open without following a final link, and without blocking on a FIFO put where a file was listed.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+# POSIX only: a folder is walked with `dir_fd`, which Windows lacks.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+_DIR_FLAGS = _OPEN_FLAGS | os.O_DIRECTORY
+# What opening a listed name gives when it is no longer what was listed: O_NOFOLLOW met a link (ELOOP;
+# EMLINK on some BSDs), O_DIRECTORY met a file (ENOTDIR).
+_SWAP_ERRORS = (errno.ELOOP, errno.EMLINK, errno.ENOTDIR)
 LINK_MESSAGE = "is a symbolic link: a submission is read without following links, so its target is never opened"
+SWAP_MESSAGE = "became a link or another file or folder while being read; its target was not opened"
+HARD_LINK_MESSAGE = (
+    "has {} hard links: another name of this file may lie outside the submission, so it is not read; "
+    "put a copy of the file itself in its place"
+)
 
 
 @dataclass
@@ -87,25 +104,54 @@ ZIP_ERRORS = (
 
 
 def read_submission(path: str | Path) -> Submission:
-    """The submission at `path`: a zip from `bench submit`, or a folder (packed or plain results)."""
+    """The submission at `path`: a zip from `bench submit`, or a folder (packed or plain results).
+
+    `path` is opened once, without following a link, and read through that descriptor: what is read is
+    what was checked, whatever is put at `path` meanwhile."""
     path = Path(path)
-    if path.is_symlink():
-        return Submission(str(path), problems=[Problem("link", str(path), "", f"the submission path {LINK_MESSAGE}")])
-    if path.is_dir():
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as e:
+        return _unopened(path, e)
+    try:
+        return _read_open(path, fd)
+    finally:
+        os.close(fd)
+
+
+def _read_open(path: Path, fd: int) -> Submission:
+    """The submission open as `fd`: a folder, or a zip read through a copy of the descriptor."""
+    source, mode = str(path), os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
         try:
-            return Submission(str(path), *_read_folder(path))
+            return Submission(source, *_read_folder(source, fd))
         except OSError as e:
-            return Submission(
-                str(path), problems=[Problem("unreadable", str(path), "", f"cannot read the folder ({e})")]
-            )
-    if path.is_file():
+            return _unreadable(path, f"cannot read the folder ({e})")
+    if stat.S_ISREG(mode):
         try:
-            return Submission(str(path), *_read_zip(path))
+            with os.fdopen(os.dup(fd), "rb") as raw:
+                return Submission(source, *_read_zip(source, raw))
         except ZIP_ERRORS as e:
-            return Submission(
-                str(path), problems=[Problem("unreadable", str(path), "", f"not a readable zip archive ({e})")]
-            )
-    raise DataError(f"No submission at {path}: give a results folder, a folder or a .zip written by `bench submit`.")
+            return _unreadable(path, f"not a readable zip archive ({e})")
+    raise _missing(path)
+
+
+def _unopened(path: Path, error: OSError) -> Submission:
+    """The submission whose path cannot be opened: a link (never followed), or unreadable; a DataError
+    when nothing is there."""
+    if error.errno in (errno.ELOOP, errno.EMLINK):
+        return Submission(str(path), problems=[Problem("link", str(path), "", f"the submission path {LINK_MESSAGE}")])
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        raise _missing(path) from error
+    return _unreadable(path, f"cannot open it ({error})")
+
+
+def _unreadable(path: Path, why: str) -> Submission:
+    return Submission(str(path), problems=[Problem("unreadable", str(path), "", why)])
+
+
+def _missing(path: Path) -> DataError:
+    return DataError(f"No submission at {path}: give a results folder, a folder or a .zip written by `bench submit`.")
 
 
 def _wanted(name: PurePosixPath) -> bool:
@@ -131,74 +177,137 @@ def _size_problems(source: str, sizes: dict[str, int]) -> list[Problem]:
     return problems
 
 
-def _list_folder(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
-    """The wanted files under `root` (relative POSIX path -> lstat) and every link found on the way.
+class _Swapped(Exception):
+    """A folder or file of a submission is no longer the one listed (a link, or another one, put there)."""
 
-    Entries are told apart with lstat (scandir without following links), so a link to a file or a
-    folder is recorded, never entered or opened. Stops once more than MAX_FILES are found.
-    """
-    files: dict[str, os.stat_result] = {}
-    links: list[str] = []
-    folders = [root]
-    while folders and len(files) <= MAX_FILES:
-        with os.scandir(folders.pop()) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                rel = Path(entry.path).relative_to(root).as_posix()
-                if entry.is_symlink():
-                    links.append(rel)
-                elif entry.is_dir(follow_symlinks=False):
-                    folders.append(Path(entry.path))
-                elif entry.is_file(follow_symlinks=False) and _wanted(PurePosixPath(rel)):
-                    files[rel] = entry.stat(follow_symlinks=False)
-    return dict(sorted(files.items())), sorted(links)
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
-def _read_listed(path: Path, listed: os.stat_result) -> bytes | None:
-    """At most MAX_FILE_BYTES + 1 bytes of the file listed at `path`; None when it is no longer that
-    regular file (made a link, or a folder on its way swapped for one, since it was listed)."""
+def _open_listed(name: str, flags: int, folder: int, listed: tuple[int, int], rel: str) -> tuple[int, os.stat_result]:
+    """(descriptor, fstat) of `name` in the folder open as `folder`, opened without following a link;
+    _Swapped (naming `rel`) unless it is the (device, inode) `listed`."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(name, flags, dir_fd=folder)
     except OSError as e:
-        if e.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link (EMLINK on some BSDs)
-            return None
+        if e.errno in _SWAP_ERRORS:
+            raise _Swapped(rel) from e
         raise
+    now = os.fstat(fd)
+    if (now.st_dev, now.st_ino) != listed:
+        os.close(fd)
+        raise _Swapped(rel)
+    return fd, now
+
+
+class _Tree:
+    """The folders of a folder submission, opened by descriptor below the root's, each checked to be the
+    folder listed. Holds the chain of folders opened last, which the next file (in sorted order) mostly
+    shares: a folder is opened about once per walk, and only as many are open at a time as it is deep."""
+
+    def __init__(self, root: int) -> None:
+        self.root = root
+        self.folders: dict[str, tuple[int, int]] = {}  # relative path -> (device, inode), as listed
+        self.chain: list[tuple[str, int]] = []  # (relative path, descriptor), from the root down
+
+    def open(self, rel: str) -> int:
+        """The descriptor of the listed folder `rel` ("" for the root)."""
+        while self.chain and not (rel == self.chain[-1][0] or rel.startswith(self.chain[-1][0] + "/")):
+            os.close(self.chain.pop()[1])
+        here = self.chain[-1][0] if self.chain else ""
+        rest = rel[len(here) + 1 :] if here else rel
+        for part in rest.split("/") if rest else []:
+            here = f"{here}/{part}" if here else part
+            parent = self.chain[-1][1] if self.chain else self.root
+            fd, _ = _open_listed(part, _DIR_FLAGS, parent, self.folders[here], here)
+            self.chain.append((here, fd))
+        return self.chain[-1][1] if self.chain else self.root
+
+    def close(self) -> None:
+        """Close the chain's folders (never the root's descriptor, which the caller owns)."""
+        while self.chain:
+            os.close(self.chain.pop()[1])
+
+
+def _list_folder(tree: _Tree) -> tuple[dict[str, os.stat_result], list[Problem]]:
+    """The wanted files of the tree (relative POSIX path -> lstat), and a `link` problem for every link
+    found on the way: a symbolic link (recorded, never entered or opened) or a file with more than one
+    hard link. Each folder is listed through its own descriptor (`_Tree.open`), its entries told apart
+    by lstat relative to it. Stops once more than MAX_FILES are found."""
+    files: dict[str, os.stat_result] = {}
+    problems: list[Problem] = []
+    pending = [""]
+    while pending and len(files) <= MAX_FILES:
+        folder = pending.pop()
+        fd = tree.open(folder)
+        with os.scandir(fd) as entries:
+            names = sorted(entry.name for entry in entries)
+        for name in names:
+            rel = f"{folder}/{name}" if folder else name
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                problems.append(Problem("link", rel, "", LINK_MESSAGE))
+            elif stat.S_ISDIR(st.st_mode):
+                tree.folders[rel] = _identity(st)
+                pending.append(rel)
+            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                problems.append(Problem("link", rel, "", HARD_LINK_MESSAGE.format(st.st_nlink)))
+            elif stat.S_ISREG(st.st_mode) and _wanted(PurePosixPath(rel)):
+                files[rel] = st
+    return dict(sorted(files.items())), sorted(problems, key=lambda p: p.file)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def _read_listed(tree: _Tree, rel: str, listed: os.stat_result) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of the file listed as `rel`, opened below its folder's descriptor;
+    _Swapped when it (or a folder on its way) is no longer the one listed, or has gained a hard link."""
+    folder, _, name = rel.rpartition("/")
+    fd, now = _open_listed(name, _OPEN_FLAGS, tree.open(folder), _identity(listed), rel)
     with os.fdopen(fd, "rb") as f:
-        now = os.fstat(f.fileno())
-        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (listed.st_dev, listed.st_ino):
-            return None
+        if now.st_nlink > 1:  # a second name made since it was listed
+            raise _Swapped(rel)
         return f.read(MAX_FILE_BYTES + 1)  # the file may have grown since it was listed
 
 
-def _read_folder(root: Path) -> tuple[dict[str, bytes], list[Problem]]:
-    listed, links = _list_folder(root)
-    if links:
-        return {}, [Problem("link", name, "", LINK_MESSAGE) for name in links]
-    problems = _size_problems(str(root), {name: st.st_size for name, st in listed.items()})
+def _read_folder(source: str, root: int) -> tuple[dict[str, bytes], list[Problem]]:
+    """The folder `source`, open as `root`, walked by descriptor (see the module docstring)."""
+    tree = _Tree(root)
+    try:
+        return _read_tree(source, tree)
+    except _Swapped as e:
+        return {}, [Problem("link", e.name, "", SWAP_MESSAGE)]
+    finally:
+        tree.close()
+
+
+def _read_tree(source: str, tree: _Tree) -> tuple[dict[str, bytes], list[Problem]]:
+    """`_read_folder`: list, check links and sizes, then read each file, every folder opened afresh."""
+    listed, problems = _list_folder(tree)
     if problems:
         return {}, problems
+    problems = _size_problems(source, {name: st.st_size for name, st in listed.items()})
+    if problems:
+        return {}, problems
+    tree.close()  # each folder is opened again, and checked again, on the way to its files
     files = {}
     for name, st in listed.items():
-        data = _read_listed(root / name, st)
-        if data is None:
-            return {}, [
-                Problem("link", name, "", "became a link or another file while being read; its target was not opened")
-            ]
+        data = _read_listed(tree, name, st)
         if len(data) > MAX_FILE_BYTES:
             return {}, [Problem("too_large", name, "", f"more than {MAX_FILE_BYTES:,} bytes")]
         files[name] = data
     return files, []
 
 
-def _read_zip(path: Path) -> tuple[dict[str, bytes], list[Problem]]:
+def _read_zip(source: str, raw: io.BufferedReader) -> tuple[dict[str, bytes], list[Problem]]:
     """The archive's JSON members; every limit checked from the directory before a member is read."""
-    source = str(path)
-    with os.fdopen(os.open(path, _OPEN_FLAGS), "rb") as raw:  # not through a link put there since the check
-        size = os.fstat(raw.fileno()).st_size
-        if size > MAX_ARCHIVE_BYTES:
-            return {}, [
-                Problem("too_large", source, "", f"the archive has {size:,} bytes; at most {MAX_ARCHIVE_BYTES:,}")
-            ]
-        return _read_archive(source, raw)
+    size = os.fstat(raw.fileno()).st_size
+    if size > MAX_ARCHIVE_BYTES:
+        return {}, [Problem("too_large", source, "", f"the archive has {size:,} bytes; at most {MAX_ARCHIVE_BYTES:,}")]
+    return _read_archive(source, raw)
 
 
 def _read_archive(source: str, raw: io.BufferedReader) -> tuple[dict[str, bytes], list[Problem]]:

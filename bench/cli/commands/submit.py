@@ -44,10 +44,15 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if not source.is_dir():
         raise DataError(f"No results folder at {source}: give the --output-dir of `bench run`.")
     submission = read_submission(source)
-    links = [p.file for p in submission.problems if p.reason == "link"]
+    links = [p for p in submission.problems if p.reason == "link"]
     if links:  # never followed, so never packed: the zip would otherwise carry whatever a link points at
-        more = f" and {len(links) - 1} more" if len(links) > 1 else ""
-        where = "is a symbolic link" if links == [str(source)] else f"holds a symbolic link ({links[0]}{more})"
+        more = f", and {len(links) - 1} more" if len(links) > 1 else ""
+        first = links[0]
+        where = (
+            "is a symbolic link"
+            if [p.file for p in links] == [str(source)]
+            else f"holds a link ({first.file}: {first.message}{more})"  # a symbolic or a second hard link, a swap
+        )
         raise DataError(
             f"{source} {where}; a submission never follows links, so nothing was packed: "
             "put a copy of the file itself in its place."
