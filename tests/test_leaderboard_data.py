@@ -186,12 +186,14 @@ def test_identical_results_merge_and_the_variants_show(demo_results, tmp_path):
     )
     assert task["models"][0]["model_id"] == _by_setting(data)["default"]["id"]
     assert 'id="sensitivity"' in (site / "index.html").read_text()
-    # a different result for a key given earlier is still a duplicate
+    # a different result for a key given earlier is a conflict: neither is verified, so both are held back
     edit_json(result_files(second, "DemoNYTClustering")[1], lambda d: d.update(started_at="2030-01-01T00:00:00+00:00"))
     reports = validate_all([first, second])
-    assert [p.reason for p in reports[1].problems] == ["duplicate"] and reports[1].problems[0].file.endswith(
-        "DemoNYTClustering.json"
-    )
+    assert all(r.valid for r in reports)
+    assert [[e.file for e in r.held] for r in reports] == [
+        [result_files(first, "DemoNYTClustering")[0].relative_to(first).as_posix()],
+        [result_files(second, "DemoNYTClustering")[0].relative_to(second).as_posix()],
+    ]
 
 
 @pytest.mark.slow

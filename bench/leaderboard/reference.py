@@ -4,20 +4,21 @@ Everything here is read from the task classes in `tasks.TASKS`, never restated, 
 anyone is checked the same way: its version, main score, instruction-set hash and the dataset
 revisions the harness would itself produce (the pinned hub revision; for packaged demo data, the hash
 of the shipped files; for a local copy, the hash of the files in a `--data-dir` the maintainer passes).
+The classes are read once, into the task catalogue (bench/results/task_catalog.py, task_facts.py), so a
+build whose catalogue is cached imports no task and no MTEB.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
-logger = logging.getLogger(__name__)
+from bench.results import task_catalog
+from bench.results.task_facts import instance
 
 # Score key pattern -> (low, high) of its metric, first match wins. A key no pattern matches is only
 # checked to be a finite number. Robustness gaps (delta_*) are differences of two [0, 1] scores.
@@ -56,48 +57,28 @@ class TaskReference:
 
 
 def task_reference(name: str, data_dirs: Iterable[Path] = ()) -> TaskReference | None:
-    """Facts about task `name`, or None when the harness has no such task."""
-    from bench.tasks import TASKS
+    """Facts about task `name`, or None when the harness has no such task.
 
-    cls = TASKS.get(name)
-    if cls is None:
+    Read from the task catalogue, so a build imports neither the tasks nor MTEB; only a local copy's
+    revision (`data_dirs`, files outside the package) needs the task class itself.
+    """
+    facts = task_catalog.facts(name)
+    if facts is None:
         return None
-    base = _base_reference(name)
-    revisions = dict(base.revisions)
+    revisions = dict(facts["revisions"])
     for data_dir in data_dirs:
         revision = _local_revision(name, Path(data_dir))
         if revision:
             revisions.setdefault(revision, f"local copy in {data_dir}")
-    return TaskReference(**{**base.__dict__, "revisions": revisions})
-
-
-@cache
-def _base_reference(name: str) -> TaskReference:
-    from bench.tasks import TASKS
-    from bench.tasks.abstasks.base import InstructionTask
-
-    cls = TASKS[name]
-    assert issubclass(cls, InstructionTask)  # every registered task is one (it registers from its __init_subclass__)
-    meta = cls.metadata
-    revisions = {meta.dataset["revision"]: "pinned in the task's metadata"}
-    instance = _instance(cls, data_dir=None)
-    if getattr(cls, "packaged", False) and instance is not None:
-        revisions[instance.metadata.revision] = "data shipped in the package"
-    hashes = {instance.instruction_set_sha256(): "default"} if instance is not None else {}
-    # Tasks that take an instruction style (GSTransform: `bench run --instruction-style`) accept each.
-    for style in getattr(cls, "instruction_styles", ()):
-        variant = _instance(cls, data_dir=None, instruction_style=style)
-        if variant is not None:
-            hashes.setdefault(variant.instruction_set_sha256(), f"instruction style '{style}'")
     return TaskReference(
         name=name,
-        version=str(cls.task_version),
-        type=meta.type,
-        main_score=meta.main_score,
-        instructions_sha256=hashes,
+        version=facts["version"],
+        type=facts["type"],
+        main_score=facts["main_score"],
+        instructions_sha256=dict(facts["instructions_sha256"]),
         revisions=revisions,
-        description=meta.description or "",
-        detail_scores=dict(getattr(cls, "detail_scores", {}) or {}),
+        description=facts["description"],
+        detail_scores=dict(facts["detail_scores"] or {}),
     )
 
 
@@ -105,32 +86,7 @@ def _base_reference(name: str) -> TaskReference:
 def _local_revision(name: str, data_dir: Path) -> str | None:
     from bench.tasks import TASKS
 
-    instance = _instance(TASKS[name], data_dir=data_dir)
-    if instance is None or not instance.local_files:
+    task = instance(TASKS[name], data_dir=data_dir)
+    if task is None or not task.local_files:
         return None
-    return instance.metadata.revision
-
-
-def _instance(cls: type, *, data_dir: Path | None, **options: Any) -> Any:
-    """A task object, built only to read its revision and instructions (no data is loaded)."""
-    from bench.core.errors import BenchError
-
-    try:
-        return cls(data_dir=data_dir, **options) if data_dir is not None else _without_env_data_dir(cls, **options)
-    except BenchError as e:
-        logger.debug("cannot build %s for reference (%s)", cls.__name__, e)
-        return None
-
-
-def _without_env_data_dir(cls: type, **options: Any) -> Any:
-    """Build the hub-backed task even when $INSTRUCT_BENCH_DATA_DIR points somewhere."""
-    import os
-
-    from bench.tasks.data import DATA_DIR_ENV
-
-    saved = os.environ.pop(DATA_DIR_ENV, None)
-    try:
-        return cls(**options)
-    finally:
-        if saved is not None:
-            os.environ[DATA_DIR_ENV] = saved
+    return task.metadata.revision

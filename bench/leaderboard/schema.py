@@ -95,21 +95,26 @@ def field_path(parts: Any) -> str:
 
 
 def check(name: SchemaName, data: Any, file: str) -> list[Problem]:
-    """Every schema violation of `data`, each naming the field (a missing field is named itself)."""
-    problems = []
+    """Every schema violation of `data`, each once and naming the field (a missing field is named itself).
+
+    jsonschema reports a `required` keyword once per missing field, each error holding the whole list
+    of required fields, so the missing fields are read from the instance and each problem is kept once
+    (four fields missing used to be listed four times each).
+    """
+    problems: dict[Problem, None] = {}  # insertion-ordered set
     for error in sorted(_validator(name).iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
         path = list(error.absolute_path)
         if error.validator == "required" and isinstance(error.instance, dict):
             missing = [k for k in error.validator_value if k not in error.instance]
             for key in missing:
-                problems.append(
+                problems[
                     Problem("schema", file, field_path([*path, key]), f"required field is missing ({name} schema)")
-                )
+                ] = None
             continue
-        problems.append(
-            Problem("schema", file, field_path(path) or "(top level)", f"{_message(error)} ({name} schema)")
+        problems[Problem("schema", file, field_path(path) or "(top level)", f"{_message(error)} ({name} schema)")] = (
+            None
         )
-    return problems
+    return list(problems)
 
 
 # How each keyword the schemas use is worded; `{}` are brief(instance) and brief(the keyword's value).

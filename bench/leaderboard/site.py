@@ -1,6 +1,7 @@
 """`bench leaderboard build`: validate submissions, then write a static site and the exports.
 
-    SITE/index.html               one sortable, filterable table per suite, plots, rejected submissions
+    SITE/index.html               one sortable, filterable table per suite, plots, conflicts held back,
+                                  rejected submissions
     SITE/models/<id>.html          one page per model: every task's scores and its run records
     SITE/leaderboard.json|.csv     the same data for machines
     SITE/assets/leaderboard.css|js
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from bench.leaderboard.plots import bars_svg, robustness_svg, robustness_values,
 from bench.leaderboard.reference import metric_range
 from bench.leaderboard.submission import read_submission
 from bench.leaderboard.table import by_id, leaderboard_data, size_label, write_exports
-from bench.leaderboard.validate import Report, validate
+from bench.leaderboard.validate import Conflict, Report, conflicts, internal_error, settle_conflicts, validate
 from bench.leaderboard.verify import load_verifications
 
 logger = logging.getLogger(__name__)
@@ -55,13 +56,36 @@ class BuildResult:
     def rejected(self) -> list[Report]:
         return [r for r in self.reports if not r.valid]
 
+    @property
+    def conflicts(self) -> list[Conflict]:
+        """Differing results for one key, held back unless one is verified (`settle_conflicts`)."""
+        return conflicts(self.reports)
 
-def validate_all(inputs: Sequence[str | Path], *, data_dirs: Iterable[Path] = ()) -> list[Report]:
-    """One report per input, in order. A result an earlier input gave again, identical (result file and run
-    record), is merged (`Report.merged`); a different result for the same key is a duplicate of the first."""
-    taken: dict[tuple, tuple[str, str]] = {}
+
+def validate_all(
+    inputs: Sequence[str | Path], *, data_dirs: Iterable[Path] = (), verified: Container[str] = frozenset()
+) -> list[Report]:
+    """One report per input, in order, with conflicts across them settled by trust (`settle_conflicts`):
+    identical results merge; of differing results for one key, the one sha256 in `verified` is kept, and
+    when no one is, all are held back. Reading or checking one input never stops the others: whatever it
+    raises (other than the maintainer's own usage errors, such as a path that does not exist) is its
+    rejection reason."""
+    board: set[str] = set()
     data_dirs = tuple(data_dirs)
-    return [validate(read_submission(p), data_dirs=data_dirs, taken=taken) for p in inputs]
+    reports = [_validate_one(p, data_dirs, board) for p in inputs]
+    settle_conflicts(reports, verified)
+    return reports
+
+
+def _validate_one(path: str | Path, data_dirs: tuple[Path, ...], board: set[str]) -> Report:
+    try:
+        submission = read_submission(path)
+    except BenchError:
+        raise  # no such path: the maintainer's command line, one `error:` line
+    except Exception as e:  # a reader bug on hostile input is this submission's problem, not the build's
+        logger.debug("reading %s raised", path, exc_info=True)
+        return Report(str(path), problems=[internal_error(str(path), e)])
+    return validate(submission, data_dirs=data_dirs, board=board)
 
 
 def build(
@@ -71,12 +95,13 @@ def build(
     data_dirs: Iterable[Path] = (),
     verifications: Iterable[str | Path] = (),
 ) -> BuildResult:
-    """Validate `inputs` and write the site; results reproduced in `verifications` files are shown as verified."""
+    """Validate `inputs` and write the site; results reproduced in `verifications` files are shown as
+    verified, and win a conflict against self-reported ones."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BenchError(f"--out {out} exists and is not a folder")
     verified = load_verifications(verifications)
-    reports = validate_all(inputs, data_dirs=data_dirs)
+    reports = validate_all(inputs, data_dirs=data_dirs, verified=verified)
     # A credential a run record should never have held (a URL's userinfo or query values, from an older
     # harness or an edited file) is masked before anything is published (bench/core/redact.py).
     data = redact_value(leaderboard_data(reports, verified))
@@ -148,9 +173,15 @@ def render(data: dict[str, Any], out: Path) -> None:
         ),
     )
     keep = {f"{m['id']}.html" for m in data["models"]}
+    suite_rows, variants = _suite_rows_by_model(data), _variants_by_model(data)
     for m in data["models"]:
         page = env.get_template("model.html").render(
-            model=m, data=data, plots=_model_plots(m), variants=_model_variants(data, m["id"]), root=".."
+            model=m,
+            data=data,
+            plots=_model_plots(m),
+            suite_rows=suite_rows.get(m["id"], []),
+            variants=variants.get(m["id"], []),
+            root="..",
         )
         atomic_write_text(out / "models" / f"{m['id']}.html", page)
     for stale in (out / "models").glob("*.html"):
@@ -197,9 +228,26 @@ def _sensitivity_plot(task: dict[str, Any]) -> Any:
     )
 
 
-def _model_variants(data: dict[str, Any], model_id: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(task, this model's entry) of each task in the sensitivity section that this model was varied on."""
-    return [(task, m) for task in data["sensitivity"] for m in task["models"] if m.get("model_id") == model_id]
+def _variants_by_model(data: dict[str, Any]) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Per model id: (task, the model's entry) of each task in the sensitivity section it was varied on.
+    Indexed once, so that each model page does not scan every model's variants (quadratic in models)."""
+    found: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for task in data["sensitivity"]:
+        for m in task["models"]:
+            if m.get("model_id") is not None:
+                found.setdefault(m["model_id"], []).append((task, m))
+    return found
+
+
+def _suite_rows_by_model(data: dict[str, Any]) -> dict[str, list[tuple[dict[str, Any], dict[str, Any], int]]]:
+    """Per model id: (suite, its row, how many rows the suite ranks) for the model page's suite table,
+    indexed once (a page scanning every suite's rows made 1,000 pages cost a million steps)."""
+    found: dict[str, list[tuple[dict[str, Any], dict[str, Any], int]]] = {}
+    for suite in data["suites"]:
+        ranked = sum(r["rank"] is not None for r in suite["rows"])
+        for row in suite["rows"]:
+            found.setdefault(row["model_id"], []).append((suite, row, ranked))
+    return found
 
 
 def _model_plots(model: dict[str, Any]) -> dict[str, list[Any]]:

@@ -33,9 +33,16 @@ never ranked). Its scores are ×100 like the suite tables'; each variant carries
 
 Two model rows (different name, revision or setting) whose scores are identical on every task both
 have (at least one; every score of every split compared exactly, as submitted) are flagged, not
-rejected (`same_scores`): each carries `flags` ("same scores as <other row> ...") and `same_scores_as`
-(the other rows' ids), and the site marks it. A submission copied under another name shows up so; a
-setting that ignores instructions can honestly score like another, so readers judge.
+rejected (`same_scores`): each carries one note in `flags` ("same scores as <other row> ..." for a pair,
+"same scores as N other rows ...: A, B, C …" for more), `same_scores_as` (the ids of the rows it names,
+at most SHOWN_TWINS), `same_scores_count` and `same_scores_group`, and the site marks it. Rows with one
+set of scores are grouped by hash, so 1,000 copies cost 1,000 short notes, not 999,000. A submission
+copied under another name shows up so; a setting that ignores instructions can honestly score like
+another, so readers judge.
+
+`conflicts` lists the differing results submissions gave for one (model, revision, setting, task),
+settled by trust (bench/leaderboard/validate.py `settle_conflicts`): which one is shown, if any, and
+which are held back.
 
 leaderboard.csv is opened in spreadsheets, which run a cell starting with = + - @ (or tab, CR) as a
 formula: such a text cell gets a leading "'" (OWASP's advice on CSV injection); the numeric columns
@@ -58,9 +65,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.leaderboard.reference import metric_range, task_reference
-from bench.leaderboard.validate import REASONS, Entry, ModelKey, Report, base_key
-from bench.leaderboard.verify import SELF_REPORTED, VERIFIED, verification_of
-from bench.results import marks
+from bench.leaderboard.validate import REASONS, Conflict, Entry, ModelKey, Report, base_key, conflicts, identity
+from bench.leaderboard.verify import SELF_REPORTED, VERIFIED
+from bench.results import marks, model_catalog, task_catalog
 from bench.results import suites as suite_styles
 from bench.results.marks import follows_instructions, is_baseline
 from bench.results.sensitivity import collect, is_variant, stability_by_task
@@ -112,6 +119,7 @@ CSV_COLUMNS = (
     "variant_set",
 )
 CSV_NUMBERS = frozenset({"n_parameters", "main_score", "main_score_x100"})  # written from numbers, never neutralised
+SHOWN_TWINS = 3  # rows named in a "same scores" note; the rest are counted
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
 
 
@@ -222,20 +230,21 @@ def _date(value: Any) -> str | None:
 
 
 def _mteb_meta(name: str) -> dict[str, Any]:
-    """The facts MTEB's registry gives for a model of this name (empty when it has none)."""
-    import mteb
+    """The facts MTEB's registry gives for a model of this name (empty when it has none).
 
-    try:
-        meta = mteb.get_model_meta(name)
-    except Exception:  # noqa: BLE001 - any lookup failure means "unknown", never a build failure
+    Read from a cache of the whole registry (bench/results/model_catalog.py), so a build imports MTEB only
+    once per MTEB version, and a name the registry lacks costs a dict lookup, not MTEB's search for close
+    matches (`mteb.get_model_meta`: ~10 ms a name; 1,000 rows took 19 s)."""
+    known = model_catalog.registry_facts().get(name)
+    if known is None:
         return {}
     return {
-        "n_parameters": _int(meta.n_parameters),
-        "embed_dim": _int(meta.embed_dim),
-        "max_tokens": _number(getattr(meta, "max_tokens", None)),
-        "license": _text(getattr(meta, "license", None)),
-        "release_date": _date(getattr(meta, "release_date", None)),
-        "memory_usage_mb": _number(getattr(meta, "memory_usage_mb", None)),
+        "n_parameters": _int(known["n_parameters"]),
+        "embed_dim": _int(known["embed_dim"]),
+        "max_tokens": _number(known["max_tokens"]),
+        "license": _text(known["license"]),
+        "release_date": _date(known["release_date"]),
+        "memory_usage_mb": _number(known["memory_usage_mb"]),
     }
 
 
@@ -308,15 +317,14 @@ def size_label(n: int | None) -> str:
 def suite_tables(
     rows: list[ModelRow],
     verified: dict[str, Any] | None = None,
-    twins: dict[ModelKey, list[tuple[ModelRow, int]]] | None = None,
+    twins: dict[ModelKey, Twins] | None = None,
 ) -> list[dict[str, Any]]:
     """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist;
     `twins` (from `same_scores`) flags rows."""
-    from bench.tasks import SUITE_DESCRIPTIONS, SUITES
-    from bench.tasks.registry import ordered_suites
-
-    suites: dict[str, tuple[str, ...]] = {**ordered_suites(), **SUITES}
-    in_suites = {t for tasks in SUITES.values() for t in tasks}
+    all_suites = task_catalog.suites()  # the task classes' own, without importing them
+    suites: dict[str, tuple[str, ...]] = {**task_catalog.ordered_suites(), **all_suites}
+    descriptions = task_catalog.suite_descriptions()
+    in_suites = {t for tasks in all_suites.values() for t in tasks}
     other = tuple(sorted({t for r in rows for t in r.results if t not in in_suites}))
     if other:
         suites[OTHER_SUITE] = other
@@ -328,7 +336,7 @@ def suite_tables(
         avgs = suite_styles.suite_averages(name, {t: r.main_score if r else "" for t, r in refs.items()})
         types = task_types(columns, refs)
         table_rows = [
-            _suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key, []), types)
+            _suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key), types)
             for row in rows
             if any(t in row.results for t, _ in columns)
         ]
@@ -342,7 +350,7 @@ def suite_tables(
         tables.append(
             {
                 "name": name,
-                "description": SUITE_DESCRIPTIONS.get(name, "tasks that belong to no suite"),
+                "description": descriptions.get(name, "tasks that belong to no suite"),
                 "measures": style.measures,
                 "papers": [{"label": p.label, "url": p.url} for p in style.papers],
                 "metrics": _metrics(shown, refs),
@@ -367,8 +375,14 @@ def suite_tables(
     return tables
 
 
+def verification_of(entry: Entry, verified: dict[str, Any] | None) -> str:
+    """VERIFIED when this exact result is in a loaded verification file (bench/leaderboard/verify.py's
+    rule), with its sha256 computed once per entry (`identity`), else SELF_REPORTED."""
+    return VERIFIED if verified and identity(entry) in verified else SELF_REPORTED
+
+
 def _all_verified(entries: list[Entry], verified: dict[str, Any] | None) -> str:
-    ok = bool(entries) and all(verification_of(e, verified or {}) == VERIFIED for e in entries)
+    ok = bool(entries) and all(verification_of(e, verified) == VERIFIED for e in entries)
     return VERIFIED if ok else SELF_REPORTED
 
 
@@ -399,7 +413,7 @@ def _suite_row(
     columns: list[tuple[str, str]],
     avgs: tuple[suite_styles.Average, ...],
     verified: dict[str, Any] | None = None,
-    twins: Sequence[tuple[ModelRow, int]] = (),
+    twins: Twins | None = None,
     types: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     scores = {t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns}
@@ -417,7 +431,7 @@ def _suite_row(
         marks.LOCAL_COPY.key: sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t])),
         marks.STAND_IN.key: sorted(t for t, _ in columns if t in row.results and stand_in(row.results[t].record)),
         "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
-        "flags": [_flag(other, shared) for other, shared in twins],
+        "flags": [_flag(twins)] if twins else [],
     }
 
 
@@ -495,12 +509,10 @@ def _column(task: str, label: str) -> dict[str, Any]:
 
 def dataset_page(task: str) -> dict[str, str] | None:
     """The task's dataset on the hub ({"path", "url"}, from its metadata); None for packaged demo data."""
-    from bench.tasks import TASKS
-
-    cls = TASKS.get(task)
-    if cls is None or getattr(cls, "packaged", False):
+    facts = task_catalog.facts(task)
+    if facts is None or facts["packaged"]:
         return None
-    path = str(cls.metadata.dataset.get("path", ""))
+    path = facts["dataset_path"]
     return {"path": path, "url": f"https://huggingface.co/datasets/{path}"} if HUB_ID.match(path) else None
 
 
@@ -515,7 +527,7 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
     entries = [e for r in reports if r.valid for e in r.entries]
     rows = model_rows([e for e in entries if not is_variant(e.record)])
     twins = same_scores(rows)
-    models = [_model_json(r, verified, twins.get(r.key, [])) for r in rows]
+    models = [_model_json(r, verified, twins.get(r.key)) for r in rows]
     return {
         "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "harness_version": package_versions().get("instruct-bench"),
@@ -525,8 +537,11 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
         "models": models,
         "sensitivity": sensitivity_data(entries, rows, verified),
         "accepted": [
-            {"submission": r.submission, "results": len(r.entries), "merged": len(r.merged)} for r in reports if r.valid
+            {"submission": r.submission, "results": len(r.entries), "merged": len(r.merged), "held": len(r.held)}
+            for r in reports
+            if r.valid
         ],
+        "conflicts": [_conflict_json(c, verified or {}) for c in conflicts(reports)],
         "rejected": [
             {
                 "submission": r.submission,
@@ -535,6 +550,24 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
             for r in reports
             if not r.valid
         ],
+    }
+
+
+def _conflict_json(conflict: Conflict, verified: dict[str, Any]) -> dict[str, Any]:
+    """A conflict as leaderboard.json and the site list it: the key, what was decided, each result's source."""
+
+    def source(e: Entry) -> dict[str, Any]:
+        return {"submission": e.submission, "file": e.file, "verification": verification_of(e, verified)}
+
+    return {
+        "model": conflict.model.name,
+        "revision": conflict.model.revision,
+        "setting": conflict.model.experiment,
+        "label": conflict.model.label,
+        "task": conflict.task,
+        "decision": "kept the verified result" if conflict.kept else "all held back: no one result is verified",
+        "kept": source(conflict.kept) if conflict.kept else None,
+        "held": [source(e) for e in conflict.held],
     }
 
 
@@ -549,38 +582,68 @@ def filters(models: list[dict[str, Any]]) -> dict[str, list[Any]]:
     }
 
 
-def same_scores(rows: list[ModelRow]) -> dict[ModelKey, list[tuple[ModelRow, int]]]:
-    """For each row, the other rows with the same scores on every task both have: (row, tasks shared).
+@dataclass(frozen=True)
+class Twins:
+    """The rows whose scores equal one row's: how many, and the first few (named on the site)."""
+
+    group: str  # the hash of the row's scores, task by task: rows with one group have the very same scores
+    count: int
+    shown: tuple[tuple[ModelRow, int], ...]  # (row, tasks shared), at most SHOWN_TWINS
+
+
+def same_scores(rows: list[ModelRow]) -> dict[ModelKey, Twins]:
+    """For each row with twins, the other rows with the same scores on every task both have (at least one).
 
     Every score of every split must be equal as submitted (MTEB rounds to 1e-6, so equal floats are no
-    accident), on at least one shared task; rows are paired through their identical results, so rows
-    with nothing in common are never compared.
+    accident). Rows with the very same scores on the very same tasks are one group, found by hash; only
+    groups that share a result are compared with each other, so 1,000 copies of one row cost one group,
+    not 499,500 pairs, and each row's note names SHOWN_TWINS others and counts the rest (O(rows) notes).
     """
-    prints = {
-        r.key: {task: json.dumps(e.result["scores"], sort_keys=True) for task, e in r.results.items()} for r in rows
-    }
-    by_key = {r.key: r for r in rows}
-    groups: dict[tuple[str, str], list[ModelKey]] = {}
-    for key, tasks in prints.items():
-        for task, scores in tasks.items():
-            groups.setdefault((task, scores), []).append(key)
-    pairs = {pair for group in groups.values() for pair in itertools.combinations(sorted(group), 2)}
-    twins: dict[ModelKey, list[tuple[ModelRow, int]]] = {}
-    for a, b in sorted(pairs):
-        shared = prints[a].keys() & prints[b].keys()
-        if all(prints[a][t] == prints[b][t] for t in shared):
-            twins.setdefault(a, []).append((by_key[b], len(shared)))
-            twins.setdefault(b, []).append((by_key[a], len(shared)))
+    groups: dict[str, list[ModelRow]] = {}
+    prints: dict[str, dict[str, str]] = {}
+    for r in rows:
+        tasks = {task: json.dumps(e.result["scores"], sort_keys=True) for task, e in r.results.items()}
+        digest = hashlib.sha256(json.dumps(tasks, sort_keys=True).encode()).hexdigest()
+        groups.setdefault(digest, []).append(r)
+        prints[digest] = tasks
+    partners = _partner_groups(prints)
+    twins: dict[ModelKey, Twins] = {}
+    for digest, members in groups.items():
+        pool = [(m, len(prints[digest])) for m in members[: SHOWN_TWINS + 1]]
+        pool += [(m, shared) for other, shared in partners.get(digest, []) for m in groups[other][: SHOWN_TWINS + 1]]
+        count = len(members) - 1 + sum(len(groups[other]) for other, _ in partners.get(digest, []))
+        for m in members if count else ():
+            twins[m.key] = Twins(digest[:12], count, tuple(t for t in pool if t[0] is not m)[:SHOWN_TWINS])
     return twins
 
 
-def _flag(other: ModelRow, shared: int) -> str:
-    return f"same scores as {other.key.label} @ {other.key.revision} on every task both have ({shared})"
+def _partner_groups(prints: dict[str, dict[str, str]]) -> dict[str, list[tuple[str, int]]]:
+    """Groups (by their score-set hash) that share a result and agree on every task both have: (group, tasks shared)."""
+    by_result: dict[tuple[str, str], list[str]] = {}
+    for digest, tasks in prints.items():
+        for task, scores in tasks.items():
+            by_result.setdefault((task, scores), []).append(digest)
+    pairs = {pair for found in by_result.values() for pair in itertools.combinations(sorted(found), 2)}
+    partners: dict[str, list[tuple[str, int]]] = {}
+    for a, b in sorted(pairs):
+        shared = prints[a].keys() & prints[b].keys()
+        if all(prints[a][t] == prints[b][t] for t in shared):
+            partners.setdefault(a, []).append((b, len(shared)))
+            partners.setdefault(b, []).append((a, len(shared)))
+    return partners
 
 
-def _model_json(
-    row: ModelRow, verified: dict[str, Any] | None = None, twins: Sequence[tuple[ModelRow, int]] = ()
-) -> dict[str, Any]:
+def _flag(twins: Twins) -> str:
+    """One note per row: the one other row with its revision and the tasks shared, or a count and a few names."""
+    if twins.count == 1:
+        ((other, shared),) = twins.shown
+        return f"same scores as {other.key.label} @ {other.key.revision} on every task both have ({shared})"
+    named = ", ".join(f"{other.key.label} @ {other.key.revision}" for other, _ in twins.shown)
+    more = " …" if twins.count > len(twins.shown) else ""
+    return f"same scores as {twins.count:,} other rows on every task both have: {named}{more}"
+
+
+def _model_json(row: ModelRow, verified: dict[str, Any] | None = None, twins: Twins | None = None) -> dict[str, Any]:
     return {
         "id": row.id,
         "name": row.key.name,
@@ -590,8 +653,10 @@ def _model_json(
         **row.metadata(),
         "submissions": sorted({e.submission for e in row.results.values()}),
         "verification": _all_verified(list(row.results.values()), verified),
-        "flags": [_flag(other, shared) for other, shared in twins],
-        "same_scores_as": [other.id for other, _ in twins],
+        "flags": [_flag(twins)] if twins else [],
+        "same_scores_as": [other.id for other, _ in twins.shown] if twins else [],
+        "same_scores_count": twins.count if twins else 0,
+        "same_scores_group": twins.group if twins else None,
         "results": {
             task: {
                 "main_score_name": e.record["task"]["main_score"],
@@ -604,7 +669,7 @@ def _model_json(
                 "details": details(task, e.result["scores"]["test"][0], e.record["task"]["main_score"]),
                 "file": e.file,
                 "submission": e.submission,
-                "verification": verification_of(e, verified or {}),
+                "verification": verification_of(e, verified),
                 "record": e.record,
             }
             for task, e in sorted(row.results.items())
@@ -645,7 +710,7 @@ def sensitivity_data(
                     "score": 100 * v.score,
                     "file": e.file,
                     "submission": e.submission,
-                    "verification": verification_of(e, verified or {}),
+                    "verification": verification_of(e, verified),
                 }
             )
         block = out.setdefault(g.task, {"task": g.task, "main_score_name": g.main_score_name, "models": []})
@@ -784,12 +849,20 @@ def _cell(value: Any) -> Any:
 
 
 def write_exports(data: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    from bench.core.fileio import atomic_write_json, atomic_write_text
+    """leaderboard.json (as `atomic_write_json` writes it, streamed: an indented dump built as one string
+    takes ~5 times the file's size, ~100 MB for 1,000 rows) and leaderboard.csv."""
+    from bench.core.fileio import atomic_write, atomic_write_text
 
     json_path, csv_path = out / "leaderboard.json", out / "leaderboard.csv"
-    atomic_write_json(json_path, data)
+    atomic_write(json_path, lambda tmp: _dump_json(data, tmp))
     atomic_write_text(csv_path, csv_text(data))
     return json_path, csv_path
+
+
+def _dump_json(data: dict[str, Any], path: Path) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2, ensure_ascii=False, default=str)
+        f.write("\n")
 
 
 def by_id(data: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -4,18 +4,25 @@ A submission is accepted whole or not at all: one bad file rejects it, and the l
 lists it with every problem found (file, field, reason), so nothing is dropped silently. The checks,
 in the order they run for each result file:
 
-    unreadable -> schema -> unpaired -> record_mismatch -> variant -> unknown_task -> task_version
-    -> main_score -> dataset_revision -> instructions_sha256 -> limited -> score_range -> duplicate
+    unreadable -> out_of_range -> schema -> unpaired -> record_mismatch -> variant -> unknown_task
+    -> task_version -> main_score -> dataset_revision -> instructions_sha256 -> limited -> subsets
+    -> score_range -> duplicate
 
 then, over the accepted results' model names, `lookalike_name` (a name that imitates an ASCII name or
 a name already on the board: bench/leaderboard/names.py), plus `manifest` (files changed, missing or
 unlisted since `bench submit` packed them) and `empty`. Before any of these, limits on hostile input
-(bench/leaderboard/limits.py): `link` (a symbolic link anywhere in the submission: never followed),
-`too_many_files`, `too_large` and `unsafe_path` from the folder listing or the archive's directory
-before a file is read, `json_depth` before a file is parsed. Every message quotes the submission
-through a bounded view (bench/leaderboard/schema.py `Problem.of`), since the rejected list is published.
-The reference values (task versions, main metrics, revisions, instruction hashes) come from the
-harness's own task classes (bench/leaderboard/reference.py).
+(bench/leaderboard/limits.py): `link` (a symbolic link anywhere in the submission, a second hard link, a
+swap while reading: never followed), `too_many_files`, `too_large` and `unsafe_path` from the folder
+listing or the archive's directory
+before a file is read, `json_depth` before a file is parsed. Every number parsed (result file, run
+record, model_meta.json, manifest) is range-checked as it is parsed, before anything uses it
+(`out_of_range`: an integer no float can hold, such as one of 4,001 digits, or NaN/Infinity, which JSON
+does not allow but Python's parser reads), and any exception a check did not foresee becomes the
+submission's `internal_error`, so one submission never stops a build, `verify` or `submit` with a
+traceback. Every message quotes the submission through a bounded view (bench/leaderboard/schema.py
+`Problem.of`), since the rejected list is published. The reference values (task versions, main metrics,
+revisions, instruction hashes, splits and subsets) come from the harness's own task classes
+(bench/leaderboard/reference.py; the splits and subsets from MTEB's metadata, `task_subsets`).
 
 Instruction-variant results (`bench run --instruction-variants`: the run record has a `variant` block
 and the experiment an `instruction` key naming its label) are accepted like any result, except that
@@ -23,22 +30,29 @@ their instructions are by design not the task's: instead of matching the task's 
 the variant must agree with itself (label, instruction hash) and with its experiment (`variant`).
 The site shows them apart from the model rows (table.py `sensitivity`).
 
-Submissions merge: a result that an earlier submission of the same build already gave, with the same
-result file and run record (`result_sha256`: sha256 of each as canonical JSON, key order ignored), is
-the same result, not a `duplicate`: the later submission is accepted and the copy is not added twice
-(`Report.merged`). So a run folder that repeats the default results beside its instruction variants can
-be submitted after the default run. A *different* result for the same (model, revision, setting, task),
-or a repeat within one submission, is a `duplicate`.
+Across submissions, conflicts are decided by trust, not by order (`settle_conflicts`). Two results
+for one (model, revision, setting, task) are the same when their result file, run record and
+model_meta.json are (`entry_sha256`: sha256 of each as canonical JSON):
+the copies merge, shown once (`Report.merged`), so a run folder that repeats the default results
+beside its instruction variants can be submitted after the default run. When they differ, a result
+verified by a `--verification` file is kept over self-reported ones; when no one result is verified
+(none is, or two differing ones are), all are held back (`Report.held`) and listed as a `conflict`.
+So a forgery listed first cannot push the genuine, verified result out, and a copy with an inflated
+model_meta.json cannot replace the row it copies. A repeat within one submission is a `duplicate`.
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import itertools
 import json
+import logging
 import math
-from collections.abc import Iterable
+import sys
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -64,10 +78,19 @@ from bench.leaderboard.submission import (
     result_path_of,
     role,
 )
+from bench.results import task_catalog
 from bench.results.sensitivity import base_experiment
+
+logger = logging.getLogger(__name__)
+
+MAX_RANGE_PROBLEMS = 10  # out-of-range numbers named per file; the rest are counted
 
 REASONS: dict[str, str] = {
     "unreadable": "a file is not valid UTF-8 JSON, or the archive cannot be opened",
+    "out_of_range": (
+        "a number no float can hold (an integer beyond ±1.8e308, such as one of 4,001 digits) or NaN/Infinity "
+        "(not JSON), in a result file, run record, model_meta.json or manifest; checked as the file is parsed"
+    ),
     "empty": "the submission holds no result files",
     "schema": "a result file, run record or manifest does not follow its JSON Schema (bench/leaderboard/schemas/)",
     "unpaired": "a result file without its run record (run_records/<Task>.json beside it), or the reverse",
@@ -78,10 +101,20 @@ REASONS: dict[str, str] = {
     "dataset_revision": "the dataset revision is not one the harness produces (pinned, packaged, or a --data-dir copy)",
     "instructions_sha256": "the instructions used differ from the task's, or do not match their recorded hash",
     "limited": "made with --limit: a subset, not comparable with full runs",
-    "score_range": "a score is not a finite number within its metric's range",
-    "duplicate": (
-        "the same (model, revision, setting, task) appears twice within a submission, or an earlier "
-        "submission gave a different result for it (an identical result and run record is merged)"
+    "subsets": (
+        "the scores' splits and hf_subsets are not exactly the task's (a split or subset the task does not "
+        "have, one missing, or one given twice): an extra subset would change the mean that is shown"
+    ),
+    "score_range": "a score is outside its metric's range (NaN and Infinity are `out_of_range`)",
+    "duplicate": "the same (model, revision, setting, task) appears twice within one submission",
+    "conflict": (
+        "submissions give differing results (result file, run record or model_meta.json) for one (model, "
+        "revision, setting, task): a verified one is shown over self-reported ones; when no one result is "
+        "verified, all are held back and listed (the rest of each submission is still shown)"
+    ),
+    "internal_error": (
+        "checking the submission raised an error the checks did not foresee (a harness bug, named by its "
+        "type): the submission is left out and the build goes on with the others"
     ),
     "variant": (
         "an instruction-variant result whose variant block disagrees with itself (label, instruction hash) "
@@ -96,7 +129,10 @@ REASONS: dict[str, str] = {
         f"archive over {MAX_ARCHIVE_BYTES // 2**20} MiB (declared sizes checked before reading, reads capped)"
     ),
     "unsafe_path": "an archive member name that is absolute, contains '..' (path traversal) or appears twice",
-    "link": "a symbolic link in the submission (the path given, a file or folder in it, or an archive member): never followed",
+    "link": (
+        "a symbolic link in the submission (the path given, a file or folder in it, or an archive member), a file with "
+        "a second hard link, or a file or folder swapped while it was read: never followed"
+    ),
     "lookalike_name": (
         "a model name that is not NFKC-normalised, holds an invisible character, or imitates an ASCII name or "
         "a name already on the board with look-alike characters (Unicode confusables, UTS #39)"
@@ -128,6 +164,7 @@ class Entry:
     result: dict[str, Any]
     record: dict[str, Any]
     model_meta: dict[str, Any] | None = None
+    digest: str | None = field(default=None, repr=False, compare=False)  # its entry_sha256, once computed: `identity`
 
 
 @dataclass
@@ -137,7 +174,8 @@ class Report:
     submission: str
     entries: list[Entry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    merged: list[str] = field(default_factory=list)  # files identical to a result an earlier submission gave
+    merged: list[str] = field(default_factory=list)  # files identical to a result another submission gave
+    held: list[Entry] = field(default_factory=list)  # results held back in a conflict (`settle_conflicts`)
 
     @property
     def valid(self) -> bool:
@@ -152,11 +190,37 @@ class Report:
                 extra += (
                     f"; {len(self.merged)} identical to results an earlier submission gave (merged, not added twice)"
                 )
+            if self.held:
+                extra += f"; {len(self.held)} held back: they conflict with another submission's (listed below)"
             given = f"{len(self.entries)} results of {', '.join(models)}" if self.entries else "no new results"
             return f"accepted {self.submission}: {given}{extra}"
         lines = [f"REJECTED {self.submission}: {len(self.problems)} problem(s)"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
+
+
+@dataclass
+class Conflict:
+    """Differing results that submissions give for one (model, revision, setting, task), and what trust decided."""
+
+    model: ModelKey
+    task: str
+    kept: Entry | None  # the one verified result, shown; None when no one result is verified: all held back
+    held: list[Entry]
+
+    def summary(self, limit: int = 3) -> str:
+        """One line for the build's output: the key, the decision, a few of the results held back."""
+        where = f"{printable(self.model.label)} @ {printable(self.model.revision, 60)} on {self.task}"
+        named = ", ".join(_where(e) for e in self.held[:limit]) + (
+            f" and {len(self.held) - limit} more" if len(self.held) > limit else ""
+        )
+        if self.kept is not None:
+            return f"{where}: kept the verified result of {_where(self.kept)}; held back (self-reported) {named}"
+        return f"{where}: {len(self.held)} differing results, no one of them verified: all held back ({named})"
+
+
+def _where(entry: Entry) -> str:
+    return printable(f"{entry.submission}:{entry.file}", 200)
 
 
 def experiment_label(experiment: dict[str, Any] | None) -> str:
@@ -176,29 +240,60 @@ def base_key(entry: Entry) -> ModelKey:
     return ModelKey(entry.model.name, entry.model.revision, base_experiment(entry.record["model"].get("experiment")))
 
 
-def result_sha256(entry: Entry) -> str:
-    """The identity of a result for merging submissions: its result file and run record as canonical JSON."""
-    return sha256_json({"result": entry.result, "record": entry.record})
+def result_key(entry: Entry) -> tuple[str, str, str, str]:
+    """What one result is of: (model, revision, setting, task); at most one per key is shown."""
+    return (entry.model.name, entry.model.revision, entry.model.experiment, entry.task)
 
 
-def validate(
-    submission: Submission, *, data_dirs: Iterable[Path] = (), taken: dict[tuple, tuple[str, str]] | None = None
-) -> Report:
-    """Check every file of `submission`.
+def entry_sha256(entry: Entry) -> str:
+    """The identity of a result as submitted: its result file, run record and model_meta.json (key order
+    ignored). The model's facts are in it, so editing the size or card link after verification unverifies."""
+    return sha256_json({"result": entry.result, "record": entry.record, "model_meta": entry.model_meta})
+
+
+def identity(entry: Entry) -> str:
+    """What makes two results the same, and what a verification file names: `entry_sha256` (result file,
+    run record, model_meta.json as canonical JSON), computed once per entry (a build asks ~6 times)."""
+    if entry.digest is None:
+        entry.digest = entry_sha256(entry)
+    return entry.digest
+
+
+def validate(submission: Submission, *, data_dirs: Iterable[Path] = (), board: set[str] | None = None) -> Report:
+    """Check every file of `submission`; whatever a check did not foresee is the submission's `internal_error`.
 
     Args:
         data_dirs: local data folders whose files' revisions count as the harness's own.
-        taken: (model, revision, setting, task) -> (file, `result_sha256`) of results accepted earlier in
-            the same build; the same result again is merged (`Report.merged`), a different one is a
-            `duplicate`. Filled in with this submission's results when it is accepted.
+        board: model names accepted earlier in the same build, which a look-alike name may not imitate;
+            filled in with this submission's names when it is accepted. Results that differ from another
+            submission's are settled afterwards, over all submissions at once (`settle_conflicts`).
     """
+    try:
+        return _validate(submission, tuple(Path(d) for d in data_dirs), board)
+    except Exception as e:  # one submission's problem must not stop the build of the others
+        logger.debug("validating %s raised", submission.source, exc_info=True)
+        return Report(submission.source, problems=[internal_error(submission.source, e)])
+
+
+def internal_error(source: str, error: BaseException) -> Problem:
+    """An exception no check foresaw, as the submission's rejection: its type and a bounded message."""
+    return Problem(
+        "internal_error",
+        source,
+        "",
+        f"checking stopped on an unexpected {type(error).__name__} ({printable(str(error), 200)}); "
+        "the submission is left out, the other submissions are built",
+    )
+
+
+def _validate(submission: Submission, data_dirs: tuple[Path, ...], board: set[str] | None) -> Report:
     report = Report(submission.source)
     if submission.problems:
         report.problems += submission.problems
         return report
-    data_dirs = tuple(Path(d) for d in data_dirs)
     files = submission.files
     report.problems += _check_manifest(submission)
+    report.problems += _check_model_meta(files)
     results = [p for p in files if role(p) == "result"]
     records = [p for p in files if role(p) == "run_record"]
     if not results:
@@ -208,64 +303,135 @@ def validate(
             report.problems.append(
                 Problem.of("unpaired", path, "", "run record without its result file {}", result_path_of(path))
             )
-    seen: dict[tuple, tuple[str, str]] = {}
-    merged: dict[tuple, str] = {}
+    seen: dict[tuple[str, str, str, str], str] = {}
     for path in results:
         entry, problems = _check_result(path, files, data_dirs)
         report.problems += problems
         if entry is None:
             continue
-        key = (*_key_tuple(entry.model), entry.task)
-        digest = result_sha256(entry)
-        given = (taken or {}).get(key)
-        earlier, earlier_digest = given if isinstance(given, tuple) else (given, None)
-        if key in seen or key in merged:  # twice within this submission
-            earlier, why = seen[key][0] if key in seen else merged[key], ""
-        elif earlier and earlier_digest == digest:  # the very result an earlier submission gave: accepted once
-            report.merged.append(path)
-            merged[key] = f"{submission.source}:{path}"
-            continue
-        else:
-            why = " with other scores or another run record"
-        if earlier:
+        key = result_key(entry)
+        if key in seen:
             report.problems.append(
                 Problem.of(
                     "duplicate",
                     path,
                     "task_name",
-                    "{} @ {} on {} is already given by {}{}",
+                    "{} @ {} on {} is already given by {} in this submission",
                     entry.model.label,
                     entry.model.revision,
                     Plain(entry.task),
-                    Plain(printable(earlier)),
-                    Plain(why),
+                    seen[key],
                 )
             )
             continue
-        seen[key] = (f"{submission.source}:{path}", digest)
+        seen[key] = path
         entry.submission = submission.source
         report.entries.append(entry)
     model_names = {e.model.name: record_path_of(e.file) for e in reversed(report.entries)}  # first file naming each
-    report.problems += names.problems(model_names, board=(key[0] for key in (taken or {})))
-    if report.valid and taken is not None:
-        taken.update(seen)
+    report.problems += names.problems(model_names, board=board or ())
+    if report.valid and board is not None:
+        board.update(model_names)
     return report
 
 
-def _key_tuple(key: ModelKey) -> tuple[str, str, str]:
-    return (key.name, key.revision, key.experiment)
+def settle_conflicts(reports: list[Report], verified: Container[str] = frozenset()) -> None:
+    """Decide, over all accepted submissions at once, which result of each key is shown.
+
+    Copies with the same `identity` (result file, run record and model_meta.json) merge: the first
+    is shown, the others are counted in their report's `merged`. Differing results: the one verified
+    (its sha256 in `verified`, from the maintainer's verification files) is shown; when no one result is
+    verified (none is, or two differing ones are), every one is held back (`Report.held`), since a
+    self-reported result cannot outrank another by being listed first.
+    """
+    versions: dict[tuple[str, str, str, str], dict[str, list[tuple[Report, Entry]]]] = {}
+    for report in reports:
+        for entry in report.entries if report.valid else ():
+            versions.setdefault(result_key(entry), {}).setdefault(identity(entry), []).append((report, entry))
+    dropped: set[int] = set()
+    for found in versions.values():
+        trusted = [digest for digest in found if digest in verified]
+        shown = next(iter(found)) if len(found) == 1 else trusted[0] if len(trusted) == 1 else None
+        for digest, copies in found.items():
+            for i, (report, entry) in enumerate(copies):
+                if digest == shown and i == 0:
+                    continue
+                dropped.add(id(entry))
+                if digest == shown:
+                    report.merged.append(entry.file)
+                else:
+                    report.held.append(entry)
+    for report in reports:
+        report.entries = [e for e in report.entries if id(e) not in dropped]
 
 
-def _load(path: str, files: dict[str, bytes]) -> tuple[Any, Problem | None]:
+def conflicts(reports: list[Report]) -> list[Conflict]:
+    """The conflicts `settle_conflicts` decided, one per key with results held back, in key order."""
+    held: dict[tuple[str, str, str, str], list[Entry]] = {}
+    for report in reports:
+        for entry in report.held:
+            held.setdefault(result_key(entry), []).append(entry)
+    kept = {result_key(e): e for r in reports if r.valid for e in r.entries if result_key(e) in held}
+    return [
+        Conflict(entries[0].model, entries[0].task, kept.get(key), entries) for key, entries in sorted(held.items())
+    ]
+
+
+def _load(path: str, files: dict[str, bytes]) -> tuple[Any, list[Problem]]:
+    """The parsed file, or the problems that stop it being used: too deep, not UTF-8 JSON, a number out of range."""
     depth = json_depth(files[path])
     if depth > MAX_JSON_DEPTH:
-        return None, Problem(
-            "json_depth", path, "", f"nested {depth:,} levels deep; at most {MAX_JSON_DEPTH} are parsed"
-        )
+        return None, [
+            Problem("json_depth", path, "", f"nested {depth:,} levels deep; at most {MAX_JSON_DEPTH} are parsed")
+        ]
     try:
-        return json.loads(files[path].decode("utf-8")), None
+        data = json.loads(files[path].decode("utf-8"))
     except ValueError as e:  # UnicodeDecodeError, JSONDecodeError, or an integer past Python's 4,300 digits
-        return None, Problem.of("unreadable", path, "", "not valid UTF-8 JSON ({})", _error_text(e))
+        return None, [Problem.of("unreadable", path, "", "not valid UTF-8 JSON ({})", _error_text(e))]
+    problems = out_of_range(path, data)
+    return (None if problems else data), problems
+
+
+def out_of_range(path: str, data: Any) -> list[Problem]:
+    """Every number of `data` that no float holds (an integer beyond ±1.8e308) or that is NaN or infinite,
+    named by field; the first MAX_RANGE_PROBLEMS, then a count. Runs before any check reads a number, so
+    none of them (nor the table, nor verify) meets an OverflowError."""
+    bad = _bad(data)
+    found = [
+        Problem.of("out_of_range", path, schema.field_path(where), "{}", Plain(_why(v)))
+        for where, v in itertools.islice(bad, MAX_RANGE_PROBLEMS)
+    ]
+    more = sum(1 for _ in bad)
+    if more:
+        found.append(Problem("out_of_range", path, "", f"and {more:,} more such numbers"))
+    return found
+
+
+def _bad(value: Any, where: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], int | float]]:
+    """(path, number) for each number of a parsed JSON value a float cannot hold (recursive: depth is bounded
+    by MAX_JSON_DEPTH before parsing)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _bad(v, (*where, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _bad(v, (*where, i))
+    elif isinstance(value, int | float) and not _float_holds(value):
+        yield where, value
+
+
+def _float_holds(value: int | float) -> bool:
+    """True for a finite float, a bool, or an integer within a float's range (compared exactly, never converted)."""
+    return math.isfinite(value) if isinstance(value, float) else abs(value) <= sys.float_info.max
+
+
+def _why(value: int | float) -> str:
+    """What is wrong with an out-of-range number, without formatting a huge integer whole."""
+    if isinstance(value, float):
+        return f"{value} is not a number JSON allows, nor a score"
+    digits = int(abs(value).bit_length() * math.log10(2))  # a lower bound, then exact: never formatted
+    while 10**digits <= abs(value):
+        digits += 1
+    return f"an integer of {digits:,} digits: no float holds it (at most ±1.8e308)"
 
 
 def _error_text(error: ValueError) -> str:
@@ -279,9 +445,9 @@ def _check_manifest(submission: Submission) -> list[Problem]:
     raw = submission.manifest
     if raw is None:
         return []
-    manifest, problem = _load(MANIFEST, submission.files)
-    if problem:
-        return [problem]
+    manifest, problems = _load(MANIFEST, submission.files)
+    if problems:
+        return problems
     problems = schema.check("manifest", manifest, MANIFEST)
     if problems:
         return problems
@@ -309,21 +475,100 @@ def _check_manifest(submission: Submission) -> list[Problem]:
     return problems
 
 
+def _check_model_meta(files: dict[str, bytes]) -> list[Problem]:
+    """Out-of-range numbers in each model_meta.json (the size and memory the site shows are read from it).
+
+    A model_meta.json that is not JSON is ignored, as before (the row's facts then come from MTEB's
+    registry); one that parses is held to the same number range as every other file.
+    """
+    problems = []
+    for path in (p for p in files if role(p) == "model_meta"):
+        if json_depth(files[path]) > MAX_JSON_DEPTH:
+            continue
+        try:
+            meta = json.loads(files[path].decode("utf-8"))
+        except ValueError:
+            continue
+        problems += out_of_range(path, meta)
+    return problems
+
+
+@cache
+def task_subsets(task: str) -> dict[str, tuple[str, ...]]:
+    """The splits the harness evaluates `task` on, each with its hf_subsets (MTEB's TaskMetadata, read
+    through the task catalogue, so without importing MTEB): what a result's `scores` must hold, exactly."""
+    facts = task_catalog.facts(task)
+    assert facts is not None  # asked only for a task `task_reference` found
+    return {split: tuple(subsets) for split, subsets in facts["subsets"].items()}
+
+
+def _check_subsets(path: str, result: dict[str, Any], task: str) -> list[Problem]:
+    """Exactly the task's splits, and in each exactly its subsets, each once: the site averages a split's
+    subsets, so an extra one (a fake `hf_subset` at 0.99) would move the score shown."""
+    expected = task_subsets(task)
+    scores = result["scores"]
+    problems = [
+        Problem.of(
+            "subsets",
+            path,
+            f"scores.{split}",
+            "{} has no split {}; its splits: {}",
+            Plain(task),
+            split,
+            Plain(", ".join(expected)),
+        )
+        for split in scores
+        if split not in expected
+    ]
+    for split, subsets in expected.items():
+        given = [s.get("hf_subset") for s in scores.get(split, [])]
+        for i, name in enumerate(given):
+            if name not in subsets:
+                problems.append(
+                    Problem.of(
+                        "subsets",
+                        path,
+                        f"scores.{split}[{i}].hf_subset",
+                        "{} is not a subset of {}; its subsets: {}",
+                        name,
+                        Plain(task),
+                        Plain(", ".join(subsets)),
+                    )
+                )
+            elif name in given[:i]:
+                problems.append(
+                    Problem.of("subsets", path, f"scores.{split}[{i}].hf_subset", "{} is given twice", name)
+                )
+        missing = [name for name in subsets if name not in given]
+        if missing:
+            problems.append(
+                Problem.of(
+                    "subsets",
+                    path,
+                    f"scores.{split}",
+                    "no scores for subset(s) {} of {}",
+                    Plain(", ".join(missing)),
+                    Plain(task),
+                )
+            )
+    return problems
+
+
 def _check_result(
     path: str, files: dict[str, bytes], data_dirs: tuple[Path, ...]
 ) -> tuple[Entry | None, list[Problem]]:
-    result, problem = _load(path, files)
-    if problem:
-        return None, [problem]
+    result, problems = _load(path, files)
+    if problems:
+        return None, problems
     problems = schema.check("result", result, path)
     if problems:
         return None, problems
     record_file = record_path_of(path)
     if record_file not in files:
         return None, [Problem.of("unpaired", path, "", "no run record beside it (expected {})", record_file)]
-    record, problem = _load(record_file, files)
-    if problem:
-        return None, [problem]
+    record, problems = _load(record_file, files)
+    if problems:
+        return None, problems
     problems = schema.check("run_record", record, record_file)
     if problems:
         return None, problems
@@ -335,9 +580,7 @@ def _check_result(
         return None, problems
     ref = task_reference(result["task_name"], data_dirs)
     if ref is None:
-        from bench.tasks import TASKS
-
-        close = difflib.get_close_matches(result["task_name"][:100], sorted(TASKS), n=3)
+        close = difflib.get_close_matches(result["task_name"][:100], sorted(task_catalog.task_names()), n=3)
         hint = Plain(f"close: {', '.join(close)}; " if close else "")
         return None, [
             Problem.of(
@@ -350,6 +593,7 @@ def _check_result(
             )
         ]
     problems = _check_against_reference(path, result, record_file, record, ref, data_dirs)
+    problems += _check_subsets(path, result, ref.name)
     problems += _check_scores(path, result, ref)
     if problems:
         return None, problems

@@ -21,7 +21,14 @@ run anyway (`rerun_plan` in bench/run/reproduce.py, the run layer's entry point 
   value naming a path outside the working directory is refused;
 * an API model (a family with an endpoint option) is re-run only against the endpoint the maintainer
   names (`--base-url`); without one it stays self-reported, and the recorded endpoint is never
-  contacted, so no key and no task text reach a server the submitter controls.
+  contacted, so no key and no task text reach a server the submitter controls. MTEB's registered API
+  clients (`openai/text-embedding-3-small`, `cohere/...`) call their provider directly and are never
+  re-run;
+* a model MTEB registers only at MTEB's registered revision (a recorded revision is the submitter's
+  choice, and on the hub a pull-request ref anyone can open), and a model whose MTEB loader imports its
+  repository's own code (`trust_remote_code`) only when the maintainer names it
+  (`--trust-remote-code MODEL`); an unregistered hub model never with its own code
+  (bench/adapters/remote_code.py).
 The re-run's model_meta.json facts (parameters, dimension, max tokens, license, card, release date)
 must equal the submission's: "verified" vouches for the model shown, not only for its numbers. Any
 failure of one run group (a model that cannot load, data missing, a bug) is the reason on that group's
@@ -40,7 +47,7 @@ import json
 import logging
 import math
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,7 +58,7 @@ from bench.core.errors import BenchError, DataError
 from bench.core.fileio import sha256_json
 from bench.leaderboard.limits import MAX_JSON_DEPTH, json_depth
 from bench.leaderboard.submission import MODEL_META
-from bench.leaderboard.validate import Entry, Report
+from bench.leaderboard.validate import Entry, Report, entry_sha256
 from bench.results.store import run_settings
 
 logger = logging.getLogger(__name__)
@@ -76,12 +83,6 @@ class Verdict:
     max_abs_diff: float | None
     verified: bool
     note: str
-
-
-def entry_sha256(entry: Entry) -> str:
-    """The identity of a result as submitted: its result file, run record and model_meta.json (key order
-    ignored). The model's facts are in it, so editing the size or card link after verification unverifies."""
-    return sha256_json({"result": entry.result, "record": entry.record, "model_meta": entry.model_meta})
 
 
 def numeric_scores(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
@@ -146,12 +147,14 @@ def verify_report(
     use_cache: bool = True,
     tolerance: float = TOLERANCE,
     base_url: str | None = None,
+    trusted: Collection[str] = (),
 ) -> list[Verdict]:
     """Recompute every accepted result of `report` and judge it; one verdict per result, in order.
 
     A run group that cannot or may not be re-run (model not loadable here, data missing, an API result
     without the maintainer's `base_url`, a failure of any kind) gives its results unverified verdicts
-    that say why; the other groups still run.
+    that say why; the other groups still run. `trusted`: the registered models whose own hub code the
+    maintainer allows to run (`--trust-remote-code MODEL`), at MTEB's revision only.
     """
     from bench.results.store import read_json
     from bench.run import reproduce  # imports the run (MTEB, the model stack): only a verify run needs it
@@ -167,6 +170,7 @@ def verify_report(
                     use_cache=use_cache,
                     output_dir=f"{out}/{i}",
                     base_url=base_url,
+                    trusted=trusted,
                 )
             except (reproduce.Refused, BenchError) as e:
                 note = f"not re-run: {e}" if isinstance(e, reproduce.Refused) else f"could not re-run: {e}"

@@ -1,14 +1,17 @@
-"""What the summary table needs to know about tasks, readable without importing them (or MTEB).
+"""What the summary table and the leaderboard need to know about tasks, readable without importing them
+(or MTEB).
 
-`bench results DIR` prints suite averages and per-task sub-scores, which need each task's main score,
-its `detail_scores` and the suites; importing `bench.tasks` for that costs MTEB's import (seconds). So
-the catalogue is derived from the task classes once and kept in the cache
-(`$INSTRUCT_BENCH_CACHE/catalog/tasks-<fingerprint>.json`), keyed by a fingerprint of every source
-file of `bench/tasks/` and the installed MTEB: a new task file, an edited one or another MTEB makes
-another key, so the catalogue is never stale and nothing is stored in the repository (a task is one
-file, with no second edit). When `bench.tasks` is already imported (`bench run`), the live registry is
-used and written to the cache, so `bench results` after a run starts without MTEB. A cache that
-cannot be written costs only speed.
+`bench results DIR` prints suite averages and per-task sub-scores, and `bench leaderboard build` checks
+every result against the harness's own facts about its task (version, main score, instruction hashes,
+revisions, splits and subsets: bench/results/task_facts.py); importing `bench.tasks` for that costs
+MTEB's import (seconds, ~300 MB). So the catalogue is derived from the task classes once and kept in the
+cache (`$INSTRUCT_BENCH_CACHE/catalog/tasks-<fingerprint>.json`), keyed by a fingerprint of every file
+under `bench/tasks/` (sources, packaged demo data, instruction-variant files: the facts depend on all
+of them), the installed MTEB and the catalogue's FORMAT: a new task file, an edited one, another MTEB
+or another layout makes another key, so the catalogue is never stale and nothing is stored in the
+repository (a task is one file, with no second edit). When `bench.tasks` is already imported
+(`bench run`), the live registry is used and written to the cache, so `bench results` and the
+leaderboard build after a run start without MTEB. A cache that cannot be written costs only speed.
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ from typing import Any
 from bench.core.errors import StorageError
 from bench.core.fileio import atomic_write_json
 from bench.core.paths import cache_root
+from bench.results.task_facts import derive
 
 logger = logging.getLogger(__name__)
 
 TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
+# The layout of a catalogue file; a file of another (or none) is rebuilt, never misread.
+FORMAT = 2
 
 
 def build(*, own_only: bool = False) -> dict[str, Any]:
@@ -38,23 +44,25 @@ def build(*, own_only: bool = False) -> dict[str, Any]:
     `own_only` keeps the classes defined in `bench/tasks/` (what the fingerprint covers), leaving out
     tasks a script or a test registered in this process.
     """
-    from bench.tasks import SUITES, TASKS
+    from bench.tasks import SUITE_DESCRIPTIONS, SUITES, TASKS
 
     tasks = {n: c for n, c in TASKS.items() if not own_only or c.__module__.startswith("bench.tasks.")}
     return {
+        "format": FORMAT,
         "suites": {suite: [t for t in members if t in tasks] for suite, members in SUITES.items()},
-        "tasks": {
-            name: {"main_score": cls.metadata.main_score, "detail_scores": getattr(cls, "detail_scores", None)}
-            for name, cls in tasks.items()
-        },
+        "suite_descriptions": dict(SUITE_DESCRIPTIONS),
+        "tasks": {name: derive(cls) for name, cls in tasks.items()},
     }
 
 
 def fingerprint() -> str:
-    """sha256 of the task sources (every `*.py` under bench/tasks, by relative path) and MTEB's version."""
-    digest = hashlib.sha256()
-    for path in sorted(TASKS_DIR.rglob("*.py")):
-        digest.update(path.relative_to(TASKS_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    """sha256 of every file under bench/tasks (by relative path; `__pycache__` left out), MTEB's version and
+    FORMAT: everything the catalogue's facts depend on."""
+    digest = hashlib.sha256(f"format {FORMAT}\0".encode())
+    for path in sorted(TASKS_DIR.rglob("*")):
+        relative = path.relative_to(TASKS_DIR)
+        if path.is_file() and "__pycache__" not in relative.parts:
+            digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     with contextlib.suppress(metadata.PackageNotFoundError):
         digest.update(metadata.version("mteb").encode())
     return digest.hexdigest()
@@ -72,40 +80,84 @@ def catalog() -> dict[str, Any]:
     return _cached()
 
 
+def facts(task_name: str) -> dict[str, Any] | None:
+    """One task's entry (bench/results/task_facts.py `derive`), or None when the harness has no such task.
+
+    Live, only that task is derived (a build asks once per result, so not the whole registry each time).
+    """
+    if "bench.tasks" not in sys.modules:
+        entry: dict[str, Any] | None = _cached()["tasks"].get(task_name)
+        return entry
+    _cache_once()
+    from bench.tasks import TASKS
+
+    cls = TASKS.get(task_name)
+    return derive(cls) if cls is not None else None
+
+
 @cache
 def _cache_once() -> None:
     path = catalog_path()
-    if not path.is_file():
+    if read_cached(path, FORMAT) is None:
         _write(path, build(own_only=True))
 
 
 @cache
 def _cached() -> dict[str, Any]:
     path = catalog_path()
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        logger.debug("no task catalogue at %s: importing the tasks", path)
+    found = read_cached(path, FORMAT)
+    if found is not None:
+        return found
+    logger.debug("no task catalogue at %s: importing the tasks", path)
     built = build(own_only=True)
     _write(path, built)
     return built
 
 
-def _write(path: Path, built: dict[str, Any]) -> None:
+def read_cached(path: Path, fmt: int) -> dict[str, Any] | None:
+    """The cached JSON object at `path` when it is one of layout `fmt`, else None (missing, unreadable,
+    damaged or of another layout: the caller rebuilds it)."""
     try:
-        atomic_write_json(path, built, what="task catalogue", option="$INSTRUCT_BENCH_CACHE")
-    except (StorageError, OSError) as e:  # a read-only or full cache costs only speed
-        logger.debug("task catalogue not cached: %s", e)
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) and found.get("format") == fmt else None
+
+
+def _write(path: Path, built: dict[str, Any]) -> None:
+    write_cached(path, built, what="task catalogue")
+
+
+def write_cached(path: Path, built: dict[str, Any], *, what: str) -> None:
+    """Write a catalogue file atomically; a read-only or full cache costs only speed, never a failure."""
+    try:
+        atomic_write_json(path, built, what=what, option="$INSTRUCT_BENCH_CACHE")
+    except (StorageError, OSError) as e:
+        logger.debug("%s not cached: %s", what, e)
 
 
 def suites() -> dict[str, tuple[str, ...]]:
     return {suite: tuple(members) for suite, members in catalog()["suites"].items()}
 
 
+def ordered_suites() -> dict[str, tuple[str, ...]]:
+    """Suites in the order of their descriptions (`bench.tasks.registry.ordered_suites`, from the catalogue)."""
+    found = catalog()
+    return {s: tuple(found["suites"][s]) for s in found["suite_descriptions"] if s in found["suites"]}
+
+
+def suite_descriptions() -> dict[str, str]:
+    return dict(catalog()["suite_descriptions"])
+
+
+def task_names() -> list[str]:
+    return list(catalog()["tasks"])
+
+
 def main_scores() -> dict[str, str]:
-    return {name: facts["main_score"] for name, facts in catalog()["tasks"].items()}
+    return {name: entry["main_score"] for name, entry in catalog()["tasks"].items()}
 
 
 def detail_scores(task_name: str) -> dict[str, str] | None:
-    facts = catalog()["tasks"].get(task_name)
-    return facts["detail_scores"] if facts else None
+    entry = catalog()["tasks"].get(task_name)
+    return entry["detail_scores"] if entry else None

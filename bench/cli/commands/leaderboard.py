@@ -18,8 +18,9 @@ EPILOG = """examples:
 
 Each --results path is one submission: a zip from `bench submit`, its unpacked folder, or a `bench
 run` output folder. Invalid submissions are left out and listed (here and on the site) with every
-problem. A result an earlier submission already gave, identical (result file and run record), is
-merged, not a duplicate. Open SITE/index.html in a browser; SITE/leaderboard.json and .csv hold the same data.
+problem. A result another submission already gave, identical (result file, run record and
+model_meta.json), is merged; differing results for one model, setting and task are a conflict, decided
+by trust, not order: a verified one is shown, else all are held back and listed. Open SITE/index.html in a browser; SITE/leaderboard.json and .csv hold the same data.
 Results are shown as self-reported unless a --verification file (from `bench leaderboard verify`)
 reproduced them exactly as submitted.
 """
@@ -90,6 +91,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="URL",
         help="your OpenAI-compatible endpoint for re-running API results (the submission's is never used)",
     )
+    v.add_argument(
+        "--trust-remote-code",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="let this registered model's own hub code run (MTEB's loader asks for trust_remote_code), at MTEB's "
+        "revision only; repeat for each model (default: such results stay self-reported)",
+    )
     v.set_defaults(func=_cmd_verify)
 
 
@@ -103,6 +112,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     print(f"\n{len(result.data['models'])} model setting(s); tables: {suites}")
     print(f"{len(result.rejected)} of {len(result.reports)} submission(s) rejected")
     print(_verified_line(result.data))
+    _print_conflicts(result)
     _print_flags(result.data["models"])
     print(f"Site: {(result.out / 'index.html').resolve()}")
     return 1 if args.strict and result.rejected else 0
@@ -121,15 +131,30 @@ def _verified_line(data: dict) -> str:
     )
 
 
+def _print_conflicts(result: Any) -> None:
+    """Differing results for one key across submissions (bench/leaderboard/validate.py `settle_conflicts`):
+    kept when one is verified, else all held back; each listed once, as on the site."""
+    found = result.conflicts
+    if found:
+        held = sum(len(c.held) for c in found)
+        print(f"{len(found)} conflict(s): {held} result(s) held back, not shown (listed on the site):")
+    for conflict in found:
+        print(f"  - {conflict.summary()}")
+
+
 def _print_flags(models: list[dict]) -> None:
-    """Rows whose scores equal another row's (bench/leaderboard/table.py `same_scores`): shown, never rejected."""
+    """Rows whose scores equal other rows' (bench/leaderboard/table.py `same_scores`): shown, never rejected.
+    One line per group of rows with the same scores (its first row's note, which counts the others)."""
     from bench.core.bounded import printable
 
-    flagged = [(m["label"], flag) for m in models for flag in m["flags"]]
+    flagged = [m for m in models if m["flags"]]
     if flagged:
-        print(f"{len({label for label, _ in flagged})} model setting(s) flagged (published, marked on the site):")
-    for label, flag in flagged:
-        print(f"  - {printable(label)}: {printable(flag, 400)}")
+        print(f"{len(flagged)} model setting(s) flagged (published, marked on the site):")
+    groups: set[str] = set()
+    for m in flagged:
+        if m["same_scores_group"] not in groups:
+            groups.add(m["same_scores_group"])
+            print(f"  - {printable(m['label'])}: {printable(m['flags'][0], 400)}")
 
 
 def verdict_line(v: Any) -> str:
@@ -164,7 +189,12 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             "only an accepted submission can be verified."
         )
     verdicts = verify_report(
-        report, data_dir=args.data_dir, cache_dir=args.cache_dir, use_cache=not args.no_cache, base_url=args.base_url
+        report,
+        data_dir=args.data_dir,
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache,
+        base_url=args.base_url,
+        trusted=args.trust_remote_code,
     )
     for v in verdicts:
         print(verdict_line(v))

@@ -1,0 +1,91 @@
+"""What MTEB's model registry says about each model the leaderboard may show, readable without MTEB.
+
+A leaderboard row whose submission lacks a model fact (size, embedding width, licence ...) takes it from
+MTEB's registry by the model's name (bench/leaderboard/table.py `_mteb_meta`). Importing MTEB for that
+costs seconds and ~300 MB on every build, so the facts of every registered model are read once and
+cached (`$INSTRUCT_BENCH_CACHE/catalog/mteb-models-<hash of MTEB's version and FORMAT>.json`): the
+registry ships with MTEB, so its version is the whole key. Values are kept as MTEB gives them, except
+that what JSON cannot hold (infinity, a date object) is stored as None; the leaderboard keeps only
+positive, finite, short values anyway, and reads None as unknown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import math
+import warnings
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from bench.core.paths import cache_root
+from bench.results.task_catalog import read_cached, write_cached
+
+logger = logging.getLogger(__name__)
+
+# The ModelMeta fields the leaderboard shows.
+FIELDS = ("n_parameters", "embed_dim", "max_tokens", "license", "release_date", "memory_usage_mb")
+# The layout of a cached file; a file of another (or none) is rebuilt, never misread.
+FORMAT = 1
+
+
+def catalog_path() -> Path:
+    version = "none"
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        version = metadata.version("mteb")
+    key = hashlib.sha256(f"mteb {version}\0format {FORMAT}".encode()).hexdigest()[:16]
+    return cache_root() / "catalog" / f"mteb-models-{key}.json"
+
+
+@cache
+def registry_facts() -> dict[str, dict[str, Any]]:
+    """Model name -> {field: value} for every model MTEB's registry holds; empty when it cannot be read
+    (then nothing is cached, and the next process asks again)."""
+    path = catalog_path()
+    found = read_cached(path, FORMAT)
+    if found is not None:
+        models: dict[str, dict[str, Any]] = found["models"]
+        return models
+    built = build()
+    if built is None:
+        return {}
+    write_cached(path, {"format": FORMAT, "models": built}, what="MTEB model facts")
+    return built
+
+
+def build() -> dict[str, dict[str, Any]] | None:
+    """The facts from MTEB's registry itself (imports MTEB); None when the registry cannot be listed.
+
+    A name is looked up with `mteb.get_model_meta`, as a single lookup would; one it fails for is left out
+    (unknown), as is a model without a name.
+    """
+    import mteb
+
+    try:
+        names = [m.name for m in mteb.get_model_metas() if m.name]
+    except Exception:  # any registry failure means "unknown", never a build failure
+        logger.debug("MTEB's model registry cannot be listed", exc_info=True)
+        return None
+    models = {}
+    for name in names:
+        try:
+            with warnings.catch_warnings():  # a renamed model's warning is MTEB's, not the reader's
+                warnings.simplefilter("ignore")
+                meta = mteb.get_model_meta(name)
+        except Exception:  # noqa: BLE001 - as above
+            continue
+        models[name] = {f: _plain(getattr(meta, f, None)) for f in FIELDS}
+    plain: dict[str, dict[str, Any]] = json.loads(json.dumps(models))  # what the cached copy reads back
+    return plain
+
+
+def _plain(value: Any) -> Any:
+    """`value` when JSON holds it exactly (a string, a bool, an int or a finite float), else None (a string
+    subclass, such as an enum's value, becomes a plain string on the way through JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return value if value is None or isinstance(value, str | int) else None

@@ -1,0 +1,84 @@
+"""What the harness itself says about one task class: the facts a submitted result must agree with.
+
+Read from the class, never restated, so a task added by anyone is checked the same way: its version,
+type, main score and description, the splits and subsets MTEB's TaskMetadata evaluates, and what only
+a task object knows (built to read it; no data is loaded): the hash of its instruction set (one per
+instruction style it takes) and the dataset revisions the harness would itself produce (the pinned
+hub revision; for packaged demo data, the hash of the shipped files).
+
+All of it depends only on the files under bench/tasks and the installed MTEB, so the task catalogue
+(bench/results/task_catalog.py) stores it, and the leaderboard reads it without importing the tasks.
+A local copy's revision (`--data-dir`) depends on files elsewhere: the leaderboard builds that task
+object itself, with `instance` (bench/leaderboard/reference.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from bench.core.errors import BenchError
+
+logger = logging.getLogger(__name__)
+
+
+def derive(cls: Any) -> dict[str, Any]:
+    """One task's catalogue entry, JSON-ready (lists, not tuples: the cached copy must equal it)."""
+    meta = cls.metadata
+    return {
+        "main_score": meta.main_score,
+        "detail_scores": getattr(cls, "detail_scores", None),
+        "version": str(cls.task_version),
+        "type": meta.type,
+        "description": meta.description or "",
+        "dataset_path": str(meta.dataset.get("path", "")),
+        "packaged": bool(getattr(cls, "packaged", False)),
+        "subsets": {split: list(meta.hf_subsets) for split in meta.eval_splits},
+        **_built(cls),
+    }
+
+
+@cache
+def _built(cls: Any) -> dict[str, dict[str, str]]:
+    """The facts only a task object knows: revisions (revision -> where the harness gets it) and accepted
+    instruction-set hashes (hash -> which variant). Cached per class: a class never changes them."""
+    from bench.tasks.abstasks.base import InstructionTask
+
+    assert issubclass(cls, InstructionTask)  # every registered task is one (it registers from its __init_subclass__)
+    revisions = {cls.metadata.dataset["revision"]: "pinned in the task's metadata"}
+    task = instance(cls, data_dir=None)
+    if getattr(cls, "packaged", False) and task is not None:
+        revisions[task.metadata.revision] = "data shipped in the package"
+    hashes = {task.instruction_set_sha256(): "default"} if task is not None else {}
+    # Tasks that take an instruction style (GSTransform: `bench run --instruction-style`) accept each.
+    for style in getattr(cls, "instruction_styles", ()):
+        variant = instance(cls, data_dir=None, instruction_style=style)
+        if variant is not None:
+            hashes.setdefault(variant.instruction_set_sha256(), f"instruction style '{style}'")
+    return {"revisions": revisions, "instructions_sha256": hashes}
+
+
+def instance(cls: Any, *, data_dir: Path | None, **options: Any) -> Any:
+    """A task object, built only to read its revision and instructions (no data is loaded); None when it
+    cannot be built (the reason is logged)."""
+    try:
+        return cls(data_dir=data_dir, **options) if data_dir is not None else _without_env_data_dir(cls, **options)
+    except BenchError as e:
+        logger.debug("cannot build %s for reference (%s)", cls.__name__, e)
+        return None
+
+
+def _without_env_data_dir(cls: Any, **options: Any) -> Any:
+    """Build the hub-backed task even when $INSTRUCT_BENCH_DATA_DIR points somewhere: the facts are the
+    harness's own, whatever this shell's environment."""
+    from bench.tasks.data import DATA_DIR_ENV
+
+    saved = os.environ.pop(DATA_DIR_ENV, None)
+    try:
+        return cls(**options)
+    finally:
+        if saved is not None:
+            os.environ[DATA_DIR_ENV] = saved
