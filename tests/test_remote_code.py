@@ -91,6 +91,16 @@ def submission(hub: Path, revision: str, *flags: str, model: str = JINA) -> Path
     return out
 
 
+@pytest.fixture(scope="module")
+def pinned(hub: Path) -> tuple[Path, str]:
+    """A user's plain `bench run` of the model (MTEB's revision, no flag): its output folder and stderr."""
+    out = hub / "pinned"
+    done = bench(hub, "run", "--model", JINA, "-t", TASK, "--output-dir", str(out))
+    assert done.returncode == 0, done.stderr
+    assert marker(hub), "MTEB's loader imports the repository's code"
+    return out, done.stderr
+
+
 def verify(hub: Path, root: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
     out = hub / "verification.json"
     done = bench(hub, "leaderboard", "verify", str(root), "--out", str(out), "--no-cache", *flags)
@@ -110,7 +120,7 @@ def test_registry_knows_which_loaders_run_their_own_code_or_an_api():
 
 
 @pytest.mark.slow
-def test_verify_runs_no_code_the_submitter_chose(hub):
+def test_verify_runs_no_code_the_submitter_chose(hub, pinned):
     """Issue 30, probe 1: a fork's revision is never loaded, even when the maintainer trusts the model;
     MTEB's revision runs the repository's code only when the maintainer names the model."""
     forked = submission(hub, FORK, "--trust-remote-code")
@@ -120,19 +130,17 @@ def test_verify_runs_no_code_the_submitter_chose(hub):
     assert {v["verified"] for v in verdicts} == {False}
     assert all("revision differs from the registry's" in v["note"] for v in verdicts), verdicts
 
-    pinned = submission(hub, registered_revision())
-    assert marker(hub), "the submitter's run imports the repository's code"
-    done, verdicts = verify(hub, pinned)
+    done, verdicts = verify(hub, pinned[0])
     assert done.returncode == 1 and not marker(hub), done.stdout
     assert all("runs its own code" in v["note"] and "--trust-remote-code" in v["note"] for v in verdicts), verdicts
 
-    done, verdicts = verify(hub, pinned, "--trust-remote-code", JINA)  # the maintainer's explicit choice
+    done, verdicts = verify(hub, pinned[0], "--trust-remote-code", JINA)  # the maintainer's explicit choice
     assert done.returncode == 0, done.stdout
     assert marker(hub) and {v["verified"] for v in verdicts} == {True}
 
 
 @pytest.mark.slow
-def test_bench_run_says_when_a_models_own_code_runs_and_refuses_another_revision(hub):
+def test_bench_run_says_when_a_models_own_code_runs_and_refuses_another_revision(hub, pinned):
     """`bench run` names the repository and revision whose code it runs, and refuses a revision other than
     MTEB's unless `--trust-remote-code` is given (nothing is loaded before it refuses)."""
     out = hub / "refused"
@@ -142,14 +150,12 @@ def test_bench_run_says_when_a_models_own_code_runs_and_refuses_another_revision
     assert len(errors) == 1 and FORK in errors[0] and "--trust-remote-code" in errors[0], done.stderr
     assert not out.exists()
 
-    done = bench(hub, "run", "--model", JINA, "-t", TASK, "--output-dir", str(hub / "pinned"))
-    assert done.returncode == 0 and marker(hub), done.stderr
-    said = [line for line in done.stderr.splitlines() if "runs its own code" in line]
+    said = [line for line in pinned[1].splitlines() if "runs its own code" in line]
     line = (
         f"{JINA} runs its own code from its hub repository (https://huggingface.co/{JINA}) at revision "
         f"{registered_revision()[:12]}: MTEB's loader for it passes trust_remote_code=True"
     )
-    assert said == [line], done.stderr
+    assert said == [line], pinned[1]
 
 
 @pytest.mark.slow
