@@ -35,6 +35,7 @@ from bench.core.errors import ConfigError, DataError, MissingDataError
 from bench.core.fileio import atomic_write_json
 from bench.core.redact import redact_value
 from bench.core.versions import package_versions
+from bench.results import model_catalog
 from bench.results.outcome import TaskOutcome
 from bench.results.store import (
     RESULTS,
@@ -111,6 +112,7 @@ def _evaluate(options: RunOptions) -> list[TaskOutcome]:
         store = result_store(stores, options.output_dir, task)
         with variant_experiment(model, variant):
             outcomes.append(_evaluate_one(model, task, options, store, f"[{i}/{len(jobs)}]", variant, variants))
+    model_catalog.registry_facts()  # MTEB is imported now: cache its model facts, so a leaderboard build needs no MTEB
     return outcomes
 
 
