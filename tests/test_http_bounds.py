@@ -276,7 +276,9 @@ def test_ctrl_c_in_build_data_with_requests_in_flight_exits_130_within_5_s(tmp_p
     import subprocess
 
     server = StallServer()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # Attempts of 5 s, not 25: the builder's first requests wait out one attempt before the 4th is sent
+    # (4 in flight after ~10 s, not ~29 s), and a client that waited for them would still take 20 s or more.
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "INSTRUCT_BENCH_LLM_TIMEOUT": "5"}
     env.pop("OPENAI_API_KEY", None)
     argv = [
         *(sys.executable, "-m", "bench", "build-data", "instruction-variants", "--suite", "generic-sts"),
