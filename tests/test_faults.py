@@ -20,9 +20,11 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import sqlite3
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -1286,8 +1288,6 @@ def test_read_only_cache_real_permissions(baseline, servers, tmp_path, monkeypat
 def test_no_credential_in_any_written_or_printed_byte(servers, tmp_path):
     """`python -m bench run -v` with a marker in the URL's userinfo, in secret-looking query parameters of
     an argument and in $OPENAI_API_KEY: the marker is in no file written and no byte printed."""
-    import subprocess
-
     out, cache = tmp_path / "out", tmp_path / "cache"
     url = servers.api.base_url.replace("http://", f"http://user:{MARKER}@")
     env = {**os.environ, "OPENAI_API_KEY": MARKER, "HF_HUB_OFFLINE": "1"}
@@ -1538,6 +1538,24 @@ def _wait_in_flight(server: StallServer, proc: Any, requests: int) -> None:
         time.sleep(0.05)
 
 
+def interrupt_in_flight(
+    argv: list[str], env: dict[str, str], server: StallServer, requests: int
+) -> tuple[int, str, float]:
+    """Start `python -m bench ARGV`, send SIGINT once `requests` of its requests are held by `server`, and
+    return (exit code, stderr, seconds from the signal to the exit); the server is closed after."""
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_in_flight(server, proc, requests)
+        proc.send_signal(signal.SIGINT)
+        tick = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+        return proc.returncode, err, time.monotonic() - tick
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.close()
+
+
 # Each fault kind once, each concurrency path once (one request in flight, and several): the other two
 # pairings add ~20 s of CI and no path.
 @pytest.mark.slow
@@ -1547,9 +1565,6 @@ def test_ctrl_c_with_requests_in_flight_exits_130_within_5_s(tmp_path, trickle, 
     answers, or trickles its reply: exit 130 with the resume hint within 5 s of the signal. (Requests run
     on daemon threads and the main thread waits in short steps; a thread pool's workers were joined at
     exit: 68-82 s against a slow endpoint, never against a trickling one.)"""
-    import signal
-    import subprocess
-
     server = StallServer(trickle=trickle)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     env.pop("OPENAI_API_KEY", None)
@@ -1574,18 +1589,8 @@ def test_ctrl_c_with_requests_in_flight_exits_130_within_5_s(tmp_path, trickle, 
         str(tmp_path / "cache"),
         "-q",
     ]
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_in_flight(server, proc, concurrency)
-        proc.send_signal(signal.SIGINT)
-        tick = time.monotonic()
-        _, err = proc.communicate(timeout=60)
-        elapsed = time.monotonic() - tick
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        server.close()
-    assert proc.returncode == 130, err
+    code, err, elapsed = interrupt_in_flight(argv, env, server, concurrency)
+    assert code == 130, err
     assert "interrupted:" in err and "Traceback" not in err
     assert elapsed < 5.0, f"exited {elapsed:.1f} s after Ctrl-C"
 

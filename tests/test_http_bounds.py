@@ -31,7 +31,7 @@ from bench.cli.main import main
 from bench.core.errors import EncodingError
 from bench.core.llm_client import ChatRequest, LLMClient, LLMConfig
 from fake_openai import FakeOpenAI
-from test_faults import StallServer, _wait_in_flight
+from test_faults import StallServer, interrupt_in_flight
 
 ROOT = Path(__file__).resolve().parents[1]
 EMB = "/v1/embeddings"
@@ -272,9 +272,6 @@ def test_ctrl_c_in_build_data_with_requests_in_flight_exits_130_within_5_s(tmp_p
     """SIGINT to `python -m bench build-data` (an LLM builder) while 4 requests are held by an endpoint
     that never answers: exit 130 within 5 s. (The LLM client's thread pool waited for its requests in
     flight; it now runs them as `bench run` does, on daemon threads the main thread waits for in steps.)"""
-    import signal
-    import subprocess
-
     server = StallServer()
     # Attempts of 5 s, not 25: the builder's first requests wait out one attempt before the 4th is sent
     # (4 in flight after ~10 s, not ~29 s), and a client that waited for them would still take 20 s or more.
@@ -285,18 +282,8 @@ def test_ctrl_c_in_build_data_with_requests_in_flight_exits_130_within_5_s(tmp_p
         *("--size", "5", "--llm-model", "fake", "--base-url", server.base_url, "--concurrency", "4"),
         *("--out", str(tmp_path / "variants.yaml"), "--llm-cache-dir", str(tmp_path / "llm"), "-q"),
     ]
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_in_flight(server, proc, 4)
-        proc.send_signal(signal.SIGINT)
-        tick = time.monotonic()
-        _, err = proc.communicate(timeout=120)
-        elapsed = time.monotonic() - tick
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        server.close()
-    assert proc.returncode == 130, err
+    code, err, elapsed = interrupt_in_flight(argv, env, server, 4)
+    assert code == 130, err
     assert "interrupted:" in err and "Traceback" not in err
     assert elapsed < 5.0, f"exited {elapsed:.1f} s after Ctrl-C"
     print(f"build-data exited {elapsed:.2f} s after Ctrl-C")
