@@ -101,3 +101,23 @@ def missing_output(expected: str, actual: str) -> str | None:
             near = "\n".join(got[max(0, at - 2) : at + 12])
             return f"the page shows\n  {line}\nbut the output (after line {at}) is\n{near}"
     return None
+
+
+def compile_latex(tex: str, folder: Path) -> str:
+    """Compile a table in a standard `article` (booktabs, amssymb, graphicx) with pdflatex; the log's text.
+
+    Callers skip where pdflatex is not installed (`shutil.which("pdflatex")`)."""
+    document = (
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n\\usepackage{graphicx}\n"
+        f"\\begin{{document}}\n{tex}\n\\end{{document}}\n"
+    )
+    (folder / "t.tex").write_text(document, encoding="utf-8")
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    return (folder / "t.log").read_text(encoding="utf-8", errors="replace")

@@ -59,8 +59,8 @@ def test_list_models_wraps_to_the_terminal_width(capsys, monkeypatch, columns):
     assert "revision=None, template='prefix', max_seq_length=None," in " ".join(options.split())  # nothing lost
     assert sum(w.startswith("show_progress_bar=None") for w in options.split()) == len(FAMILIES)  # none broken
     words = {w.rstrip(":") for w in out.split()}
-    ids = {m["model"] for m in instruction_models() if not m["query"].startswith("custom")}
-    assert ids <= words  # every MTEB model id whole, on one line
+    ids = {m["model"].split()[0] for m in instruction_models()}  # a variant's "(option=...)" after its id may wrap
+    assert ids <= words  # every MTEB model id whole, on one line (a model not probed offline says so)
 
 
 @pytest.mark.registry

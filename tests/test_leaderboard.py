@@ -267,7 +267,7 @@ def test_differing_results_across_submissions_are_held_back(demo_results, tmp_pa
     verified), whatever the order; the identical one merges."""
     first, second = copy_results(demo_results, tmp_path / "a"), copy_results(demo_results, tmp_path / "b")
     for task in DEMO:
-        edit_json(result_files(second, task)[0], lambda d: d.update(evaluation_time=d["evaluation_time"] + 1))
+        edit_json(result_files(second, task)[1], lambda d: d["task"].update(seed=7))  # another setting, not a re-run
     reports = validate_all([first, second])
     assert all(r.valid for r in reports) and [len(r.held) for r in reports] == [3, 3]
     assert "3 held back: they conflict with another submission's" in reports[1].summary()
@@ -275,8 +275,8 @@ def test_differing_results_across_submissions_are_held_back(demo_results, tmp_pa
     again = validate_all([first, copy_results(demo_results, tmp_path / "c")])
     assert all(r.valid for r in again) and again[1].entries == [] and len(again[1].merged) == 6
     assert (
-        "no new results; 6 identical to results an earlier submission gave (merged, not added twice)"
-        in again[1].summary()
+        "no new results; 6 re-run(s) of results another submission gave (same identity and scores: merged, not "
+        "added twice)" in again[1].summary()
     )
 
 
@@ -355,7 +355,9 @@ def test_build_exports_and_averages(demo_results, tmp_path, capsys):
         assert row["average"] == pytest.approx(100 * sum(mains) / 3)
         assert sorted(row["scores"].values()) == pytest.approx(sorted(100 * m for m in mains))
     assert demo["rows"][0]["average"] >= demo["rows"][1]["average"]
-    rows = list(csv.DictReader((site / "leaderboard.csv").open()))
+    rows = [
+        r for r in csv.DictReader((site / "leaderboard.csv").open()) if r["source"] == "submitted"
+    ]  # papers' rows too
     assert len(rows) == 6 and {r["task"] for r in rows} == set(DEMO)
     for r in rows:
         assert float(r["main_score_x100"]) == pytest.approx(100 * float(r["main_score"]), abs=0.005)
@@ -570,15 +572,32 @@ def test_rank_and_baseline(demo_results, tmp_path):
 def test_ranks_follow_the_first_average_with_ties_and_gaps():
     from bench.leaderboard.table import _rank
 
+    def row(average, baseline=False, scores=(1.0, 1.0), partial=None, subset=()):
+        return {
+            "averages": {"Avg": average},
+            "partial": {"Avg": {"value": partial}} if partial is not None else {},
+            "scores": dict(zip("ab", scores, strict=True)),
+            "baseline": baseline,
+            "subset": list(subset),
+            "rank": None,
+        }
+
     rows = [
-        {"average": 50.0, "baseline": True},
-        {"average": 40.0, "baseline": False},
-        {"average": 40.0, "baseline": False},
-        {"average": 30.0, "baseline": False},
-        {"average": None, "baseline": False},
+        row(50.0, baseline=True),
+        row(40.0),
+        row(40.0),
+        row(30.0),
+        row(None),
+        row(None, scores=(1.0, None), partial=99.0),  # a partial average over fewer tasks: not ranked
+        row(45.0, subset=["a"]),  # a --limit run (validation refuses them): never ranked
     ]
-    _rank(rows)
-    assert [r.get("rank") for r in rows] == [None, 1, 1, 3, None]
+    _rank(rows, "Avg", ("a", "b"))
+    assert [r["rank"] for r in rows] == [None, 1, 1, 3, None, None, None]
+    # no row complete: the partial averages over the same tasks are ranked (bench/results/ranking.py)
+    rows = [row(None, scores=(1.0, None), partial=p) for p in (20.0, 30.0)]
+    rows.append(row(None, scores=(None, 1.0), partial=90.0))  # another task set, shared by fewer rows
+    _rank(rows, "Avg", ("a", "b"))
+    assert [r["rank"] for r in rows] == [2, 1, None]
 
 
 def test_best_ignores_the_baseline():

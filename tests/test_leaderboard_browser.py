@@ -1,5 +1,7 @@
-"""The built site in a real headless Chromium, opened from disk (file://): sorting, filtering, rank order,
-escaping, no console errors, screenshots; and at 1400, 768, 400 and 320 px, with and without a rejected
+"""The built site in a real headless Chromium, served over HTTP as a user opens it (`served_site`: a file://
+page never asks for a missing favicon, a served one does): sorting, filtering, rank order, escaping, no
+console error on any page (the `browser` fixture fails a test that leaves one: a script error, a 404),
+screenshots; and at 1400, 768, 400 and 320 px, with and without a rejected
 submission: a score column in the table's first screen, no page-wide sideways scroll, the sticky model
 column, the "Model details" toggle, and no instruction-blind setting ranked (`test_every_width`).
 
@@ -21,6 +23,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -32,6 +36,7 @@ from leaderboard_fixtures import (
     copy_results,
     edit_json,
     result_files,
+    served_site,
 )
 from test_leaderboard import HOSTILE, MINILM, make_hostile
 
@@ -68,8 +73,18 @@ def browser(tmp_path):
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
+    try:
+        yield driver
+        assert _console_errors(driver) == []  # whatever page the test ended on
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Path], str]]:
+    """`serve(site)` -> the base URL of `site` served over HTTP (leaderboard_fixtures.served_site), until the test ends."""
+    with ExitStack() as stack:
+        yield lambda folder: stack.enter_context(served_site(folder))
 
 
 def _column(driver, table_id: str, index: int) -> list[str]:
@@ -103,7 +118,7 @@ def _ranked(driver, suite: dict) -> list[str]:
     return [r.get_attribute("data-model-id") for r in rows if r.find_element(By.CSS_SELECTOR, "td.rank").text != "—"]
 
 
-def test_site_sorts_escapes_and_screenshots(browser, demo_results, tmp_path):
+def test_site_sorts_escapes_and_screenshots(browser, serve, demo_results, tmp_path):
     from selenium.webdriver.common.by import By
 
     hostile = copy_results(demo_results, tmp_path / "hostile")
@@ -113,7 +128,7 @@ def test_site_sorts_escapes_and_screenshots(browser, demo_results, tmp_path):
     site = tmp_path / "site"
     result = build([demo_results, hostile], site)
     assert not result.rejected
-    browser.get((site / "index.html").as_uri())
+    browser.get(serve(site) + "index.html")
     assert browser.title == "instruct-bench leaderboard"  # the hostile onerror handler never ran
     data = json.loads((site / "leaderboard.json").read_text())
     (suite,) = [s for s in data["suites"] if s["name"] == "demo"]
@@ -199,7 +214,7 @@ def _inputs(demo_results: Path, tmp_path: Path, rejected: bool) -> tuple[list[Pa
 
 
 @pytest.mark.parametrize("rejected", [False, True], ids=["accepted", "with-rejected"])
-def test_every_width(browser, demo_results, tmp_path, rejected):
+def test_every_width(browser, serve, demo_results, tmp_path, rejected):
     """One site per state, the window resized through 1400, 768, 400 and 320 px: at each, the first score
     column is in view when the table's top is and it is scrolled to its left edge, the page never scrolls
     sideways, and the rows with a rank are exactly the settings that follow instructions."""
@@ -213,7 +228,8 @@ def test_every_width(browser, demo_results, tmp_path, rejected):
     ids = {m["label"]: m["id"] for m in data["models"]}
     blind_ids = {ids[label] for label in blind}
     assert len(blind_ids) == 3
-    browser.get((site / "index.html").as_uri())
+    base = serve(site)
+    browser.get(base + "index.html")
     (suite,) = data["suites"]
     table_id = f"table-{suite['name']}"
     for width in WIDTHS:
@@ -267,12 +283,12 @@ def test_every_width(browser, demo_results, tmp_path, rejected):
         browser.execute_script("document.querySelectorAll('details').forEach(function (d) { d.open = true; })")
         assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport, width
         if width in (768, 320) and not rejected and os.environ.get("LEADERBOARD_SCREENSHOT"):
-            browser.get((site / "index.html").as_uri())  # as a phone opens it: filters folded
+            browser.get(base + "index.html")  # as a phone opens it: filters folded
             _screenshot(browser, tmp_path / f"leaderboard-{width}.png", suffix=f"-{width}", width=width)
     assert _console_errors(browser) == []
 
     # the model page of PromptEOL without an instruction template: its facts, and no sideways scroll at 320 px
-    browser.get((site / "models" / f"{ids[SMOLLM]}.html").as_uri())
+    browser.get(f"{base}models/{ids[SMOLLM]}.html")
     browser.execute_script("document.querySelectorAll('details').forEach(function (d) { d.open = true; })")
     facts = browser.find_element(By.CSS_SELECTOR, "table.facts").text
     for text in (
@@ -287,7 +303,7 @@ def test_every_width(browser, demo_results, tmp_path, rejected):
     assert _console_errors(browser) == []
 
 
-def test_rank_by_borda_and_filters(browser, demo_results, tmp_path):
+def test_rank_by_borda_and_filters(browser, serve, demo_results, tmp_path):
     """ "Rank by: Borda" shows and sorts by borda_rank, "Mean" restores the served order; the family, size,
     instruction-aware and verified filters combine with the text filter, and the count follows."""
     from selenium.webdriver.common.by import By
@@ -298,7 +314,7 @@ def test_rank_by_borda_and_filters(browser, demo_results, tmp_path):
     data = build(inputs, site).data
     (suite,) = data["suites"]
     table = f"table-{suite['name']}"
-    browser.get((site / "index.html").as_uri())
+    browser.get(serve(site) + "index.html")
     controls = browser.find_element(By.CSS_SELECTOR, f'.controls[data-for="{table}"]')
 
     def rows() -> list:
@@ -334,7 +350,7 @@ def test_rank_by_borda_and_filters(browser, demo_results, tmp_path):
 
 
 @pytest.mark.parametrize("width", [1400, 320])
-def test_sensitivity_section_fits_a_phone(browser, demo_results, tmp_path, width):
+def test_sensitivity_section_fits_a_phone(browser, serve, demo_results, tmp_path, width):
     """The instruction-sensitivity plot shrinks into the window; its table scrolls inside its own box."""
     from selenium.webdriver.common.by import By
 
@@ -343,7 +359,7 @@ def test_sensitivity_section_fits_a_phone(browser, demo_results, tmp_path, width
     site = tmp_path / "site"
     build([variant_submission(demo_results, tmp_path)], site)
     browser.set_window_size(width, 900)
-    browser.get((site / "index.html").as_uri())
+    browser.get(serve(site) + "index.html")
     viewport = browser.execute_script("return window.innerWidth")
     assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport
     plot = browser.find_element(By.CSS_SELECTOR, "#sensitivity svg.plot").rect
@@ -351,6 +367,41 @@ def test_sensitivity_section_fits_a_phone(browser, demo_results, tmp_path, width
     assert len(browser.find_elements(By.CSS_SELECTOR, "#sensitivity circle.variant-dot")) == 9
     assert browser.find_element(By.ID, "stability-DemoInstructSTS").rect["width"] <= viewport
     assert _console_errors(browser) == []
+
+
+def test_partial_suite_shows_a_score_first_on_a_phone(browser, serve, gst_partial_results, tmp_path):
+    """GSTransform with 5 of its 9 tasks (the offline case) at 320 px: once the table's top is in view, a cell
+    of the first row holds a number inside the window (before, the first columns were empty type means and
+    an empty Mean); the partial Mean says how partial ("(4 of 9)") and the ranking rule is printed under the table."""
+    from selenium.webdriver.common.by import By
+
+    from bench.results.ranking import RULE
+
+    root, data_dir = gst_partial_results
+    site = tmp_path / "site"
+    build([root], site, data_dirs=[data_dir])
+    browser.set_window_size(320, 900)
+    browser.get(serve(site) + "index.html")
+    viewport, height = browser.execute_script("return [window.innerWidth, window.innerHeight]")
+    table = browser.find_element(By.ID, "table-gstransform")
+    scroller = browser.find_element(By.CSS_SELECTOR, "#suite-gstransform .scroll")
+    browser.execute_script("arguments[0].scrollLeft = 0; arguments[1].scrollIntoView()", scroller, table)
+    first_row = table.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td:not(.rank):not(.model)")
+    in_view = [
+        c
+        for c in first_row
+        if c.is_displayed()
+        and c.text.split(" ")[0].replace(".", "", 1).lstrip("-").isdigit()
+        and c.rect["x"] >= 0
+        and c.rect["x"] + c.rect["width"] <= viewport
+        and c.rect["y"] >= 0
+        and c.rect["y"] + c.rect["height"] <= height
+    ]
+    assert in_view, [(c.text, c.rect) for c in first_row[:4]]
+    assert in_view[0].text.endswith(" of 9)")  # the first score in view is the partial Mean, saying how partial
+    assert browser.find_elements(By.CSS_SELECTOR, "#table-gstransform th.tmean") == []  # no column nobody fills
+    assert RULE in browser.find_element(By.CSS_SELECTOR, "#suite-gstransform p.rank-rule").text
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport
 
 
 def _screenshot(driver, shot: Path, *, suffix: str, width: int = 1400) -> None:
@@ -367,7 +418,7 @@ def _screenshot(driver, shot: Path, *, suffix: str, width: int = 1400) -> None:
         shutil.copyfile(shot, target)
 
 
-def test_site_from_given_results(browser, tmp_path):
+def test_site_from_given_results(browser, serve, tmp_path):
     from selenium.webdriver.common.by import By
 
     if not os.environ.get("LEADERBOARD_RESULTS"):
@@ -375,7 +426,8 @@ def test_site_from_given_results(browser, tmp_path):
     data_dirs = [Path(d) for d in os.environ.get("LEADERBOARD_DATA_DIR", "").split(":") if d]
     result = build(os.environ["LEADERBOARD_RESULTS"].split(":"), tmp_path / "site", data_dirs=data_dirs)
     assert not result.rejected, [r.summary() for r in result.rejected]
-    browser.get((tmp_path / "site" / "index.html").as_uri())
+    base = serve(tmp_path / "site")
+    browser.get(base + "index.html")
     for suite in result.data["suites"]:
         table = f"table-{suite['name']}"
         th = browser.find_elements(By.CSS_SELECTOR, f"#{table} thead th")[1]
@@ -383,7 +435,7 @@ def test_site_from_given_results(browser, tmp_path):
         names = [v.lower() for v in _column(browser, table, 1)]
         assert names == sorted(names) and th.get_attribute("aria-sort") == "ascending"
         th.find_element(By.TAG_NAME, "button").click()  # and back
-    browser.get((tmp_path / "site" / "index.html").as_uri())
+    browser.get(base + "index.html")
     for suite in result.data["suites"]:
         _rank_order(browser, result.data, suite)
     assert _console_errors(browser) == []

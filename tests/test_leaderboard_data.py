@@ -175,7 +175,7 @@ def test_identical_results_merge_and_the_variants_show(demo_results, tmp_path):
     reports = validate_all([first, second])
     assert all(r.valid for r in reports), [r.summary() for r in reports]
     assert len(reports[1].merged) == 2 and len(reports[1].entries) == 3  # the two defaults merged, three variants new
-    assert "2 identical to results an earlier submission gave" in reports[1].summary()
+    assert "2 re-run(s) of results another submission gave" in reports[1].summary()
     site = tmp_path / "site"
     data = build([first, second], site).data
     assert not data["rejected"] and [a["merged"] for a in data["accepted"]] == [0, 2]
@@ -187,7 +187,7 @@ def test_identical_results_merge_and_the_variants_show(demo_results, tmp_path):
     assert task["models"][0]["model_id"] == _by_setting(data)["default"]["id"]
     assert 'id="sensitivity"' in (site / "index.html").read_text()
     # a different result for a key given earlier is a conflict: neither is verified, so both are held back
-    edit_json(result_files(second, "DemoNYTClustering")[1], lambda d: d.update(started_at="2030-01-01T00:00:00+00:00"))
+    edit_json(result_files(second, "DemoNYTClustering")[1], lambda d: d["task"].update(seed=7))  # not a re-run
     reports = validate_all([first, second])
     assert all(r.valid for r in reports)
     assert [[e.file for e in r.held] for r in reports] == [
@@ -262,6 +262,7 @@ def test_model_facts_filters_marks_and_csv(demo_results, tmp_path):
         {"key": m.key, "symbol": m.symbol, "label": m.label, "meaning": m.meaning} for m in marks.MARKS
     ]
     assert data["filters"] == {
+        "sources": ["submitted"],
         "families": ["mteb", "sentence-transformers"],
         "sizes": ["<100M"],
         "instruction_aware": [v for v in (True, False, None) if v in {default["instruction_aware"], False}],
@@ -319,3 +320,48 @@ def test_build_counts_variant_results_and_takes_several_verification_files(demo_
         assert line in capsys.readouterr().out
     assert main(["leaderboard", "build", "--results", str(demo_results), "--out", str(tmp_path / "plain")]) == 0
     assert "0 of 6 result(s) verified (the rest self-reported)" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------------- partial suites
+
+
+@pytest.mark.slow
+def test_partial_gstransform_site_ranks_as_bench_results(gst_partial_results, tmp_path):
+    """GSTransform with 5 of its 9 tasks (the offline case): the site ranks rows by their partial Mean under
+    the one rule (bench/results/ranking.py), exactly as `bench results` ranks the same folders; the row over
+    fewer tasks, the baseline and the columns no row fills are left out, and the rule is printed once."""
+    from bench.results.ranking import RULE
+    from bench.results.summary import find_all, main_table
+
+    root, data_dir = gst_partial_results
+    site = tmp_path / "site"
+    result = build([root], site, data_dirs=[data_dir])
+    assert not result.rejected, [r.summary() for r in result.rejected]
+    (gst,) = [s for s in result.data["suites"] if s["name"] == "gstransform"]
+    labels = {m["id"]: m["label"] for m in result.data["models"]}
+    rows = {labels[r["model_id"]]: r for r in gst["rows"]}
+    site_ranks = {label: r["rank"] for label, r in rows.items()}
+    assert site_ranks == {MINILM: 1, "org/tie": 1, "org/lower": 3, "org/fewer": None, "org/blind": None}
+    # partial averages, shown with how partial they are; none complete
+    assert {label: (r["partial"]["Mean"]["present"], r["partial"]["Mean"]["of"]) for label, r in rows.items()} == {
+        **dict.fromkeys(rows, (5, 9)),
+        "org/fewer": (4, 9),
+    }
+    assert all(r["average"] is None for r in gst["rows"])
+    assert rows["org/fewer"]["partial"]["Mean"]["value"] > rows[MINILM]["partial"]["Mean"]["value"]  # higher, unranked
+    # columns no row can fill are not shown: the four tasks nobody ran, and every type mean (no type is complete)
+    assert [c["task"] for c in gst["columns"]] == ["GSTAmzCF", "GSTMNews", "GSTMultiHate", "GSTToxic", "GSTAGNews"]
+    assert gst["task_types"] == [] and [a["label"] for a in gst["averages"]] == ["Mean"]
+    html = (site / "index.html").read_text(encoding="utf-8")
+    section = html[html.index('id="suite-gstransform"') :]
+    section = section[: section.index("</section>")]
+    assert section.count(RULE) == 1 and "(5 of 9)" in section and "(4 of 9)" in section
+    assert 'class="num tmean"' not in section
+    # `bench results` over the same folder: the same rank for every row (compared by model name: one setting each)
+    table = main_table(find_all([root]))
+    rank, model = table.headers.index("#"), table.headers.index("Model")
+    cli = {}
+    for row in table.rows:
+        cell = row[model]
+        cli[getattr(cell, "full", None) or getattr(cell, "text", cell)] = row[rank]
+    assert cli == {label: "-" if r is None else str(r) for label, r in site_ranks.items()}

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from bench.core.fileio import read_cached
 from bench.results import model_catalog, task_catalog
 from conftest import ROOT
 
@@ -124,7 +125,7 @@ def test_mtebs_model_facts_are_cached_once_per_mteb_version(fresh_catalogues):
     assert set(minilm) == set(model_catalog.FIELDS) and minilm["embed_dim"] == 384
     path = model_catalog.catalog_path()
     assert path.parent == fresh_catalogues / "catalog" and path.name.startswith("mteb-models-")
-    assert task_catalog.read_cached(path, model_catalog.FORMAT) == {"format": model_catalog.FORMAT, "models": facts}
+    assert read_cached(path, model_catalog.FORMAT) == {"format": model_catalog.FORMAT, "models": facts}
     path.write_text(json.dumps({"models": {}}), encoding="utf-8")  # another layout: rebuilt, not read as "none"
     model_catalog.registry_facts.cache_clear()
     assert model_catalog.registry_facts() == facts

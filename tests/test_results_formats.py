@@ -9,7 +9,6 @@ import io
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from bench.results.summary import (
     run_table,
     shorten_list,
 )
+from helpers import compile_latex
 
 DEMO = ("DemoInstructSTS", "DemoIntentEmotion", "DemoNYTClustering")  # the demo suite: "Average (demo)"
 REVISION = "0123456789abcdef0123456789abcdef01234567"
@@ -197,16 +197,21 @@ def check_booktabs(tex: str) -> list[str]:
 def test_latex_is_a_booktabs_table_with_escapes_bold_and_legend(board):
     tex = results_table(board, fmt="latex")
     assert tex.startswith("% ") and r"\usepackage{booktabs}" in tex.splitlines()[0] and "amssymb" in tex.splitlines()[0]
-    assert check_booktabs(tex) == ["rlll" + "r" * 5]
+    assert check_booktabs(tex) == ["rl" + "r" * 5]  # revision and experiment: in the row legend under it
     assert r"My\_Task" in tex and r"org/b\_\#1" in tex and "My_Task" not in tex
-    rows = {r.split(" & ")[1]: r.split(" & ") for r in tex.splitlines() if r.endswith(r" \\") and "org/" in r}
-    assert rows[r"org/blind$^\varnothing$"][0] == "--"  # the baseline: no rank, never bold
-    assert not any(r"\textbf" in c for c in rows[r"org/blind$^\varnothing$"])
-    assert rows["org/partial"][4] == r"\textbf{99.00}" and rows["org/a"][4] == r"50.00$^\ddagger$"
-    assert rows["org/a"][6] == rows[r"org/b\_\#1"][6] == r"\textbf{50.00}"  # tied best
-    assert rows["org/a"][-1] == rows[r"org/b\_\#1"][-1] == r"\textbf{50.00} \\"
-    assert rows["org/partial"][-1] == r"99.00 (2 of 3) \\"  # a partial average is never the best
-    assert rows["org/a"][7] == r"\textbf{$-$25.00}"  # a minus sign
+    rows = {
+        re.sub(r"\$\^\{\\mathrm\{\w+\}\}\$", "", r.split(" & ")[1]): r.split(" & ")
+        for r in tex.splitlines()
+        if r.endswith(r" \\") and " & " in r and not r.startswith(r"\# ")
+    }
+    assert rows[r"blind$^\varnothing$"][0] == "--"  # the baseline: no rank, never bold
+    assert not any(r"\textbf" in c for c in rows[r"blind$^\varnothing$"])
+    assert rows["partial"][2] == r"\textbf{99.00}" and rows["a"][2] == r"50.00$^\ddagger$"
+    assert rows["a"][4] == rows[r"b\_\#1"][4] == r"\textbf{50.00}"  # tied best
+    assert rows["a"][-1] == rows[r"b\_\#1"][-1] == r"\textbf{50.00} \\"
+    assert rows["partial"][-1] == r"99.00 (2/3) \\"  # a partial average is never the best
+    assert rows["a"][5] == r"\textbf{$-$25.00}"  # a minus sign
+    assert r"org/partial, revision 0123456789abcdef0123456789abcdef01234567, experiment template=Q: \{text\}." in tex
     assert r"$^\ddagger$ stand-in:" in tex and r"$^\dagger$ local copy:" in tex and r"-{}-data-dir" in tex
     assert tex.index(r"\end{tabular}") < tex.index(r"\caption{") < tex.index(r"\end{table}")
 
@@ -220,20 +225,7 @@ def test_latex_escape_covers_every_special_character():
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
 def test_latex_compiles(board, tmp_path):
-    tex = results_table(board, fmt="latex")
-    document = (
-        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n\\begin{document}\n"
-        f"{tex}\n\\end{{document}}\n"
-    )
-    (tmp_path / "t.tex").write_text(document, encoding="utf-8")
-    done = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:]
+    compile_latex(results_table(board, fmt="latex"), tmp_path)
 
 
 def test_experiment_names_are_the_settings_not_hashes():
@@ -293,4 +285,4 @@ def test_rank_stability_says_how_many_pairs_had_no_tau(tmp_path):
     row = next(line for line in out.split("Rank stability\n\n")[1].splitlines() if line.startswith(f"| {DEMO[0]}"))
     assert "| -1.00 (1 of 3 pairs; 2 undefined: tied scores) | -1.00 " in row
     assert "undefined" in out.split("Rank stability\n\n")[1].split("\n\n")[1]  # STABILITY_NOTE explains it
-    assert check_booktabs(results_table(tmp_path, fmt="latex")) == ["rlll" + "r", "lllrrrrrr", "lrrrrlr"]
+    assert check_booktabs(results_table(tmp_path, fmt="latex")) == ["rl" + "r", "lllrrrrrr", "lrrrrlr"]

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from bench.adapters.base import BaseEncoder, encode_part
-from bench.adapters.mteb_zoo import loader_name
 from bench.adapters.remote_code import check_revision, remote_code_line, runs_own_code
 from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.fileio import sha256_json
@@ -561,6 +560,11 @@ def _is_sentence_transformer(obj: Any) -> bool:
 
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str, sort_keys=True))
+
+
+def loader_name(loader: Any) -> str:
+    """A registry loader's name as records and `bench list models` show it (a class or a function)."""
+    return getattr(loader, "__qualname__", None) or getattr(loader, "__name__", None) or type(loader).__name__
 
 
 def identity_extras_public(meta: ModelMeta | None) -> dict[str, Any]:

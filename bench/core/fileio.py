@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import tempfile
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.core.errors import storage_error
+from bench.core.errors import StorageError, storage_error
 
 _UMASK_LOCK = threading.Lock()
 
@@ -91,6 +92,25 @@ def atomic_write_text(path: Path, text: str, **where: str) -> None:
 
 def atomic_write_json(path: Path, obj: Any, **where: str) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n", **where)
+
+
+def read_cached(path: Path, fmt: int) -> dict[str, Any] | None:
+    """A cached JSON object at `path` when it is one of layout `fmt`, else None (missing, unreadable,
+    damaged or of another layout: the caller rebuilds it). One reader for every derived-facts cache (the
+    task catalogue, MTEB's model facts, the zoo's probed formats), so a damaged file is never fatal anywhere."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) and found.get("format") == fmt else None
+
+
+def write_cached(path: Path, built: dict[str, Any], *, what: str) -> None:
+    """Write a cache file atomically; a read-only or full cache costs only speed, never a failure."""
+    try:
+        atomic_write_json(path, built, what=what, option="$INSTRUCT_BENCH_CACHE")
+    except (StorageError, OSError) as e:
+        logging.getLogger(__name__).debug("%s not cached: %s", what, e)
 
 
 def sha256_text(text: str) -> str:

@@ -33,6 +33,7 @@ from markupsafe import Markup, escape
 from bench.core.errors import BenchError
 from bench.core.fileio import atomic_write_text, ensure_dir
 from bench.core.redact import redact_value
+from bench.leaderboard.external import SUBMITTED, ExternalRow
 from bench.leaderboard.plots import bars_svg, robustness_svg, robustness_values, sensitivity_svg, size_svg
 from bench.leaderboard.reference import metric_range
 from bench.leaderboard.submission import read_submission
@@ -94,9 +95,12 @@ def build(
     *,
     data_dirs: Iterable[Path] = (),
     verifications: Iterable[str | Path] = (),
+    external: Sequence[ExternalRow] = (),
 ) -> BuildResult:
     """Validate `inputs` and write the site; results reproduced in `verifications` files are shown as
-    verified, and win a conflict against self-reported ones."""
+    verified, and win a conflict against self-reported ones. `external` rows (a paper's reported numbers,
+    MTEB's published results: bench/leaderboard/external.py) are shown beside the submitted ones, marked
+    with their source, never verified."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BenchError(f"--out {out} exists and is not a folder")
@@ -104,7 +108,7 @@ def build(
     reports = validate_all(inputs, data_dirs=data_dirs, verified=verified)
     # A credential a run record should never have held (a URL's userinfo or query values, from an older
     # harness or an edited file) is masked before anything is published (bench/core/redact.py).
-    data = redact_value(leaderboard_data(reports, verified))
+    data = redact_value(leaderboard_data(reports, verified, external))
     render(data, out)
     return BuildResult(out, reports, data)
 
@@ -158,13 +162,14 @@ def render(data: dict[str, Any], out: Path) -> None:
     write_exports(data, out)
     plotted: set[str] = set()
     plots = {s["name"]: _suite_plots(s, models, plotted) for s in data["suites"]}
+    rows = {**models, **{x["id"]: x for x in data.get("external", [])}}  # what a suite row's model_id names
     sizes = {s["name"]: _size_plot(s, models) for s in data["suites"]}
     sensitivity = {t["task"]: _sensitivity_plot(t) for t in data["sensitivity"]}
     atomic_write_text(
         out / "index.html",
         env.get_template("index.html").render(
             data=data,
-            models=models,
+            models=rows,
             plots=plots,
             sizes=sizes,
             sensitivity=sensitivity,
@@ -192,7 +197,7 @@ def render(data: dict[str, Any], out: Path) -> None:
 def _suite_plots(suite: dict[str, Any], models: dict[str, dict[str, Any]], plotted: set[str]) -> list[Any]:
     """Robustness plots for a suite's tasks whose scores hold per-instruction V-measures, unless an
     earlier suite already showed the task (`plotted` collects the tasks shown)."""
-    ranked = sorted(suite["rows"], key=lambda r: (r["average"] is None, -(r["average"] or 0)))[:PLOT_MODELS]
+    ranked = sorted(_submitted(suite), key=lambda r: (r["average"] is None, -(r["average"] or 0)))[:PLOT_MODELS]
     plots = []
     for col in suite["columns"]:
         if col["task"] in plotted:
@@ -209,11 +214,17 @@ def _suite_plots(suite: dict[str, Any], models: dict[str, dict[str, Any]], plott
     return plots
 
 
+def _submitted(suite: dict[str, Any]) -> list[dict[str, Any]]:
+    """The suite's submitted rows: the plots draw from run results (per-instruction scores, the recorded
+    size), which a reported or published row does not have."""
+    return [r for r in suite["rows"] if r.get("source", SUBMITTED) == SUBMITTED]
+
+
 def _size_plot(suite: dict[str, Any], models: dict[str, dict[str, Any]]) -> Any:
     """The suite's first average against model size, for models with both; None when fewer than one."""
     points = [
         (models[r["model_id"]]["label"], models[r["model_id"]]["n_parameters"], r["average"], r["baseline"])
-        for r in suite["rows"]
+        for r in _submitted(suite)
         if r["average"] is not None and models[r["model_id"]]["n_parameters"]
     ]
     return size_svg(f"{suite['name']}: {suite['average_label']} against model size", points) if points else None

@@ -14,13 +14,19 @@ stability. Its `template` shows "none"; otherwise the instruction template the s
 (`template_label`: `instruction_template`, `template`, InBedder's `pattern`, INSTRUCTOR's
 `instruction_format`; "mteb" for MTEB's own implementation).
 
-Suite tables rank two ways, as MTEB's leaderboard reads: `rank` by the suite's first average (the
-papers' averages, None unless a row has every task) and `borda_rank` by Borda count over the task
+Suite tables rank two ways, as MTEB's leaderboard reads: `rank` (the default on the site) by the suite's
+first average that some row has, under the one rule `bench results` and `bench run` also follow
+(bench/results/ranking.py `RULE`, given as the table's `rank_rule`): rows whose average covers the ranked
+task set (all of the average's tasks when any row has them; on a partial suite, such as GSTransform with
+5 of its 9 tasks, the largest set most rows share), by the value as printed. `averages` holds complete
+averages only (None otherwise); `partial` the rest ({"value", "present", "of"}: "47.89 (5 of 9)"), for
+rows with two or more of an average's tasks. And `borda_rank` by Borda count over the task
 columns (`borda`: per task, one point per ranked row with a lower score, half a point per tie; a row
 missing a task gets nothing for it and costs the others nothing, so a row is ranked on what it has; MTEB
 instead gives every row that ran a task n − rank points with n all rows, so there a row also beats each
 row that did not run it). With two or more MTEB task types in a suite, `task_types` lists them and
 each row has `type_means` (mean ×100 per type, None unless the row has every task of that type).
+Columns no row of a table fills (task columns, averages, type means) are left out of it.
 
 The marks (local copy, stand-in, verified, baseline) and their symbols and meanings are
 `bench.results.marks.MARKS`, given as `marks`; `filters` lists the values the site filters models by.
@@ -42,7 +48,9 @@ another, so readers judge.
 
 `conflicts` lists the differing results submissions gave for one (model, revision, setting, task),
 settled by trust (bench/leaderboard/validate.py `settle_conflicts`): which one is shown, if any, and
-which are held back.
+which are held back, and the first field they differ in with each one's value (`differs_in`). A re-run
+(equal scores and identity, bench/leaderboard/rerun.py) is no conflict: it merges, and `accepted[].reruns`
+and a result's `seen_in` name every submission that gave it.
 
 leaderboard.csv is opened in spreadsheets, which run a cell starting with = + - @ (or tab, CR) as a
 formula: such a text cell gets a leading "'" (OWASP's advice on CSV injection); the numeric columns
@@ -59,17 +67,19 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.leaderboard.external import SOURCES, SUBMITTED, ExternalRow
 from bench.leaderboard.reference import metric_range, task_reference
 from bench.leaderboard.validate import REASONS, Conflict, Entry, ModelKey, Report, base_key, conflicts, identity
 from bench.leaderboard.verify import SELF_REPORTED, VERIFIED
-from bench.results import marks, model_catalog, task_catalog
+from bench.results import deltas, marks, model_catalog, task_catalog
 from bench.results import suites as suite_styles
 from bench.results.marks import follows_instructions, is_baseline
+from bench.results.ranking import RULE, Candidate, ranks
 from bench.results.sensitivity import collect, is_variant, stability_by_task
 
 OTHER_SUITE = "other"
@@ -117,8 +127,12 @@ CSV_COLUMNS = (
     "instruction_aware",
     "variant",
     "variant_set",
+    "source",  # submitted | reported | mteb (bench/leaderboard/external.py)
+    "source_label",  # an external row's mark words: "reported in <paper>, Table N" / "published by MTEB"
+    "source_url",
 )
 CSV_NUMBERS = frozenset({"n_parameters", "main_score", "main_score_x100"})  # written from numbers, never neutralised
+PARTIAL_MIN = 2  # tasks a partial average needs, as in `bench results` (a mean of one score is that score)
 SHOWN_TWINS = 3  # rows named in a "same scores" note; the rest are counted
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
 
@@ -318,9 +332,11 @@ def suite_tables(
     rows: list[ModelRow],
     verified: dict[str, Any] | None = None,
     twins: dict[ModelKey, Twins] | None = None,
+    external: Sequence[ExternalRow] = (),
 ) -> list[dict[str, Any]]:
     """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist;
-    `twins` (from `same_scores`) flags rows."""
+    `twins` (from `same_scores`) flags rows. `external` rows (reported, MTEB) join every suite whose
+    columns hold one of their tasks, as submitted rows do, and are ranked with them."""
     all_suites = task_catalog.suites()  # the task classes' own, without importing them
     suites: dict[str, tuple[str, ...]] = {**task_catalog.ordered_suites(), **all_suites}
     descriptions = task_catalog.suite_descriptions()
@@ -340,12 +356,20 @@ def suite_tables(
             for row in rows
             if any(t in row.results for t, _ in columns)
         ]
+        table_rows += [_external_suite_row(name, x, columns, avgs, types) for x in external if _in_suite(x, columns)]
         if not table_rows:
             continue
-        table_rows.sort(key=lambda r: (r["average"] is None, -(r["average"] or 0)))
-        _rank(table_rows)
+        filled = _partial_averages(table_rows, avgs)
+        # the ranking average: the first one some row has, as in `bench results`; `average` is its complete value
+        first = filled[0] if filled else avgs[0]
+        for r in table_rows:
+            r["average"] = r["averages"][first.label]
+        table_rows.sort(key=lambda r: _order(r, first.label))
+        _rank(table_rows, first.label, first.tasks or tuple(t for t, _ in columns))
         _borda(table_rows)
+        # columns no row of this table can fill are not shown: task columns, averages, task-type means
         shown = [(t, label) for t, label in columns if any(r["scores"][t] is not None for r in table_rows)]
+        types = [t for t in types if any(r["type_means"][t["type"]] is not None for r in table_rows)]
         labels = dict(columns)
         tables.append(
             {
@@ -362,9 +386,10 @@ def suite_tables(
                         "tasks": list(a.tasks) if a.tasks else None,
                         "covers": [labels[t] for t in (a.tasks or tuple(labels))],
                     }
-                    for a in avgs
+                    for a in filled
                 ],
-                "average_label": avgs[0].label,
+                "average_label": first.label,
+                "rank_rule": RULE if any(r["rank"] is not None for r in table_rows) else None,
                 "task_types": types,
                 "columns": [_column(t, label) for t, label in shown],
                 "missing": [label for t, label in columns if (t, label) not in shown],
@@ -420,6 +445,7 @@ def _suite_row(
     averages = suite_styles.averages(suite, scores, avgs)
     return {
         "model_id": row.id,
+        "source": SUBMITTED,
         "scores": scores,
         "averages": averages,
         "average": next(iter(averages.values())),
@@ -430,16 +456,47 @@ def _suite_row(
         "borda": None,
         marks.LOCAL_COPY.key: sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t])),
         marks.STAND_IN.key: sorted(t for t, _ in columns if t in row.results and stand_in(row.results[t].record)),
+        marks.SUBSET.key: sorted(t for t, _ in columns if t in row.results and _limited(row.results[t])),
         "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
         "flags": [_flag(twins)] if twins else [],
     }
 
 
-def _rank(rows: list[dict[str, Any]]) -> None:
-    """Competition ranks (1, 2, 2, 4) by the first average, sorted rows in; baselines and rows without it get none."""
-    ranked = [r for r in rows if r["average"] is not None and not r[marks.BASELINE.key]]
-    for i, r in enumerate(ranked):
-        r["rank"] = ranked[i - 1]["rank"] if i and r["average"] == ranked[i - 1]["average"] else i + 1
+def _partial_averages(rows: list[dict[str, Any]], avgs: Sequence[suite_styles.Average]) -> list[suite_styles.Average]:
+    """Give each row `partial` (average label -> {"value", "present", "of"}) for every average it has only some
+    tasks of (PARTIAL_MIN or more, as `bench results` prints them: "47.89 (5 of 9)"); return the averages some
+    row has a value of, complete or partial (a column no row fills is not shown)."""
+    for r in rows:
+        r["partial"] = {}
+        for a in avgs:
+            over = a.tasks or tuple(r["scores"])
+            present = [r["scores"][t] for t in over if r["scores"].get(t) is not None]
+            if r["averages"][a.label] is None and len(present) >= PARTIAL_MIN:
+                r["partial"][a.label] = {"value": sum(present) / len(present), "present": len(present), "of": len(over)}
+    return [a for a in avgs if any(r["averages"][a.label] is not None or a.label in r["partial"] for r in rows)]
+
+
+def _order(row: dict[str, Any], label: str) -> tuple[int, float]:
+    """The served order, as `bench results` sorts: complete averages best first, then partial ones, then rows without."""
+    complete, partial = row["averages"].get(label), row["partial"].get(label)
+    if complete is not None:
+        return 0, -complete
+    return (1, -partial["value"]) if partial else (2, 0.0)
+
+
+def _rank(rows: list[dict[str, Any]], label: str, tasks: Sequence[str]) -> None:
+    """`rank` by the average `label` over `tasks`, by the one rule of every table (bench/results/ranking.py `RULE`):
+    rows whose average covers the ranked task set, competition ranks on the value as printed. Baselines and
+    limited runs (`subset`, never accepted by validation) are candidates for nothing."""
+    pool = []
+    for i, r in enumerate(rows):
+        value = r["averages"].get(label)
+        value = (r["partial"].get(label) or {}).get("value") if value is None else value
+        if value is None or r[marks.BASELINE.key] or r.get(marks.SUBSET.key):
+            continue
+        pool.append(Candidate(i, frozenset(t for t in tasks if r["scores"].get(t) is not None), value, scale=1.0))
+    for i, rank in ranks(pool).items():
+        rows[i]["rank"] = rank
 
 
 def _borda(rows: list[dict[str, Any]]) -> None:
@@ -450,7 +507,7 @@ def _borda(rows: list[dict[str, Any]]) -> None:
     task gets no point for it and costs no other row one (MTEB gives n − rank over all n rows, so there a
     row also beats every row that did not run the task). Baselines get neither.
     """
-    ranked = [r for r in rows if not r[marks.BASELINE.key]]
+    ranked = [r for r in rows if not r[marks.BASELINE.key] and not r.get(marks.SUBSET.key)]
     if not ranked:
         return
     points = [0.0] * len(ranked)
@@ -476,6 +533,11 @@ def _metrics(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[
         if ref is not None:
             found.setdefault(ref.main_score, []).append(label)
     return [{"main_score": m, "columns": labels, "note": suite_styles.metric_note(m)} for m, labels in found.items()]
+
+
+def _limited(entry: Entry) -> bool:
+    """True for a `--limit` run (a subset of the texts); validation refuses these, so the site never shows one."""
+    return entry.record["task"].get("limit") is not None
 
 
 def _local_copy(entry: Entry) -> bool:
@@ -516,31 +578,187 @@ def dataset_page(task: str) -> dict[str, str] | None:
     return {"path": path, "url": f"https://huggingface.co/datasets/{path}"} if HUB_ID.match(path) else None
 
 
-def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = None) -> dict[str, Any]:
+# ---------------------------------------------------------------------------------------- external rows
+# A paper's reported row or MTEB's published one (bench/leaderboard/external.py): in leaderboard.json's
+# `external`, beside `models`, with the model facts the site's columns and filters read (so a suite table
+# renders both alike), its `source`, the mark's words and link, and its notes. It has no run record, so
+# no rule written for one (local copy, stand-in, verification, baseline, same scores) ever sees it.
+
+
+def _in_suite(row: ExternalRow, columns: list[tuple[str, str]]) -> bool:
+    """A paper's row joins every suite holding one of its tasks; an MTEB row only the suites it has in full
+    (mteb_published.py publishes a model for a suite only with all of its tasks, so a partial copy of it in
+    a wider suite would be a number MTEB never published for that suite)."""
+    if row.source == "mteb":
+        return all(t in row.scores for t, _ in columns)
+    return any(t in row.scores for t, _ in columns)
+
+
+def _external_suite_row(
+    suite: str,
+    row: ExternalRow,
+    columns: list[tuple[str, str]],
+    avgs: tuple[suite_styles.Average, ...],
+    types: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """An external row in a suite table: its scores as the source printed them (×100), the suite's averages
+    computed from them as for any row; never a baseline, never verified, no mark of a run record."""
+    scores = {t: row.scores.get(t) for t, _ in columns}
+    averages = suite_styles.averages(suite, scores, avgs)
+    return {
+        "model_id": row.id,
+        "source": row.source,
+        "scores": scores,
+        "averages": averages,
+        "average": next(iter(averages.values())),
+        "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
+        marks.BASELINE.key: False,
+        "rank": None,
+        "borda_rank": None,
+        "borda": None,
+        marks.LOCAL_COPY.key: [],
+        marks.STAND_IN.key: [],
+        marks.SUBSET.key: [],
+        "verification": None,
+        "flags": [],
+    }
+
+
+def external_json(row: ExternalRow) -> dict[str, Any]:
+    """An external row for leaderboard.json and the site: the model-facts keys a model has (None where
+    the source gives none), the source's words, link, table and notes, and the scores (task -> ×100).
+
+    A fact the source lacks is taken from MTEB's registry by the hub id of the row's spec (a paper's
+    "st:intfloat/e5-large-v2"), as a submitted row's is by its name; no family (a spec's prefix may be an
+    alias, and resolving it would import every adapter)."""
+    hub = str((row.spec or {}).get("model") or "").rpartition(":")[2]
+    known = _mteb_meta(hub) if HUB_ID.match(hub) else {}
+    facts = {**known, **{k: v for k, v in row.facts.items() if v is not None}}
+    n_parameters = _int(facts.get("n_parameters"))
+    use = facts.get("use_instructions")
+    source_of_size = row.label if _int(row.facts.get("n_parameters")) else "MTEB's model registry, by the spec's hub id"
+    return {
+        "id": row.id,
+        "source": row.source,
+        "name": row.model,
+        "label": row.model,
+        "revision": _text(facts.get("revision"), 200),
+        "setting": "",
+        "source_label": row.label,
+        "url": _url(row.url),
+        "table": row.table,
+        "notes": list(row.notes),
+        "spec": row.spec,
+        "family": _text(facts.get("family")),
+        marks.BASELINE.key: False,
+        "instruction_aware": use if isinstance(use, bool) else None,
+        "n_parameters": n_parameters,
+        "size_source": source_of_size if n_parameters else None,
+        "size_bucket": size_bucket(n_parameters),
+        "embed_dim": _int(facts.get("embed_dim")),
+        "readout": None,
+        "template": None,
+        "max_tokens": _number(facts.get("max_tokens")),
+        "license": _text(facts.get("license")),
+        "release_date": _date(facts.get("release_date")),
+        "memory_usage_mb": _number(facts.get("memory_usage_mb")),
+        "quantisation": None,
+        "reference": _url(facts.get("reference")),
+        "verification": None,
+        "flags": [],
+        "scores": dict(sorted(row.scores.items())),
+    }
+
+
+def reproductions(rows: list[ModelRow], external: Sequence[ExternalRow]) -> dict[ModelKey, list[dict[str, Any]]]:
+    """Per submitted row, the reported rows its results reproduce: those whose spec its run records match
+    (`bench.results.deltas.matches`: the same spec and options, a whole run), each with every printed cell
+    beside ours, Δ, and the mean |Δ| (`deltas.reproduction`, the figure `bench reproduce` prints).
+    Indexed by spec first, so a build compares each result with the few rows of its own spec only."""
+    by_spec: dict[str, list[ExternalRow]] = {}
+    for x in external:
+        if x.origin is not None and x.spec is not None:
+            by_spec.setdefault(deltas.public_spec(str(x.spec["model"])), []).append(x)
+    found: dict[ModelKey, list[dict[str, Any]]] = {}
+    for row in rows if by_spec else ():
+        candidates = {x.id: x for e in row.results.values() for x in by_spec.get(e.record["model"].get("spec"), [])}
+        for x in candidates.values():
+            assert x.origin is not None and x.spec is not None
+            scores = {t: 100 * main_score(e) for t, e in row.results.items() if deltas.matches(x.spec, e.record)}
+            done = deltas.reproduction(*x.origin, scores) if scores else None
+            if done is not None and done.compared:
+                found.setdefault(row.key, []).append(_reproduction_json(x, done))
+    return found
+
+
+def _reproduction_json(x: ExternalRow, done: deltas.Reproduction) -> dict[str, Any]:
+    table = x.origin[0] if x.origin else None
+    return {
+        "reported_id": x.id,
+        "table": x.table,
+        "label": table.label if table else x.label,
+        "url": _url(x.url),
+        "row": x.model,
+        "mean_abs_delta": done.mean_abs_delta,
+        "missing": list(done.missing),
+        "cells": [asdict(c) for c in done.cells],
+    }
+
+
+def _url(value: Any) -> str | None:
+    """An http(s) address to link, else None: a source's text never becomes a `javascript:` link."""
+    return value if isinstance(value, str) and value.startswith(("https://", "http://")) and len(value) <= 500 else None
+
+
+def suite_sources(suite: dict[str, Any], external: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The reported tables and published results that feed a suite table, each once, with every note of
+    their rows in the table (a table's own notes first: they are on each of its rows)."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in suite["rows"]:
+        x = external.get(r["model_id"])
+        if x is None:
+            continue
+        key = (x["source"], x["table"] or x["source_label"])
+        entry = found.setdefault(
+            key, {k: x[k] for k in ("source", "table", "url")} | {"label": x["source_label"], "rows": 0, "notes": []}
+        )
+        entry["rows"] += 1
+        entry["notes"] += [n for n in x["notes"] if n not in entry["notes"]]
+    return list(found.values())
+
+
+def leaderboard_data(
+    reports: list[Report], verified: dict[str, Any] | None = None, external: Sequence[ExternalRow] = ()
+) -> dict[str, Any]:
     """Everything the site shows, as one JSON-ready dict.
 
     Args:
         verified: entry sha256 -> verdict, from `bench.leaderboard.verify.load_verifications`.
+        external: rows a paper reported or MTEB published (bench/leaderboard/external.py), shown beside
+            the submitted ones with their `source`; never verified, never in conflicts or same-score groups.
     """
     from bench.core.versions import package_versions
 
     entries = [e for r in reports if r.valid for e in r.entries]
     rows = model_rows([e for e in entries if not is_variant(e.record)])
     twins = same_scores(rows)
-    models = [_model_json(r, verified, twins.get(r.key)) for r in rows]
+    reproduced = reproductions(rows, external)
+    models = [_model_json(r, verified, twins.get(r.key)) | {"reproduces": reproduced.get(r.key, [])} for r in rows]
+    others = [external_json(x) for x in external]
+    suites = suite_tables(rows, verified, twins, external)
+    by_external = {x["id"]: x for x in others}
+    for suite in suites:
+        suite["sources"] = suite_sources(suite, by_external)
     return {
         "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "harness_version": package_versions().get("instruct-bench"),
         "marks": [{"key": m.key, "symbol": m.symbol, "label": m.label, "meaning": m.meaning} for m in marks.MARKS],
-        "filters": filters(models),
-        "suites": suite_tables(rows, verified, twins),
+        "filters": filters([*models, *others]),
+        "suites": suites,
         "models": models,
+        "external": others,
         "sensitivity": sensitivity_data(entries, rows, verified),
-        "accepted": [
-            {"submission": r.submission, "results": len(r.entries), "merged": len(r.merged), "held": len(r.held)}
-            for r in reports
-            if r.valid
-        ],
+        "accepted": [_accepted_json(r, verified or {}) for r in reports if r.valid],
         "conflicts": [_conflict_json(c, verified or {}) for c in conflicts(reports)],
         "rejected": [
             {
@@ -553,12 +771,45 @@ def leaderboard_data(reports: list[Report], verified: dict[str, Any] | None = No
     }
 
 
+def _source_json(e: Entry, verified: dict[str, Any]) -> dict[str, Any]:
+    """Where one submitted copy of a result came from, its main score (as submitted) and its verification."""
+    return {
+        "submission": e.submission,
+        "file": e.file,
+        "main_score": main_score(e),
+        "verification": verification_of(e, verified),
+    }
+
+
+def _accepted_json(report: Report, verified: dict[str, Any]) -> dict[str, Any]:
+    """An accepted submission: its counts, and each of its results that is a re-run of another submission's
+    (same scores and identity: merged), "seen in" every submission that gave it, each copy with its own
+    verification; `shown` says whether this submission's copy is the one shown."""
+    return {
+        "submission": report.submission,
+        "results": len(report.entries),
+        "merged": len(report.merged),
+        "held": len(report.held),
+        "reruns": [
+            {
+                "label": e.model.label,
+                "revision": e.model.revision,
+                "task": e.task,
+                "file": e.file,
+                "shown": shown,
+                "seen_in": [_source_json(c, verified) for c in e.seen_in],
+            }
+            for shown, group in ((True, report.entries), (False, report.merged))
+            for e in group
+            if e.seen_in
+        ],
+    }
+
+
 def _conflict_json(conflict: Conflict, verified: dict[str, Any]) -> dict[str, Any]:
-    """A conflict as leaderboard.json and the site list it: the key, what was decided, each result's source."""
-
-    def source(e: Entry) -> dict[str, Any]:
-        return {"submission": e.submission, "file": e.file, "verification": verification_of(e, verified)}
-
+    """A conflict as leaderboard.json and the site list it: the key, what was decided, each result's source
+    and main score, and the first field the results differ in with each one's value, as submitted."""
+    found = conflict.difference()
     return {
         "model": conflict.model.name,
         "revision": conflict.model.revision,
@@ -566,15 +817,25 @@ def _conflict_json(conflict: Conflict, verified: dict[str, Any]) -> dict[str, An
         "label": conflict.model.label,
         "task": conflict.task,
         "decision": "kept the verified result" if conflict.kept else "all held back: no one result is verified",
-        "kept": source(conflict.kept) if conflict.kept else None,
-        "held": [source(e) for e in conflict.held],
+        "kept": _source_json(conflict.kept, verified) if conflict.kept else None,
+        "held": [_source_json(e, verified) for e in conflict.held],
+        "differs_in": None
+        if found is None
+        else {
+            "field": found[0],
+            "fields": found[2],
+            "values": [{"submission": e.submission, "file": e.file, "value": v} for e, v in found[1]],
+            "text": conflict.differs(),
+        },
     }
 
 
 def filters(models: list[dict[str, Any]]) -> dict[str, list[Any]]:
     """The values present of each model field the site filters by, in display order."""
-    present = {key: {m[key] for m in models} for key in ("family", "size_bucket", "instruction_aware", "verification")}
+    keys = ("family", "size_bucket", "instruction_aware", "verification", "source")
+    present = {key: {m[key] for m in models} for key in keys}
     return {
+        "sources": [s for s in SOURCES if s in present["source"]],
         "families": sorted(f for f in present["family"] if isinstance(f, str)),
         "sizes": [label for label, _ in SIZE_BUCKETS if label in present["size_bucket"]],
         "instruction_aware": [v for v in (True, False, None) if v in present["instruction_aware"]],
@@ -646,12 +907,13 @@ def _flag(twins: Twins) -> str:
 def _model_json(row: ModelRow, verified: dict[str, Any] | None = None, twins: Twins | None = None) -> dict[str, Any]:
     return {
         "id": row.id,
+        "source": SUBMITTED,
         "name": row.key.name,
         "revision": row.key.revision,
         "setting": row.key.experiment,
         "label": row.key.label,
         **row.metadata(),
-        "submissions": sorted({e.submission for e in row.results.values()}),
+        "submissions": sorted({c.submission for e in row.results.values() for c in e.seen_in or [e]}),
         "verification": _all_verified(list(row.results.values()), verified),
         "flags": [_flag(twins)] if twins else [],
         "same_scores_as": [other.id for other, _ in twins.shown] if twins else [],
@@ -669,6 +931,7 @@ def _model_json(row: ModelRow, verified: dict[str, Any] | None = None, twins: Tw
                 "details": details(task, e.result["scores"]["test"][0], e.record["task"]["main_score"]),
                 "file": e.file,
                 "submission": e.submission,
+                "seen_in": [c.submission for c in e.seen_in],  # re-runs merged: every submission that gave it
                 "verification": verification_of(e, verified),
                 "record": e.record,
             }
@@ -800,6 +1063,7 @@ def csv_text(data: dict[str, Any]) -> str:
                     "verification": r["verification"],
                     marks.BASELINE.key: m[marks.BASELINE.key],
                     "instruction_aware": _csv_bool(m["instruction_aware"]),
+                    "source": SUBMITTED,
                 },
             )
     models = by_id(data)
@@ -828,9 +1092,33 @@ def csv_text(data: dict[str, Any]) -> str:
                         "instruction_aware": _csv_bool(m.get("instruction_aware")),
                         "variant": v["label"],
                         "variant_set": v["set"] or "",
+                        "source": SUBMITTED,
                     },
                 )
+    for x in data.get("external", []):
+        for task, value in x["scores"].items():
+            _write_row(writer, _external_csv_row(x, task, value))
     return buffer.getvalue()
+
+
+def _external_csv_row(x: dict[str, Any], task: str, value: float) -> dict[str, Any]:
+    """One external row's score on one task: the value as the source printed it (×100) and where it is from."""
+    ref = task_reference(task)
+    return {
+        "model": x["name"],
+        "revision": x["revision"] or "",
+        "family": x["family"] or "",
+        "n_parameters": x["n_parameters"] or "",
+        "task": task,
+        "task_type": ref.type if ref else "",
+        "main_score_name": ref.main_score if ref else "",
+        "main_score": f"{value / 100:.6f}",
+        "main_score_x100": f"{value:.2f}",
+        "instruction_aware": _csv_bool(x["instruction_aware"]),
+        "source": x["source"],
+        "source_label": x["source_label"],
+        "source_url": x["url"],
+    }
 
 
 def _csv_bool(value: bool | None) -> Any:

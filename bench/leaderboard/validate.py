@@ -31,14 +31,19 @@ the variant must agree with itself (label, instruction hash) and with its experi
 The site shows them apart from the model rows (table.py `sensitivity`).
 
 Across submissions, conflicts are decided by trust, not by order (`settle_conflicts`). Two results
-for one (model, revision, setting, task) are the same when their result file, run record and
-model_meta.json are (`entry_sha256`: sha256 of each as canonical JSON):
-the copies merge, shown once (`Report.merged`), so a run folder that repeats the default results
-beside its instruction variants can be submitted after the default run. When they differ, a result
-verified by a `--verification` file is kept over self-reported ones; when no one result is verified
-(none is, or two differing ones are), all are held back (`Report.held`) and listed as a `conflict`.
-So a forgery listed first cannot push the genuine, verified result out, and a copy with an inflated
-model_meta.json cannot replace the row it copies. A repeat within one submission is a `duplicate`.
+for one (model, revision, setting, task) are the same result when their scores and identity are equal
+(`result_identity`, bench/leaderboard/rerun.py: every score exactly; model content, dataset revision,
+instructions, every setting that is not a runtime one, model_meta.json; never dates, timings, package
+versions or paths): a re-run merges, shown once and "seen in" every submission that gave it
+(`Entry.seen_in`, `Report.merged`), so a run folder that repeats the default results beside its
+instruction variants can be submitted after the default run. When they differ (a score in its last
+digit, a dataset revision, a dtype, an inflated model_meta.json), a result verified by a `--verification`
+file is kept over self-reported ones; when no one result is verified (none is, or two differing ones
+are), all are held back (`Report.held`) and listed as a `conflict` naming the first field they differ in
+and each one's value. So a forgery listed first cannot push the genuine, verified result out, and a copy
+with an inflated model_meta.json cannot replace the row it copies. Of a merged re-run the verified copy
+is shown, if any: a verification names one exact copy (`entry_sha256`), so a re-run never makes another
+copy verified. A repeat within one submission is a `duplicate`.
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ from bench.leaderboard.limits import (
     json_depth,
 )
 from bench.leaderboard.reference import TaskReference, metric_range, task_reference
+from bench.leaderboard.rerun import first_difference, result_identity, same_result_view
 from bench.leaderboard.schema import Plain, Problem
 from bench.leaderboard.submission import (
     MANIFEST,
@@ -108,9 +114,10 @@ REASONS: dict[str, str] = {
     "score_range": "a score is outside its metric's range (NaN and Infinity are `out_of_range`)",
     "duplicate": "the same (model, revision, setting, task) appears twice within one submission",
     "conflict": (
-        "submissions give differing results (result file, run record or model_meta.json) for one (model, "
-        "revision, setting, task): a verified one is shown over self-reported ones; when no one result is "
-        "verified, all are held back and listed (the rest of each submission is still shown)"
+        "submissions give differing results for one (model, revision, setting, task): another score (to the last "
+        "digit), or another identity (model content, dataset revision, instructions, a setting, model_meta.json); "
+        "a verified one is shown over self-reported ones; when no one result is verified, all are held back and "
+        "listed (the rest of each submission is still shown). A re-run with equal scores and identity merges"
     ),
     "internal_error": (
         "checking the submission raised an error the checks did not foresee (a harness bug, named by its "
@@ -165,6 +172,9 @@ class Entry:
     record: dict[str, Any]
     model_meta: dict[str, Any] | None = None
     digest: str | None = field(default=None, repr=False, compare=False)  # its entry_sha256, once computed: `identity`
+    same: str | None = field(default=None, repr=False, compare=False)  # its `result_identity`, once computed
+    # Every copy of this result that submissions gave (itself included; the one shown first) when re-runs merged.
+    seen_in: list[Entry] = field(default_factory=list, repr=False, compare=False)
 
 
 @dataclass
@@ -174,7 +184,7 @@ class Report:
     submission: str
     entries: list[Entry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    merged: list[str] = field(default_factory=list)  # files identical to a result another submission gave
+    merged: list[Entry] = field(default_factory=list)  # re-runs of a result another submission gave, not shown
     held: list[Entry] = field(default_factory=list)  # results held back in a conflict (`settle_conflicts`)
 
     @property
@@ -188,7 +198,8 @@ class Report:
             extra = f" ({variants} of them under instruction variants)" if variants else ""
             if self.merged:
                 extra += (
-                    f"; {len(self.merged)} identical to results an earlier submission gave (merged, not added twice)"
+                    f"; {len(self.merged)} re-run(s) of results another submission gave (same identity and scores: "
+                    "merged, not added twice)"
                 )
             if self.held:
                 extra += f"; {len(self.held)} held back: they conflict with another submission's (listed below)"
@@ -208,15 +219,49 @@ class Conflict:
     kept: Entry | None  # the one verified result, shown; None when no one result is verified: all held back
     held: list[Entry]
 
+    @property
+    def results(self) -> list[Entry]:
+        """Every result of the conflict: the one kept (if any) first, then those held back."""
+        return ([self.kept] if self.kept is not None else []) + self.held
+
+    def difference(self) -> tuple[str, list[tuple[Entry, Any]], int] | None:
+        """(field, (result, its value) for each result, how many fields differ) for the first field the
+        results differ in, scores first (`rerun.first_difference`); None if they do not differ (never here)."""
+        found = first_difference([view(e) for e in self.results])
+        if found is None:
+            return None
+        path, values, count = found
+        return path, list(zip(self.results, values, strict=True)), count
+
     def summary(self, limit: int = 3) -> str:
-        """One line for the build's output: the key, the decision, a few of the results held back."""
+        """One line for the build's output: the key, the decision, a few of the results held back, and the
+        first field they differ in with each one's value."""
         where = f"{printable(self.model.label)} @ {printable(self.model.revision, 60)} on {self.task}"
         named = ", ".join(_where(e) for e in self.held[:limit]) + (
             f" and {len(self.held) - limit} more" if len(self.held) > limit else ""
         )
         if self.kept is not None:
-            return f"{where}: kept the verified result of {_where(self.kept)}; held back (self-reported) {named}"
-        return f"{where}: {len(self.held)} differing results, no one of them verified: all held back ({named})"
+            line = f"{where}: kept the verified result of {_where(self.kept)}; held back (self-reported) {named}"
+        else:
+            line = f"{where}: {len(self.held)} differing results, no one of them verified: all held back ({named})"
+        return f"{line}; {self.differs(limit)}"
+
+    def differs(self, limit: int = 3) -> str:
+        """The first field the results differ in and each one's value, exactly as submitted:
+        `scores.test[0].main_score: -0.098163 (a.zip), -0.098164 (b.zip)`."""
+        found = self.difference()
+        if found is None:
+            return "they differ in no compared field"
+        path, values, count = found
+        shown = ", ".join(f"{shown_value(v)} ({printable(e.submission, 80)})" for e, v in values[:limit])
+        more = f" and {len(values) - limit} more" if len(values) > limit else ""
+        other = f" (and {count - 1} more field(s))" if count > 1 else ""
+        return f"they differ in {printable(path, 120)}: {shown}{more}{other}"
+
+
+def shown_value(value: Any) -> str:
+    """A value as a conflict names it: exactly as submitted (JSON), never rounded, and bounded."""
+    return printable(json.dumps(value, ensure_ascii=False), 80)
 
 
 def _where(entry: Entry) -> str:
@@ -252,11 +297,24 @@ def entry_sha256(entry: Entry) -> str:
 
 
 def identity(entry: Entry) -> str:
-    """What makes two results the same, and what a verification file names: `entry_sha256` (result file,
-    run record, model_meta.json as canonical JSON), computed once per entry (a build asks ~6 times)."""
+    """What a verification file names: `entry_sha256` (result file, run record, model_meta.json as canonical
+    JSON), computed once per entry (a build asks ~6 times)."""
     if entry.digest is None:
         entry.digest = entry_sha256(entry)
     return entry.digest
+
+
+def view(entry: Entry) -> dict[str, Any]:
+    """What two results of one key must agree in to be one result (bench/leaderboard/rerun.py)."""
+    return same_result_view(entry.result, entry.record, entry.model_meta)
+
+
+def same_result(entry: Entry) -> str:
+    """`result_identity` of an entry, computed once: equal for re-runs of one result (same scores, same
+    identity), which merge; different for a conflict."""
+    if entry.same is None:
+        entry.same = result_identity(entry.result, entry.record, entry.model_meta)
+    return entry.same
 
 
 def validate(submission: Submission, *, data_dirs: Iterable[Path] = (), board: set[str] | None = None) -> Report:
@@ -337,27 +395,33 @@ def _validate(submission: Submission, data_dirs: tuple[Path, ...], board: set[st
 def settle_conflicts(reports: list[Report], verified: Container[str] = frozenset()) -> None:
     """Decide, over all accepted submissions at once, which result of each key is shown.
 
-    Copies with the same `identity` (result file, run record and model_meta.json) merge: the first
-    is shown, the others are counted in their report's `merged`. Differing results: the one verified
-    (its sha256 in `verified`, from the maintainer's verification files) is shown; when no one result is
-    verified (none is, or two differing ones are), every one is held back (`Report.held`), since a
+    Re-runs (results whose scores and identity are equal: `same_result`) merge: one copy is shown, the
+    verified one if any (a verification names one exact copy), else the first; the others are counted in
+    their report's `merged`, and every copy's `seen_in` lists them all. Differing results: the one verified
+    (a copy's sha256 in `verified`, from the maintainer's verification files) is shown; when no one result
+    is verified (none is, or two differing ones are), every one is held back (`Report.held`), since a
     self-reported result cannot outrank another by being listed first.
     """
     versions: dict[tuple[str, str, str, str], dict[str, list[tuple[Report, Entry]]]] = {}
     for report in reports:
         for entry in report.entries if report.valid else ():
-            versions.setdefault(result_key(entry), {}).setdefault(identity(entry), []).append((report, entry))
+            versions.setdefault(result_key(entry), {}).setdefault(same_result(entry), []).append((report, entry))
     dropped: set[int] = set()
     for found in versions.values():
-        trusted = [digest for digest in found if digest in verified]
+        trusted = [same for same, copies in found.items() if any(identity(e) in verified for _, e in copies)]
         shown = next(iter(found)) if len(found) == 1 else trusted[0] if len(trusted) == 1 else None
-        for digest, copies in found.items():
-            for i, (report, entry) in enumerate(copies):
-                if digest == shown and i == 0:
+        for same, copies in found.items():
+            first = next((c for c in copies if identity(c[1]) in verified), copies[0])
+            if same == shown and len(copies) > 1:  # the copy shown first, then the others in submission order
+                seen_in = [first[1], *(e for _, e in copies if e is not first[1])]
+                for _, entry in copies:
+                    entry.seen_in = seen_in
+            for report, entry in copies:
+                if same == shown and entry is first[1]:
                     continue
                 dropped.add(id(entry))
-                if digest == shown:
-                    report.merged.append(entry.file)
+                if same == shown:
+                    report.merged.append(entry)
                 else:
                     report.held.append(entry)
     for report in reports:

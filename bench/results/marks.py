@@ -10,6 +10,9 @@ its words and its explanation from here, and explains each mark it uses once (`l
 - verified (✓): `bench leaderboard verify` recomputed the result and it agreed within 1e-4.
 - baseline (∅): the setting is instruction-blind (its model input does not change with the
   instruction, `instruction_use` in the run record): shown for comparison, never ranked or shaded best.
+- subset (⊂): a `--limit` run, scored on N of the task's M texts: shown, never ranked or shaded best.
+- reported (§): a number a paper printed (`bench.results.literature`), never verified.
+- published by MTEB (◇): a number from MTEB's results repository, read with MTEB's loader.
 """
 
 from __future__ import annotations
@@ -58,7 +61,31 @@ BASELINE = Mark(
     "instruction_use in the run record); shown for comparison, never ranked or shaded best",
 )
 
-MARKS: tuple[Mark, ...] = (LOCAL_COPY, STAND_IN, VERIFIED, BASELINE)
+SUBSET = Mark(
+    "subset",
+    "⊂",
+    r"$^\subset$",
+    "subset",
+    "a limited run (bench run --limit): scored on a subset of the task's texts, not comparable with a full run; "
+    "shown, never ranked or shaded best",
+)
+REPORTED = Mark(
+    "reported",
+    "§",
+    r"$^\S$",
+    "reported",
+    "reported in a paper's table, copied as printed: not computed by this harness and never verified (the "
+    "table's notes say how its setting differs)",
+)
+PUBLISHED = Mark(
+    "mteb",
+    "◇",
+    r"$^\diamond$",
+    "published by MTEB",
+    "published in MTEB's results repository and read with MTEB's own loader: not computed by this harness",
+)
+
+MARKS: tuple[Mark, ...] = (LOCAL_COPY, STAND_IN, VERIFIED, BASELINE, SUBSET, REPORTED, PUBLISHED)
 BY_KEY = {m.key: m for m in MARKS}
 
 

@@ -22,8 +22,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench.core.fileio import read_cached, write_cached
 from bench.core.paths import cache_root
-from bench.results.task_catalog import read_cached, write_cached
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import sys
 from functools import cache
@@ -26,8 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench.core.errors import StorageError
-from bench.core.fileio import atomic_write_json
+from bench.core.fileio import read_cached, write_cached
 from bench.core.paths import cache_root
 from bench.results.task_facts import derive
 
@@ -114,26 +112,8 @@ def _cached() -> dict[str, Any]:
     return built
 
 
-def read_cached(path: Path, fmt: int) -> dict[str, Any] | None:
-    """The cached JSON object at `path` when it is one of layout `fmt`, else None (missing, unreadable,
-    damaged or of another layout: the caller rebuilds it)."""
-    try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) and found.get("format") == fmt else None
-
-
 def _write(path: Path, built: dict[str, Any]) -> None:
     write_cached(path, built, what="task catalogue")
-
-
-def write_cached(path: Path, built: dict[str, Any], *, what: str) -> None:
-    """Write a catalogue file atomically; a read-only or full cache costs only speed, never a failure."""
-    try:
-        atomic_write_json(path, built, what=what, option="$INSTRUCT_BENCH_CACHE")
-    except (StorageError, OSError) as e:
-        logger.debug("%s not cached: %s", what, e)
 
 
 def suites() -> dict[str, tuple[str, ...]]:

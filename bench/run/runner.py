@@ -36,6 +36,7 @@ from bench.core.fileio import atomic_write_json
 from bench.core.redact import redact_value
 from bench.core.versions import package_versions
 from bench.results import model_catalog
+from bench.results.deltas import public_spec
 from bench.results.outcome import TaskOutcome
 from bench.results.store import (
     RESULTS,
@@ -369,14 +370,20 @@ class DryRunEstimate:
 
 
 def dry_run(options: RunOptions) -> list[DryRunEstimate]:
-    """Count, per task, the inputs a real run would encode; call no model, write nothing.
+    """Count, per task, the inputs a real run would encode; load no weights, call no model, write nothing.
 
     Each task runs through `mteb.evaluate` with an encoder stand-in that renders inputs exactly as the
     model would, looks them up in the embedding cache (read only), counts the misses (an input counted
     for an earlier task is not counted again: the real run would have cached it) and returns
-    placeholder vectors. Scores from the placeholders are thrown away.
+    placeholder vectors. Scores from the placeholders are thrown away. MTEB's wrapper renders the inputs
+    of an `mteb` model around a weightless SentenceTransformer (`bench.adapters.mteb_zoo.weightless`):
+    no weight file is opened and nothing is downloaded. An API family estimates its tokens and cost
+    (`estimate_usage`); any other model counts tokens with its tokenizer when that is local, else
+    estimates them from characters (`dry_run_tokens`), and the estimate says which.
     """
     import mteb
+
+    from bench.adapters.mteb_zoo import dry_run_tokens, weightless
 
     variants = load_run_variants(options)
     jobs = task_jobs(build_tasks(options, variants), variants)
@@ -385,7 +392,7 @@ def dry_run(options: RunOptions) -> list[DryRunEstimate]:
     estimates = []
     for task, variant in jobs:
         missing: list[Any] = []
-        with _counting_encoder(model, seen, missing):
+        with weightless(model), _counting_encoder(model, seen, missing):
             mteb.evaluate(
                 model,
                 task,
@@ -395,7 +402,7 @@ def dry_run(options: RunOptions) -> list[DryRunEstimate]:
                 co2_tracker=False,
             )
         estimator = getattr(model, "estimate_usage", None)
-        estimate = dict(estimator(missing)) if callable(estimator) else {}
+        estimate = dict(estimator(missing)) if callable(estimator) else dry_run_tokens(model, missing)
         shown = f"{task.metadata.name} [{variant.label}]" if variant is not None else task.metadata.name
         estimates.append(DryRunEstimate(shown, len(missing), estimate))
     return estimates
@@ -544,14 +551,6 @@ def _run_record(
         "command": [redact_value(public_value(arg)) for arg in sys.argv],
         "resume_key": key,
     }
-
-
-def public_spec(spec: str) -> str:
-    """A `--model` spec as it may be written: a local path reduced to its last component."""
-    prefix, sep, rest = spec.partition(":")
-    if sep and len(prefix) > 1:
-        return f"{prefix}:{public_value(rest)}"
-    return str(public_value(spec))
 
 
 __all__ = ["DryRunEstimate", "RunOptions", "TaskOutcome", "build_model", "build_tasks", "dry_run", "model_usage", "run"]

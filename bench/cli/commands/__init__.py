@@ -3,4 +3,13 @@
 The CLI adds the commands in the order listed here, so `bench --help` lists them in this order.
 """
 
-COMMANDS: tuple[str, ...] = ("run", "listing", "results", "build_data", "gstransform", "submit", "leaderboard")
+COMMANDS: tuple[str, ...] = (
+    "run",
+    "reproduce",
+    "listing",
+    "results",
+    "build_data",
+    "gstransform",
+    "submit",
+    "leaderboard",
+)

@@ -15,14 +15,17 @@ EPILOG = """examples:
   python -m bench leaderboard build --results a.zip b.zip results/ --data-dir data/ --out site/
   python -m bench leaderboard build --results results/ --out site/ --strict     exit 1 if any is rejected
   python -m bench leaderboard build --results a.zip b.zip --verification a.verification.json b.verification.json --out site/
+  python -m bench leaderboard build --results results/ --mteb-results ~/mteb-results --out site/   with MTEB's published rows
 
 Each --results path is one submission: a zip from `bench submit`, its unpacked folder, or a `bench
 run` output folder. Invalid submissions are left out and listed (here and on the site) with every
-problem. A result another submission already gave, identical (result file, run record and
-model_meta.json), is merged; differing results for one model, setting and task are a conflict, decided
-by trust, not order: a verified one is shown, else all are held back and listed. Open SITE/index.html in a browser; SITE/leaderboard.json and .csv hold the same data.
+problem. A re-run of a result another submission gave (every score and the identity equal: model
+content, dataset revision, instructions, settings, model_meta.json; dates and timings aside) is merged;
+differing results for one model, setting and task are a conflict, decided by trust, not order: a verified one is shown, else all are held back and listed. Open SITE/index.html in a browser; SITE/leaderboard.json and .csv hold the same data.
 Results are shown as self-reported unless a --verification file (from `bench leaderboard verify`)
-reproduced them exactly as submitted.
+reproduced them exactly as submitted. The rows the source papers reported (`bench list reported`) are
+shown in their suites' tables beside the submitted ones, marked "reported in <paper>, Table N" and
+ranked with them, never verified; --no-reported leaves them out.
 """
 
 VERIFY_EPILOG = """examples:
@@ -70,6 +73,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="verification files from `bench leaderboard verify` (several, or repeat the option); "
         "their results are shown as verified",
     )
+    p.add_argument(
+        "--no-reported",
+        action="store_true",
+        help="leave out the rows the source papers reported (`bench list reported`), shown by default beside "
+        "the submitted ones, marked and never verified",
+    )
+    p.add_argument(
+        "--mteb-results",
+        metavar="PATH",
+        help="a local clone of MTEB's results repository (github.com/embeddings-benchmark/results) or an "
+        "mteb.ResultCache folder: adds, to each suite made of MTEB tasks (generic, generic-sts), every model "
+        "it has all the suite's tasks for, marked 'published by MTEB' (bench/leaderboard/mteb_published.py)",
+    )
     p.set_defaults(func=_cmd_build)
     v = actions.add_parser(
         "verify",
@@ -103,15 +119,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
+    from bench.leaderboard.external import reported_rows
     from bench.leaderboard.site import build
 
-    result = build(args.results, args.out, data_dirs=[Path(d) for d in args.data_dir], verifications=args.verification)
+    external = [] if args.no_reported else reported_rows()
+    if args.mteb_results:
+        from bench.leaderboard.mteb_published import published_rows
+
+        external += published_rows(Path(args.mteb_results))
+    result = build(
+        args.results,
+        args.out,
+        data_dirs=[Path(d) for d in args.data_dir],
+        verifications=args.verification,
+        external=external,
+    )
     for report in result.reports:
         print(report.summary())
     suites = ", ".join(f"{s['name']} ({len(s['rows'])})" for s in result.data["suites"]) or "none"
     print(f"\n{len(result.data['models'])} model setting(s); tables: {suites}")
     print(f"{len(result.rejected)} of {len(result.reports)} submission(s) rejected")
     print(_verified_line(result.data))
+    print(_external_line(result.data))
     _print_conflicts(result)
     _print_flags(result.data["models"])
     print(f"Site: {(result.out / 'index.html').resolve()}")
@@ -129,6 +158,19 @@ def _verified_line(data: dict) -> str:
         f"{verified} of {total} result(s) verified: {rows.count('verified')} of {len(rows)} in the tables, "
         f"{variants.count('verified')} of {len(variants)} instruction variants (the rest self-reported)"
     )
+
+
+def _external_line(data: dict) -> str:
+    """How many rows the board shows that it did not compute, by source (bench/leaderboard/external.py)."""
+    rows = data.get("external", [])
+    if not rows:
+        return "no reported or published rows (--no-reported, or none on these suites)"
+    reported = [x for x in rows if x["source"] == "reported"]
+    mteb = len(rows) - len(reported)
+    tables = len({x["table"] for x in reported})
+    parts = [f"{len(reported)} reported row(s) from {tables} paper table(s)"] if reported else []
+    parts += [f"{mteb} row(s) published by MTEB"] if mteb else []
+    return f"{' and '.join(parts)}: shown beside the submitted ones, marked, never verified"
 
 
 def _print_conflicts(result: Any) -> None:

@@ -1,4 +1,4 @@
-"""`bench list tasks|models|suites|builders|variants|cache`: what can be named on the command line, and what is cached.
+"""`bench list tasks|models|suites|builders|variants|reported|cache`: what can be named on the command line, and what is cached.
 
 Tables wrap to the terminal's width (`shutil.get_terminal_size`: the terminal, else $COLUMNS, else 100
 columns): long cells (descriptions, option lists) wrap inside their column, at spaces only. Names (tasks,
@@ -21,7 +21,7 @@ FALLBACK_WIDTH = 100  # columns when neither a terminal nor $COLUMNS says
 
 def register(sub: argparse._SubParsersAction) -> None:
     ls = sub.add_parser("list", help="list tasks, models, suites, data builders, or what the embedding cache holds")
-    ls.add_argument("what", choices=["tasks", "models", "suites", "builders", "variants", "cache"])
+    ls.add_argument("what", choices=["tasks", "models", "suites", "builders", "variants", "reported", "cache"])
     ls.add_argument(
         "--cache-dir",
         help="for `list cache`: the embedding cache, as given to `bench run --cache-dir` "
@@ -54,6 +54,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(builders_table())
     elif args.what == "variants":
         print(variants_table())
+    elif args.what == "reported":
+        print(reported_table())
     elif args.what == "cache":
         print(cache_table(Path(args.cache_dir) if args.cache_dir else None))
     else:
@@ -176,31 +178,32 @@ def models_table() -> str:
 
 
 def zoo_table() -> str:
-    """MTEB's instruction-aware registry models: `--model ORG/NAME` runs each as MTEB does."""
-    from collections import Counter
-
+    """MTEB's instruction-aware registry models: `--model ORG/NAME` runs each as MTEB does. The formats are
+    what MTEB's wrapper sends for a probe text (`bench.adapters.mteb_zoo.probe_formats`), or why they
+    could not be probed offline."""
     from bench.adapters.mteb_zoo import instruction_models
 
     models = instruction_models()
-    shown = [m for m in models if not m["query"].startswith("custom")]
-    custom = Counter(m["implementation"] for m in models if m["query"].startswith("custom"))
-    rows = [[m["model"], _escaped(m["query"]), _escaped(m["document"])] for m in shown]
+    rows = [[m["model"], _escaped(m["query"]), _escaped(m["document"])] for m in models]
+    probed = sum(m["reason"] is None for m in models)
     head = wrapped_text(
         f"MTEB's registry: {len(models):,} instruction-aware text models. `--model ORG/NAME` runs one "
-        "through MTEB's own implementation; the instruction reaches the model as shown "
-        "({instruction} is the task's, {text} the input):"
+        "through MTEB's own implementation; the instruction reaches the model as shown, captured by "
+        "sending a probe text through MTEB's wrapper for the model with no weights loaded "
+        "({instruction} is the task's prompt, {text} the input):"
     )
     tail = wrapped_text(
-        f"and {sum(custom.values()):,} with implementations of their own: "
-        + ", ".join(f"{name} ({n:,})" for name, n in custom.most_common())
-        + "."
+        f"{probed:,} probed; {len(models) - probed:,} not probed offline (an implementation of their own, "
+        "or prompts in a model config that is not in the local hub cache)."
     )
     headers = ["Model", "Query", "Document"]
     if table_fits(rows, headers, wrap=[1, 2]):
         body = wrapped_table(rows, headers, wrap=[1, 2])
     else:  # model ids are too long for a table this narrow: a paragraph per model, its id first and whole
         body = "\n".join(
-            wrapped_text(f'{model}: query "{query}", document "{document}"', indent="  ")
+            wrapped_text(
+                f'{model}: query "{query}", document "{document}"' if document else f"{model}: {query}", indent="  "
+            )
             for model, query, document in rows
         )
     return f"{head}\n{body}\n{tail}"
@@ -242,6 +245,24 @@ def variants_table() -> str:
             ]
         )
     return wrapped_table(rows, ["Variants file", "Holds", "About"], wrap=[1, 2])
+
+
+def reported_table() -> str:
+    """The papers' reported tables (`bench reproduce TABLE`, `bench results --reported TABLE`): id, source,
+    the suite they feed, and how many of their rows the harness can run."""
+    from bench.results.literature import all_tables
+
+    rows = [
+        [
+            t.id,
+            f"{t.label} ({t.url})",
+            t.suite or "-",
+            f"{sum(r.spec is not None for r in t.rows)} of {len(t.rows)}",
+            ", ".join(c.task or c.label for c in t.task_columns()),
+        ]
+        for t in all_tables()
+    ]
+    return wrapped_table(rows, ["Table", "Source", "Suite", "Runnable rows", "Tasks"], wrap=[1, 4])
 
 
 # ------------------------------------------------------------------------------------------- cache

@@ -1,6 +1,7 @@
 """`bench results DIR [DIR ...]`: the summary table of one or more results directories (merged; a file reached
 twice counts once), then (when they hold instruction-variant results) the instruction-sensitivity and
-rank-stability tables (bench/results/summary.py), as markdown, CSV or LaTeX (`--format`)."""
+rank-stability tables (bench/results/summary.py), as markdown, CSV or LaTeX (`--format`); `--columns` chooses
+the score columns and `--reported TABLE` adds a paper's printed rows (bench/results/literature.py)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print model revisions in full (default: their first 12 characters)",
     )
+    res.add_argument(
+        "--columns",
+        metavar="COL[,COL...]",
+        help="the score columns to show, in this order, each by its header, task name or short label "
+        "(e.g. 'DemoInstructSTS,Avg'); rows are ranked by the first average shown. Default: every task, "
+        "then every suite average",
+    )
+    res.add_argument(
+        "--reported",
+        action="append",
+        default=[],
+        metavar="TABLE",
+        help="add the rows of a paper's reported table (an id from `python -m bench list reported`, or a "
+        "YAML file of that format), marked § and ranked by the same rule; repeatable",
+    )
     res.set_defaults(func=_cmd_results)
 
 
@@ -41,5 +57,16 @@ def _cmd_results(args: argparse.Namespace) -> int:
     for directory in args.directory:
         if not os.path.isdir(directory):
             raise BenchError(f"No such results directory: {directory}")
-    print(results_table(args.directory, fmt=args.format, full_revisions=args.full_revisions))
+    columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns is not None else None
+    if columns == []:
+        raise BenchError("--columns names no column; give one or more, separated by commas.")
+    print(
+        results_table(
+            args.directory,
+            fmt=args.format,
+            full_revisions=args.full_revisions,
+            columns=columns,
+            reported=args.reported,
+        )
+    )
     return 0

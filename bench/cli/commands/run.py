@@ -89,24 +89,7 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
             family.add_argument(
                 f"--{option.replace('_', '-')}", dest=f"family_{option}", metavar="V", help=f"{text} [{owners}]"
             )
-    run.add_argument("--data-dir", help="local data directory (default $INSTRUCT_BENCH_DATA_DIR, else the hub)")
-    run.add_argument("--output-dir", default="results", help="where result files go (default %(default)s)")
-    run.add_argument(
-        "--cache-dir",
-        help="embedding cache folder (default $INSTRUCT_BENCH_CACHE/embeddings, "
-        "else ~/.cache/instruct-bench/embeddings)",
-    )
-    run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    run.add_argument("--limit", type=int, help="at most N examples per criterion/aspect, stratified by label")
-    run.add_argument("--overwrite", action="store_true", help="recompute tasks that already have results")
-    run.add_argument("--seed", type=int, default=42, help="seed for k-means and --limit sampling (default %(default)s)")
-    run.add_argument(
-        "--instruction-style",
-        choices=["auto", "question", "command", "gstransform"],
-        default="auto",
-        help="instructions for tasks that offer several styles (GSTransform): command for INSTRUCTOR, "
-        "question for others; auto picks by model (default %(default)s)",
-    )
+    add_run_options(run)
     run.add_argument(
         "--instruction-variants",
         metavar="FILE",
@@ -118,9 +101,51 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
     run.add_argument(
         "--dry-run",
         action="store_true",
-        help="count what would be encoded (API models: tokens, requests, cost); call no model, write nothing",
+        help="count what would be encoded and its tokens (by the model's tokenizer when it is local, else "
+        "estimated from characters; API models: requests and cost too); load no weights, call no model, "
+        "write nothing",
     )
     run.set_defaults(func=_cmd_run, needs_full_parser=not full)
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options of how a run is done (data, output, cache, limit, seed, instruction style): `bench run`'s,
+    shared with `bench reproduce`, which runs a paper table's rows the same way."""
+    parser.add_argument("--data-dir", help="local data directory (default $INSTRUCT_BENCH_DATA_DIR, else the hub)")
+    parser.add_argument("--output-dir", default="results", help="where result files go (default %(default)s)")
+    parser.add_argument(
+        "--cache-dir",
+        help="embedding cache folder (default $INSTRUCT_BENCH_CACHE/embeddings, "
+        "else ~/.cache/instruct-bench/embeddings)",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    parser.add_argument("--limit", type=int, help="at most N examples per criterion/aspect, stratified by label")
+    parser.add_argument("--overwrite", action="store_true", help="recompute tasks that already have results")
+    parser.add_argument(
+        "--seed", type=int, default=42, help="seed for k-means and --limit sampling (default %(default)s)"
+    )
+    parser.add_argument(
+        "--instruction-style",
+        choices=["auto", "question", "command", "gstransform"],
+        default="auto",
+        help="instructions for tasks that offer several styles (GSTransform): command for INSTRUCTOR, "
+        "question for others; auto picks by model (default %(default)s)",
+    )
+
+
+def run_option_values(args: argparse.Namespace) -> dict[str, Any]:
+    """`RunOptions` fields from the options `add_run_options` declares (and -q, which hides progress bars)."""
+    return {
+        "data_dir": args.data_dir,
+        "output_dir": args.output_dir,
+        "cache_dir": args.cache_dir,
+        "use_cache": not args.no_cache,
+        "limit": args.limit,
+        "overwrite": args.overwrite,
+        "seed": args.seed,
+        "show_progress_bar": False if args.quiet else None,
+        "instruction_style": args.instruction_style,
+    }
 
 
 def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
@@ -152,16 +177,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         model_revision=args.model_revision,
         tasks=args.tasks,
         suite=args.suite,
-        data_dir=args.data_dir,
-        output_dir=args.output_dir,
-        cache_dir=args.cache_dir,
-        use_cache=not args.no_cache,
-        limit=args.limit,
-        overwrite=args.overwrite,
-        seed=args.seed,
-        show_progress_bar=False if args.quiet else None,
-        instruction_style=args.instruction_style,
         instruction_variants=args.instruction_variants,
+        **run_option_values(args),
     )
     if args.dry_run:
         print(dry_run_table(dry_run(options)))
@@ -303,7 +320,7 @@ def dry_run_table(estimates: list[Any]) -> str:
             _count(e.texts),
             _count(e.estimate.get("tokens")),
             _count(e.estimate.get("requests")),
-            _usd(e.estimate) if e.estimate else "",
+            _usd(e.estimate) if "usd" in e.estimate else "",  # a priced (API) family only
         ]
         for e in estimates
     ]

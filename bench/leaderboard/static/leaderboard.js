@@ -56,12 +56,13 @@
     }
   }
 
-  // Text terms, family, size class, instruction-aware only and verified only, all at once.
+  // Text terms, family, size class, instruction-aware only, verified only, source and "Hide reported", all at once.
   function filter(controls) {
     var table = document.getElementById(controls.getAttribute("data-for"));
     var get = function (sel) { return controls.querySelector(sel); };
     var text = get("input.filter"), family = get("select.f-family"), size = get("select.f-size");
     var aware = get("input.f-aware"), verified = get("input.f-verified");
+    var source = get("select.f-source"), hideReported = get("input.f-hide-reported");
     var terms = text ? text.value.toLowerCase().split(/\s+/).filter(Boolean) : [];
     var shown = 0, rows = table.tBodies[0].rows;
     each(rows, function (row) {
@@ -70,7 +71,9 @@
         (!family || !family.value || row.getAttribute("data-family") === family.value) &&
         (!size || !size.value || row.getAttribute("data-size") === size.value) &&
         (!aware || !aware.checked || row.getAttribute("data-aware") === "true") &&
-        (!verified || !verified.checked || row.getAttribute("data-verification") === "verified");
+        (!verified || !verified.checked || row.getAttribute("data-verification") === "verified") &&
+        (!source || !source.value || row.getAttribute("data-source") === source.value) &&
+        (!hideReported || !hideReported.checked || row.getAttribute("data-source") !== "reported");
       row.hidden = !keep;
       if (keep) shown += 1;
     });
@@ -90,7 +93,7 @@
     each(controls.querySelectorAll("details.filters"), function (el) {  // open beside the table; a phone keeps the table near the top
       el.open = window.matchMedia("(min-width: 769px)").matches;
     });
-    each(controls.querySelectorAll("input.filter, select, input.f-aware, input.f-verified"), function (el) {
+    each(controls.querySelectorAll("input.filter, select, input.f-aware, input.f-verified, input.f-hide-reported"), function (el) {
       el.addEventListener(el.type === "search" ? "input" : "change", function () { filter(controls); });
     });
     each(controls.querySelectorAll(".rank-by input"), function (radio) {

@@ -1,0 +1,331 @@
+"""MTEB's published results as leaderboard rows: `bench leaderboard build --mteb-results PATH`.
+
+PATH is a local clone of MTEB's results repository (https://github.com/embeddings-benchmark/results, with
+its `results/` folder) or any `mteb.ResultCache` folder (`~/.cache/mteb`: `results/` and `remote/results/`).
+It is read with MTEB's own loader, so a row holds exactly the numbers MTEB's leaderboard shows:
+
+* `ResultCache.get_cache_paths` finds the result files of the suites' tasks in the revision folders
+  (`results/<org__name>/<revision>/<Task>.json`), never in an `experiments/` folder, nor in a revision
+  folder whose model_meta.json names experiment settings;
+* `TaskResult.from_disk` reads each file (converting MTEB's older formats), and
+  `BenchmarkResults.join_revisions` keeps one result per model and task as MTEB's leaderboard does (the
+  revision MTEB's registry names, else the newest MTEB version);
+* `TaskResult.validate_and_filter_scores(task).get_score()` is the task's score on MTEB's default
+  splits and subsets (its main score; NaN when one is missing, so the task counts as missing), ×100.
+
+A suite gets the models that have every one of its tasks. Only suites made of MTEB's own tasks take
+part (`mteb_suites`: every task is MTEB's, by name, main score and pinned dataset revision): `generic`
+and `generic-sts`, not `metaeol-sts` (its SentEval copies hold other pairs). A model's row carries the
+scores of the suites it completes, the facts of its ModelMeta (model_meta.json in its folder, else MTEB's
+registry entry), and notes where MTEB's setting differs from the harness's task (`_task_notes`).
+
+Reading never trusts the folder: a missing or wrong PATH is one error; a model folder with an unreadable,
+oversized or malformed file, or a score outside its metric's range, is skipped with a warning (all of
+them skipped is an error). MTEB is imported here only, so a build without --mteb-results never loads it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.core.bounded import load_json_bounded, printable, read_at_most
+from bench.core.errors import BenchError, ConfigError, DataError
+from bench.leaderboard.external import ExternalRow
+from bench.leaderboard.reference import metric_range, task_reference
+from bench.results import marks, task_catalog
+
+if TYPE_CHECKING:
+    from mteb.models import ModelMeta
+    from mteb.results import ModelResult, TaskResult
+
+logger = logging.getLogger(__name__)
+
+RESULTS_REPO = "https://github.com/embeddings-benchmark/results"
+MAX_FILE_BYTES = 2_000_000  # a result file of these tasks is ~1 KB; MTEB's largest multilingual ones are < 1 MB
+FACTS = (
+    "n_parameters",
+    "revision",
+    "release_date",
+    "license",
+    "open_weights",
+    "embed_dim",
+    "max_tokens",
+    "memory_usage_mb",
+    "reference",
+    "use_instructions",
+)
+SETTING_NOTE = (
+    "published by MTEB: computed by MTEB with its own implementation of each model (the model's own prompts, "
+    "not the harness's task instruction); not re-run by this harness"
+)
+
+
+class _Skip(Exception):
+    """A model folder that cannot be read as MTEB publishes results: left out, with this reason."""
+
+
+def published_rows(path: Path | str, suites: Mapping[str, Sequence[str]] | None = None) -> list[ExternalRow]:
+    """One row per model of the results folder `path` that has every task of at least one suite.
+
+    Args:
+        path: a clone of embeddings-benchmark/results, or an `mteb.ResultCache` folder.
+        suites: suite -> tasks to fill (default: the harness's suites made of MTEB tasks, `mteb_suites`).
+    """
+    root = _results_folder(Path(path))
+    import mteb
+
+    chosen = mteb_suites(suites)
+    tasks = sorted({t for members in chosen.values() for t in members})
+    if not tasks:
+        return []
+    cache = mteb.ResultCache(cache_path=root)  # creates nothing: `root` is an existing folder
+    files = cache.get_cache_paths(
+        tasks=tasks, require_model_meta=False, include_remote=True, load_experiments="no_experiments"
+    )
+    folders: dict[Path, list[Path]] = defaultdict(list)
+    for file in files:
+        folders[file.parent].append(file)
+    loaded, skipped = _load_folders(folders)
+    if skipped and not loaded:
+        raise DataError(
+            f"--mteb-results {path}: none of its {len(skipped)} model folder(s) with results of {', '.join(tasks)} "
+            f"could be read; the first: {skipped[0]}"
+        )
+    if not files:
+        logger.warning("--mteb-results %s holds no result of the tasks %s", path, ", ".join(tasks))
+    joined = mteb.BenchmarkResults.model_construct(model_results=loaded, benchmark=None).join_revisions()
+    task_objects = {t: mteb.get_task(t) for t in tasks}
+    registered = {m.name for m in mteb.get_model_metas(model_names={r.model_name for r in joined})}
+    rows = []
+    for name, results in _by_model(joined).items():
+        try:
+            row = _row(name, results, chosen, task_objects, name in registered)
+        except _Skip as e:
+            logger.warning("--mteb-results: %s left out: %s", printable(name), e)
+            continue
+        if row is not None:
+            rows.append(row)
+    return sorted(rows, key=lambda r: r.model)
+
+
+def mteb_suites(suites: Mapping[str, Sequence[str]] | None = None) -> dict[str, tuple[str, ...]]:
+    """The suites made of MTEB's own tasks: each task is in MTEB's registry under its name, with the
+    harness's main score and the dataset revision the harness pins (so MTEB's published score is a
+    score of the harness's task). With `suites` None, every such suite of the harness (`generic`,
+    `generic-sts`); a given suite with another task is an error naming it."""
+    import mteb
+
+    given = suites is not None
+    candidates = suites if suites is not None else task_catalog.suites()
+    known: dict[str, bool] = {}
+    found: dict[str, tuple[str, ...]] = {}
+    for suite, members in candidates.items():
+        foreign = [t for t in members if not known.setdefault(t, _is_mteb_task(mteb, t))]
+        if members and not foreign:
+            found[suite] = tuple(members)
+        elif given:
+            raise ConfigError(
+                f"suite '{suite}' holds {', '.join(foreign) or 'no task'}, not MTEB's own task(s) (same name, main "
+                "score and dataset revision in MTEB's registry): MTEB publishes no result of them."
+            )
+    return found
+
+
+def _is_mteb_task(mteb: Any, name: str) -> bool:
+    ref = task_reference(name)
+    if ref is None:
+        return False
+    try:
+        task = mteb.get_task(name)
+    except KeyError:
+        return False
+    if type(task).__module__.startswith("bench."):
+        return False  # the harness's own task, registered with MTEB once `bench.tasks` is imported
+    meta = task.metadata
+    return bool(meta.main_score == ref.main_score and meta.dataset.get("revision") in ref.revisions)
+
+
+def _results_folder(path: Path) -> Path:
+    """`path` when it is a results folder (has `results/` or `remote/results/`), else one error saying what to give."""
+    give = (
+        f"give a local clone of MTEB's results repository (git clone --depth 1 {RESULTS_REPO}) or an "
+        "mteb.ResultCache folder such as ~/.cache/mteb"
+    )
+    if not path.exists():
+        raise BenchError(f"--mteb-results {path}: no such folder; {give}.")
+    if not path.is_dir():
+        raise BenchError(f"--mteb-results {path} is a file, not a folder; {give}.")
+    if not ((path / "results").is_dir() or (path / "remote" / "results").is_dir()):
+        raise BenchError(
+            f"--mteb-results {path} is not an MTEB results folder: it has no results/ (nor remote/results/) "
+            f"folder of <org__model>/<revision>/<Task>.json files; {give}."
+        )
+    return path
+
+
+def _load_folders(folders: Mapping[Path, list[Path]]) -> tuple[list[ModelResult], list[str]]:
+    """Each revision folder's results as MTEB's loader reads them; a folder that cannot be read is skipped."""
+    loaded, skipped = [], []
+    for folder, files in sorted(folders.items()):
+        try:
+            loaded.append(_folder_result(folder, files))
+        except _Skip as e:
+            problem = f"{folder}: {e}"
+            skipped.append(problem)
+            logger.warning("--mteb-results: model folder skipped: %s", printable(problem, 400))
+        except _Experiment:
+            continue
+    return loaded, skipped
+
+
+class _Experiment(Exception):
+    """A revision folder whose model_meta.json names experiment settings: not MTEB's canonical result."""
+
+
+def _folder_result(folder: Path, files: Iterable[Path]) -> ModelResult:
+    """One revision folder as a `ModelResult`, identified as `ResultCache.load_results` does: by its
+    model_meta.json (name, revision) when it has one, else by its path and MTEB's registry entry."""
+    from mteb.results import ModelResult, TaskResult
+
+    name, revision, meta = _identity(folder)
+    results = []
+    for file in sorted(files):
+        try:
+            if file.is_symlink() or not file.is_file():  # a link or a device is never opened
+                raise _Skip(f"{file.name} is a link or not a regular file")
+            if file.stat().st_size > MAX_FILE_BYTES:
+                raise _Skip(f"{file.name} is {file.stat().st_size:,} bytes; MTEB's result files are far smaller")
+            results.append(TaskResult.from_disk(file))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise _Skip(f"{file.name} is not an MTEB result file ({type(e).__name__}: {_first_line(e)})") from None
+    return ModelResult.model_construct(
+        model_name=name, model_revision=revision, task_results=results, experiment_name=None, model_meta=meta
+    )
+
+
+def _identity(folder: Path) -> tuple[str, str, ModelMeta | None]:
+    from mteb import get_model_meta
+    from mteb.models import ModelMeta
+
+    meta_file = folder / "model_meta.json"
+    if not meta_file.exists() and not meta_file.is_symlink():
+        name = folder.parent.name.replace("__", "/")
+        try:
+            return name, folder.name, get_model_meta(name, fetch_from_hf=False)
+        except (KeyError, ValueError):
+            return name, folder.name, None
+    if meta_file.is_symlink() or not meta_file.is_file():
+        raise _Skip("model_meta.json is a link or not a regular file")
+    try:
+        raw = read_at_most(meta_file, MAX_FILE_BYTES)
+        data = load_json_bounded(raw, str(meta_file), error=DataError, max_bytes=MAX_FILE_BYTES)
+    except (BenchError, OSError) as e:
+        raise _Skip(f"model_meta.json: {_first_line(e)}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        raise _Skip("model_meta.json has no model name")
+    if data.get("experiment_kwargs"):
+        raise _Experiment
+    revision = data.get("revision")
+    try:
+        meta = ModelMeta.model_construct(**data)  # unvalidated, as `ResultCache.load_results` reads it
+    except TypeError as e:
+        raise _Skip(f"model_meta.json: {_first_line(e)}") from None
+    return str(data["name"]), revision if isinstance(revision, str) else folder.name, meta
+
+
+def _by_model(joined: Iterable[ModelResult]) -> dict[str, list[ModelResult]]:
+    """`join_revisions` keeps one result per model and task but may leave them in several revisions' ModelResults."""
+    found: dict[str, list[ModelResult]] = defaultdict(list)
+    for result in joined:
+        found[result.model_name].append(result)
+    return found
+
+
+def _row(
+    name: str,
+    results: list[ModelResult],
+    suites: Mapping[str, Sequence[str]],
+    tasks: Mapping[str, Any],
+    registered: bool,
+) -> ExternalRow | None:
+    """The model's row for the suites it completes (None when it completes none)."""
+    scores: dict[str, float] = {}
+    published: dict[str, TaskResult] = {}
+    for result in results:
+        for task_result in result.task_results:
+            if task_result.task_name in tasks:
+                value = _score(task_result, tasks[task_result.task_name])
+                if value is not None:
+                    scores[task_result.task_name] = value
+                    published[task_result.task_name] = task_result
+    complete = [s for s, members in suites.items() if all(t in scores for t in members)]
+    if not complete:
+        return None
+    kept = sorted({t for s in complete for t in suites[s]})
+    main = max(results, key=lambda r: sum(t.task_name in kept for t in r.task_results))
+    notes = [n for t in kept for n in _task_notes(t, published[t])]
+    return ExternalRow(
+        source="mteb",
+        model=name,
+        scores={t: 100 * scores[t] for t in kept},
+        label=marks.PUBLISHED.label,
+        url=f"{RESULTS_REPO}/tree/main/results/{name.replace('/', '__').replace(' ', '_')}",
+        notes=(SETTING_NOTE, *notes),
+        facts=_facts(main),
+        spec={"model": f"mteb:{name}"} if registered else None,
+    )
+
+
+def _score(task_result: TaskResult, task: Any) -> float | None:
+    """MTEB's score of the task on its default splits and subsets (None when one is missing: NaN)."""
+    try:
+        value = float(task_result.validate_and_filter_scores(task).get_score())
+    except (ValueError, KeyError, TypeError) as e:
+        raise _Skip(
+            f"{task_result.task_name}: scores MTEB cannot read ({type(e).__name__}: {_first_line(e)})"
+        ) from None
+    if math.isnan(value):
+        return None
+    ref = task_reference(task_result.task_name)
+    low, high = (metric_range(ref.main_score) if ref else None) or (-math.inf, math.inf)
+    if not math.isfinite(value) or not low <= value <= high:
+        raise _Skip(f"{task_result.task_name}: main score {value!r} is outside its metric's range [{low}, {high}]")
+    return value
+
+
+def _task_notes(task: str, result: TaskResult) -> list[str]:
+    """Where MTEB's published result differs from the harness's task: another dataset revision, or a
+    main score of an older MTEB named otherwise (the published value is shown as MTEB shows it)."""
+    ref = task_reference(task)
+    if ref is None:
+        return []
+    notes = []
+    revision = result.dataset_revision
+    if revision and revision not in ref.revisions:
+        pinned = ", ".join(ref.revisions)
+        notes.append(f"{task}: MTEB's result is on dataset revision {revision}; the harness pins {pinned}")
+    subsets = next(iter(result.scores.values()), [])
+    if subsets and ref.main_score not in subsets[0]:
+        notes.append(
+            f"{task}: MTEB's result is from an older MTEB whose main score for it is not {ref.main_score} "
+            f"(shown as MTEB's leaderboard shows it)"
+        )
+    return notes
+
+
+def _facts(result: ModelResult) -> dict[str, Any]:
+    """The ModelMeta facts the site shows (model_meta.json's, else MTEB's registry's); the revision is the
+    folder's the scores come from."""
+    meta = result.model_meta
+    facts = {key: getattr(meta, key, None) for key in FACTS} if meta is not None else {}
+    facts["revision"] = result.model_revision
+    return {k: v for k, v in facts.items() if v is not None}
+
+
+def _first_line(error: BaseException) -> str:
+    return printable(str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__, 200)

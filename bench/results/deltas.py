@@ -1,0 +1,174 @@
+"""Reported vs ours: a paper table's row beside the harness's scores for the same setting, with Δ per cell.
+
+Used by `bench reproduce TABLE` (bench/run/reproduce_table.py prints it after running the rows) and by the
+leaderboard's model page ("reproduces <table>: mean |Δ| x"), so both say the same number.
+
+Δ compares printed figures: ours rounded to two decimals (×100, as every harness table prints it), minus the
+paper's value as printed (bench/results/literature.py keeps it ×100). A difference below the print precision is
+no difference: a paper that prints one decimal gives Δ within ±0.05 of zero on an exact reproduction. The
+paper's own average columns are stored, not recomputed (literature.py), so they get no Δ.
+
+Matching a result to a row (`matches`): the run record's model must be the row's spec, with the row's options:
+
+1. the record's `model.spec` is the row's `spec.model` as a run record writes it (a local path by its last
+   component: `inbedder:SmolLM2-135M-Instruct.Q4_1.gguf`);
+2. every option the row's `model_args` names has the same value in the record's `model.settings` (compared
+   as text, so `5` and `"5"` agree, and `dtype: float32` agrees with the dtype the run resolved);
+3. every option the run set away from its family's default (the record's MTEB `experiment`, less `family`)
+   is one the row names: a row without `model_args` matches only the family's default setting, never a
+   `--template none` run of the same model. (A family that names an option in its experiment even at its
+   default, sentence-transformers' `template`, needs that option named in the row.)
+4. the result is a whole run of the task's own instructions: no `--limit`, no instruction variant.
+
+Reading run records only (no model is loaded, MTEB is not imported), so the leaderboard can call it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.results.literature import ReportedRow, ReportedTable
+
+DECIMALS = 2  # the harness prints scores ×100 with two decimals (bench.results.summary.format_score)
+
+
+@dataclass(frozen=True)
+class DeltaCell:
+    """One printed cell of a row: the paper's value, ours (×100, None when the task has no result) and Δ."""
+
+    column: str  # the paper's column label, "I.STSB"
+    task: str
+    reported: float
+    ours: float | None
+    delta: float | None  # ours − reported, both as printed (two decimals); None when ours is missing
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A row of a paper table set against the harness's scores for its setting."""
+
+    table: str  # the table's id
+    row: str  # the row's label: its name as printed, with its size where the paper prints one name twice
+    cells: tuple[DeltaCell, ...]
+
+    @property
+    def compared(self) -> tuple[DeltaCell, ...]:
+        """The cells that have both numbers."""
+        return tuple(c for c in self.cells if c.delta is not None)
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Tasks the row prints that have no result of ours."""
+        return tuple(c.task for c in self.cells if c.delta is None)
+
+    @property
+    def mean_abs_delta(self) -> float | None:
+        """Mean |Δ| over the compared cells, or None when none is."""
+        return mean_abs_delta([self])
+
+
+def printed(value: float) -> float:
+    """A score ×100 as the harness prints it (two decimals); -0.0 becomes 0.0, so Δ never reads "-0.00"."""
+    return round(value, DECIMALS) + 0.0
+
+
+def reproduction(table: ReportedTable, row: ReportedRow, scores: Mapping[str, float]) -> Reproduction:
+    """Row `row` of `table` beside `scores` (harness task name -> our main score ×100), one cell per printed
+    task column of the row, in the paper's order."""
+    cells = []
+    for column in table.task_columns():
+        if column.label not in row.cells or column.task is None:
+            continue
+        reported = row.cells[column.label]
+        ours = scores.get(column.task)
+        ours = printed(ours) if ours is not None and math.isfinite(ours) else None
+        delta = None if ours is None else printed(ours - reported)
+        cells.append(DeltaCell(column.label, column.task, reported, ours, delta))
+    return Reproduction(table.id, row.label, tuple(cells))
+
+
+def mean_abs_delta(reproductions: Iterable[Reproduction]) -> float | None:
+    """Mean |Δ| over every compared cell of `reproductions` (each cell counts once: the overall figure is
+    not a mean of rows' means), or None when no cell is compared."""
+    deltas = [abs(c.delta) for r in reproductions for c in r.compared if c.delta is not None]
+    return printed(sum(deltas) / len(deltas)) if deltas else None
+
+
+def row_tasks(table: ReportedTable, row: ReportedRow) -> list[str]:
+    """The harness tasks a reproduction of `row` runs: the task columns it has a printed value in (a blank cell
+    has nothing to compare with), in the paper's order."""
+    return list(row.scores(table))
+
+
+# ---------------------------------------------------------------------------------------- matching results
+def matches(spec: Mapping[str, Any], record: Mapping[str, Any] | None) -> bool:
+    """Whether a run record's result was computed with a table row's `spec` (the module docstring's rules)."""
+    if not record:
+        return False
+    model, task = record.get("model") or {}, record.get("task") or {}
+    if record.get("variant") or task.get("limit") is not None:
+        return False
+    if model.get("spec") != public_spec(str(spec["model"])):
+        return False
+    named = spec.get("model_args") or {}
+    settings = model.get("settings") or {}
+    if any(k not in settings or _text(settings[k]) != _text(v) for k, v in named.items()):
+        return False
+    return all(k in named for k in (model.get("experiment") or {}) if k != "family")
+
+
+def public_spec(spec: str) -> str:
+    """A spec as its run record writes it (bench.run.runner.public_spec): an existing local path reduced to its
+    last component, so a row may name a file on this machine and still match a result made on another."""
+    from bench.adapters.options import public_value
+
+    prefix, sep, rest = spec.partition(":")
+    if sep and len(prefix) > 1:
+        return f"{prefix}:{public_value(rest)}"
+    return str(public_value(spec))
+
+
+def _text(value: Any) -> str:
+    """An option value as text: YAML's `true`/`5` and the record's `True`/`5` (or "5") compare equal."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def row_scores(
+    spec: Mapping[str, Any], found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]]
+) -> dict[str, float]:
+    """Task -> main score ×100 of the results in `found` (`bench.results.store.find_results`) that `matches`
+    `spec`; of several for one task (another revision, another day), the latest run's (`started_at`)."""
+    from bench.results.store import main_score
+
+    latest: dict[str, tuple[str, float]] = {}
+    for _path, data, record in found:
+        if record is None or not matches(spec, record):
+            continue
+        started = str(record.get("started_at") or "")
+        task = str(data["task_name"])
+        if task not in latest or started >= latest[task][0]:
+            latest[task] = (started, 100 * main_score(data))
+    return {task: score for task, (_, score) in latest.items()}
+
+
+def reproductions(
+    table: ReportedTable, found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]]
+) -> list[Reproduction]:
+    """Each row of `table` that has a spec and at least one matching result in `found`, set against it."""
+    found = list(found)
+    out = []
+    for row in table.rows:
+        if row.spec is None:
+            continue
+        scores = row_scores(row.spec, found)
+        if scores:
+            out.append(reproduction(table, row, scores))
+    return out

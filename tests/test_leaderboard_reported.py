@@ -1,0 +1,279 @@
+"""The field on the board: rows a paper reported (and MTEB published) beside the submitted ones.
+
+One site, built once per module from the demo run (tests/leaderboard_fixtures.py) plus every packaged
+reported table (bench/results/reported/) and a made-up table on the demo suite
+(tests/fixtures/leaderboard-reported-demo.yaml: a row that outranks the demo run, and one whose name is a
+spreadsheet formula with markup). Checked: each packaged table's rows on its suite's table with source
+"reported", their printed values, the § mark and the linked words "reported in <paper>, Table N", the
+table's notes on the suite page; never verified, never flagged or in conflicts; `source` in
+leaderboard.json and the CSV (formula-neutralised); the "Hide reported" switch and the source filter;
+`bench leaderboard build` adds the packaged tables unless --no-reported, the library only what it is
+given. The browser test (slow) opens the same site over HTTP at 1400 and 400 px.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markupsafe import escape
+
+from bench.cli.main import main
+from bench.leaderboard import build
+from bench.leaderboard.external import SOURCES, ExternalRow, reported_row, reported_rows
+from bench.leaderboard.table import external_json
+from bench.results import deltas, marks
+from bench.results.literature import ReportedTable, all_tables, load_table
+from leaderboard_fixtures import served_site
+from test_leaderboard_browser import _console_errors
+from test_leaderboard_browser import browser as browser  # the one Chromium driver fixture (skips without it)
+
+DEMO_TABLE = Path(__file__).parent / "fixtures" / "leaderboard-reported-demo.yaml"
+# The tables issue 31 names, and the suite table each must show up on.
+REQUIRED = {
+    "inbedder-2024-table1": "awareness",
+    "inbedder-2024-table2": "generic",
+    "gstransform-2025-table1": "gstransform",
+    "metaeol-2024-table1": "metaeol-sts",
+}
+
+
+@pytest.fixture(scope="module")
+def site(demo_results: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("reported") / "site"
+    external = reported_rows([*all_tables(), load_table(DEMO_TABLE)])
+    return out, build([demo_results], out, external=external).data
+
+
+def _section(index: str, suite: str) -> str:
+    return index.split(f'<section class="suite" id="suite-{suite}">', 1)[1].split("</section>", 1)[0]
+
+
+def _row_html(section: str, row_id: str) -> str:
+    """The <tr> of the row `row_id` (its data-model-id, as the template escapes it)."""
+    start = section.rindex("<tr", 0, section.index(f'data-model-id="{escape(row_id)}"'))
+    return section[start : section.index("</tr>", start)]
+
+
+def _suite(data: dict[str, Any], name: str) -> dict[str, Any]:
+    (suite,) = [s for s in data["suites"] if s["name"] == name]
+    return suite
+
+
+def _reported_in(table: ReportedTable) -> list[ExternalRow]:
+    return [reported_row(table, r) for r in table.rows if r.scores(table)]
+
+
+@pytest.mark.parametrize("table_id", sorted(REQUIRED))
+def test_reported_rows_on_their_suite(site, table_id):
+    """Every row of the table is on its suite's table, source "reported", with the values as printed
+    (two decimals), the § badge and the linked words, never verified or flagged; the suite page lists the
+    table with each of its notes."""
+    out, data = site
+    table = load_table(table_id)
+    assert table.suite == REQUIRED[table_id]
+    suite = _suite(data, table.suite)
+    rows = {r["model_id"]: r for r in suite["rows"]}
+    index = (out / "index.html").read_text(encoding="utf-8")
+    section = _section(index, table.suite)
+    expected = _reported_in(table)
+    assert len(expected) == len(table.rows) > 0
+    for x in expected:
+        row = rows[x.id]
+        assert row["source"] == "reported" and row["verification"] is None and not row["flags"]
+        assert {t: v for t, v in row["scores"].items() if v is not None} == x.scores
+        html = _row_html(section, x.id)
+        assert 'data-source="reported"' in html and 'data-verification=""' in html
+        assert (
+            f'<span class="sym">{marks.REPORTED.symbol}</span> <span class="word">{marks.REPORTED.label}</span>' in html
+        )
+        assert f'<a href="{table.url}"' in html and f">reported in {escape(table.label)}</a>" in html
+        assert 'class="badge verified"' not in html and 'class="badge self-reported"' not in html
+        for value in x.scores.values():
+            assert f">{value:.2f}</td>" in html  # as printed, two decimals
+    (listed,) = [s for s in suite["sources"] if s["table"] == table_id]
+    assert listed["label"] == f"reported in {table.label}" and listed["url"] == table.url
+    assert listed["rows"] == len(expected) and set(table.notes) <= set(listed["notes"])
+    sources = section.split('<ul class="sources">', 1)[1].split("</ul>\n  </div>", 1)[0]
+    assert f'<a href="{table.url}">reported in {escape(table.label)}</a>' in sources
+    for note in table.notes:
+        assert f"<li>{escape(note)}</li>" in sources
+
+
+def test_reported_rows_ranked_with_submitted_ones_and_filtered_by_source(site):
+    """On the demo suite a complete reported row is ranked with the submitted ones (first here), a row
+    with one task is shown unranked; the suite offers the source filter and the "Hide reported" switch;
+    a suite with reported rows only has the switch but no source choice."""
+    out, data = site
+    demo = _suite(data, "demo")
+    by_source = {s: [r for r in demo["rows"] if r["source"] == s] for s in SOURCES}
+    assert len(by_source["submitted"]) == 2 and len(by_source["reported"]) == 2 and not by_source["mteb"]
+    best, partial = (next(r for r in by_source["reported"] if name in r["model_id"]) for name in ("|demo-paper", "|=H"))
+    assert best["rank"] == 1 and partial["rank"] is None
+    assert any(r["rank"] is not None for r in by_source["submitted"])  # ranked beside it, not apart
+    assert data["filters"]["sources"] == ["submitted", "reported"]
+    index = (out / "index.html").read_text(encoding="utf-8")
+    section = _section(index, "demo")
+    assert '<input type="checkbox" class="f-hide-reported"> Hide reported</label>' in section
+    assert re.search(
+        r'<select class="f-source"><option value="">all</option><option value="submitted">[^<]+</option>'
+        r'<option value="reported">[^<]+</option></select>',
+        section,
+    )
+    awareness = _section(index, "awareness")
+    assert 'class="f-hide-reported"' in awareness and 'class="f-source"' not in awareness
+    legend = index.split('id="legend"', 1)[1].split("</div>", 1)[0]
+    assert str(escape(marks.REPORTED.meaning)) in legend  # the mark explained once, from the one set of marks
+
+
+def test_source_in_json_and_csv(site):
+    """Every row of leaderboard.json and of the CSV carries its source; a reported value is the printed
+    one; a paper's model name that reads as a formula is neutralised in the CSV and escaped on the page."""
+    out, _ = site
+    saved = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    assert all(m["source"] == "submitted" for m in saved["models"])
+    assert {x["source"] for x in saved["external"]} == {"reported"}
+    assert all(r["source"] in SOURCES for s in saved["suites"] for r in s["rows"])
+    rows = list(csv.DictReader((out / "leaderboard.csv").open(encoding="utf-8")))
+    assert {r["source"] for r in rows} == {"submitted", "reported"}
+    submitted = [r for r in rows if r["source"] == "submitted"]
+    assert len(submitted) == 6 and all(r["source_label"] == "" for r in submitted)
+    printed = {(x["source_label"], x["name"], t): v for x in saved["external"] for t, v in x["scores"].items()}
+    reported = [r for r in rows if r["source"] == "reported"]
+    assert len(reported) == len(printed)
+    for r in reported:
+        name = r["model"][1:] if r["model"].startswith("'=") else r["model"]
+        assert r["main_score_x100"] == f"{printed[(r['source_label'], name, r['task'])]:.2f}"
+        assert r["source_label"].startswith("reported in ") and r["source_url"].startswith("https://")
+        assert r["verification"] == ""
+    (hostile,) = [r for r in reported if "HYPERLINK" in r["model"]]
+    assert hostile["model"].startswith("'=") and hostile["main_score_x100"] == "-5.50"
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "<b>bold</b>" not in index and "&lt;b&gt;bold&lt;/b&gt;" in index
+
+
+def test_external_rows_never_verified_flagged_or_in_conflicts(demo_results, tmp_path):
+    """External rows whose scores equal a submitted row's, and each other's, flag nothing and conflict with
+    nothing; an MTEB row shows the ◇ mark and its ModelMeta facts; a source's `javascript:` address is
+    never a link."""
+    plain = build([demo_results], tmp_path / "plain").data
+    assert plain["external"] == [] and all(r["source"] == "submitted" for s in plain["suites"] for r in s["rows"])
+    submitted = _suite(plain, "demo")["rows"][0]
+    scores = {t: v for t, v in submitted["scores"].items() if v is not None}
+    copies = [
+        ExternalRow("reported", name, scores, "reported in X (Y et al., Z 2024), Table 1", "https://example.org/x", "x")
+        for name in ("copy-a", "copy-b")
+    ]
+    mteb = ExternalRow(
+        "mteb",
+        "org/published-model",
+        {t: v + 1 for t, v in scores.items()},
+        marks.PUBLISHED.label,
+        "javascript:alert(1)",
+        facts={
+            "n_parameters": 335_000_000,
+            "license": "mit",
+            "release_date": "2023-05-19",
+            "reference": "javascript:x",
+        },
+    )
+    out = tmp_path / "site"
+    data = build([demo_results], out, external=[*copies, mteb]).data
+    demo = _suite(data, "demo")
+    assert data["conflicts"] == [] and all(not r["flags"] for r in demo["rows"])
+    assert all(not m["flags"] and m["same_scores_count"] == 0 for m in data["models"])
+    assert [m["verification"] for m in data["models"]] == [m["verification"] for m in plain["models"]]
+    assert {x["id"]: x["verification"] for x in data["external"]} == {x.id: None for x in [*copies, mteb]}
+    published = next(x for x in data["external"] if x["source"] == "mteb")
+    assert published["url"] is None and published["reference"] is None
+    assert (published["n_parameters"], published["size_bucket"], published["license"]) == (
+        335_000_000,
+        "100M–1B",
+        "mit",
+    )
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "javascript:" not in index
+    html = _row_html(_section(index, "demo"), mteb.id)
+    assert f'<span class="sym">{marks.PUBLISHED.symbol}</span>' in html and "published by MTEB" in html
+    assert ">335M</td>" in html and ">mit</td>" in html and ">2023-05-19</td>" in html
+    assert external_json(mteb)["source_label"] == marks.PUBLISHED.label
+
+
+def test_model_page_says_what_it_reproduces(site):
+    """The demo run's default setting matches the made-up table's row spec (`all-MiniLM-L6-v2`, no options):
+    its model page says "reproduces <table>: mean |Δ| x" with each cell's Δ (bench.results.deltas); the
+    `--template none` run does not match (an option the row does not name), so its page says nothing."""
+    out, data = site
+    table = load_table(DEMO_TABLE)
+    row = table.row("demo-paper-model")
+    models = {m["setting"]: m for m in data["models"]}
+    default, blind = models["default"], next(m for s, m in models.items() if "template=none" in s)
+    assert blind["reproduces"] == []
+    (rep,) = default["reproduces"]
+    ours = {t: r["main_score"] * 100 for t, r in default["results"].items()}
+    expected = deltas.reproduction(table, row, ours)
+    assert rep["label"] == table.label and rep["row"] == row.name and rep["missing"] == []
+    assert rep["mean_abs_delta"] == expected.mean_abs_delta is not None and expected.mean_abs_delta > 0
+    assert [c["delta"] for c in rep["cells"]] == [c.delta for c in expected.cells]
+    page = (out / "models" / f"{default['id']}.html").read_text(encoding="utf-8")
+    assert f'reproduces <a href="{table.url}">{escape(table.label)}</a>: mean |Δ| {expected.mean_abs_delta:.2f}' in page
+    assert "reproduces" not in (out / "models" / f"{blind['id']}.html").read_text(encoding="utf-8")
+
+
+def test_cli_adds_the_packaged_tables_unless_no_reported(demo_results, tmp_path, capsys):
+    """`bench leaderboard build` shows every packaged table's rows and says how many; --no-reported none."""
+    site = tmp_path / "site"
+    assert main(["leaderboard", "build", "--results", str(demo_results), "--out", str(site)]) == 0
+    out = capsys.readouterr().out
+    data = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
+    tables = all_tables()
+    assert {x["table"] for x in data["external"]} == {t.id for t in tables} >= set(REQUIRED)
+    assert len(data["external"]) == len(reported_rows(tables))
+    assert f"{len(data['external'])} reported row(s) from {len(tables)} paper table(s)" in out
+    bare = tmp_path / "bare"
+    assert main(["leaderboard", "build", "--results", str(demo_results), "--out", str(bare), "--no-reported"]) == 0
+    data = json.loads((bare / "leaderboard.json").read_text(encoding="utf-8"))
+    assert data["external"] == [] and [s["name"] for s in data["suites"]] == ["demo"]
+    assert all(r["source"] == "submitted" for s in data["suites"] for r in s["rows"])
+
+
+# ----------------------------------------------------------------------------------- in a browser
+@pytest.mark.slow
+def test_reported_rows_in_a_browser(site, browser):
+    """Over HTTP, at 1400 and 400 px: the reported rows with their § badge and source link, no page-wide
+    sideways scroll, and "Hide reported" hiding exactly them (the "N of M shown" count follows) and back."""
+    from selenium.webdriver.common.by import By
+
+    out, data = site
+    demo = _suite(data, "demo")
+    reported = {r["model_id"] for r in demo["rows"] if r["source"] == "reported"}
+    total = len(demo["rows"])
+    driver = browser
+    with served_site(out) as base:
+        driver.get(base + "index.html")
+        for width in (1400, 400):
+            driver.set_window_size(width, 900)
+            assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"), width
+            for name in ("awareness", "demo"):
+                rows = driver.find_elements(By.CSS_SELECTOR, f'#table-{name} tbody tr[data-source="reported"]')
+                assert rows and len(rows) == sum(r["source"] == "reported" for r in _suite(data, name)["rows"])
+                for row in rows[:3]:
+                    assert row.find_element(By.CSS_SELECTOR, ".badge.reported .sym").text == marks.REPORTED.symbol
+                    link = row.find_element(By.CSS_SELECTOR, ".setting.source a")
+                    assert link.is_displayed() and link.text.startswith("reported in ")
+            controls = driver.find_element(By.CSS_SELECTOR, '.controls[data-for="table-demo"]')
+            count = controls.find_element(By.CSS_SELECTOR, ".count")
+            switch = controls.find_element(By.CSS_SELECTOR, "input.f-hide-reported")
+            assert switch.is_displayed() and count.text == f"{total} of {total} shown"
+            switch.click()
+            assert count.text == f"{total - len(reported)} of {total} shown"
+            shown = driver.find_elements(By.CSS_SELECTOR, "#table-demo tbody tr")
+            assert {r.get_attribute("data-model-id") for r in shown if not r.is_displayed()} == reported
+            assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"), width
+            switch.click()
+            assert count.text == f"{total} of {total} shown"
+        assert _console_errors(driver) == []

@@ -1,0 +1,247 @@
+"""MTEB's published results on the leaderboard (bench/leaderboard/mteb_published.py, `--mteb-results`).
+
+Read from tests/fixtures/mteb_results: real files of MTEB's results repository (SOURCES.md names each
+one's commit). Every expected score is read here from the JSON files themselves, independently of MTEB's
+loader, and checked against two values copied from the files by hand, so a reader that picked another
+file, split, revision or key fails.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.cli.main import main
+from bench.core.errors import BenchError, ConfigError, DataError
+from bench.leaderboard.mteb_published import SETTING_NOTE, mteb_suites, published_rows
+from bench.results import task_catalog
+from conftest import ROOT
+
+FIXTURE = Path(__file__).parent / "fixtures" / "mteb_results"
+E5 = "intfloat/multilingual-e5-small"
+E5_DIR = FIXTURE / "results" / "intfloat__multilingual-e5-small" / "fd1525a9fd15316a2d503bf26ab031a61d056e98"
+E5_OLD_DIR = FIXTURE / "results" / "intfloat__multilingual-e5-small" / "e4ce9877abf3edfe10b0d82785e83bdcb973e22e"
+MXBAI = "mixedbread-ai/mxbai-embed-large-v1"
+MXBAI_DIR = FIXTURE / "results" / "mixedbread-ai__mxbai-embed-large-v1" / "990580e27d329c7408b3741ecff85876e128e203"
+BGE = "BAAI/bge-small-en-v1.5"
+BGE_DIR = FIXTURE / "results" / "BAAI__bge-small-en-v1.5" / "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a"
+GENERIC = set(task_catalog.suites()["generic"])
+STS = set(task_catalog.suites()["generic-sts"])
+
+
+def published(folder: Path, task: str) -> float:
+    """The main score ×100 as the file `folder/task.json` publishes it (one split, one subset: these tasks')."""
+    data = json.loads((folder / f"{task}.json").read_text(encoding="utf-8"))
+    (subset,) = data["scores"]["test"]
+    return 100 * subset["main_score"]
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[str, Any]:
+    return {r.model: r for r in published_rows(FIXTURE)}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A copy of the mimic, to break."""
+    return Path(shutil.copytree(FIXTURE, tmp_path / "mteb-results"))
+
+
+# ------------------------------------------------------------------------------ which suites, which models
+
+
+def test_the_suites_made_of_mteb_tasks_are_generic_and_generic_sts():
+    found = mteb_suites()
+    assert set(found) == {"generic", "generic-sts"}  # not metaeol-sts: its SentEval copies are not MTEB's tasks
+    assert set(found["generic"]) == GENERIC and set(found["generic-sts"]) == STS
+
+
+def test_a_given_suite_with_a_task_mteb_lacks_is_an_error():
+    with pytest.raises(ConfigError, match="STSBenchmark-SentEval"):
+        mteb_suites({"metaeol-sts": task_catalog.suites()["metaeol-sts"]})
+    assert published_rows(FIXTURE, {"generic-sts": sorted(STS)})  # a given MTEB suite is read
+
+
+def test_each_model_has_the_tasks_of_the_suites_it_completes_and_an_incomplete_one_is_left_out(rows):
+    assert set(rows) == {E5, MXBAI}  # bge-small lacks STS16: in no suite
+    assert set(rows[E5].scores) == GENERIC  # every task of generic (and so of generic-sts)
+    assert set(rows[MXBAI].scores) == STS  # generic-sts only: it lacks TwentyNewsgroups and the rerankers
+
+
+def test_scores_are_mtebs_published_main_scores_times_100(rows):
+    for model, folder in ((E5, E5_DIR), (MXBAI, MXBAI_DIR)):
+        for task, value in rows[model].scores.items():
+            assert value == published(folder, task), (model, task)
+    # two values copied from the files by hand: the helper above reads the right key
+    assert rows[E5].scores["STS12"] == pytest.approx(78.0543, abs=1e-9)
+    assert rows[MXBAI].scores["STS16"] == pytest.approx(86.774, abs=1e-9)
+
+
+@pytest.mark.parametrize("old_name", [E5_OLD_DIR.name, "zz-read-last"])
+def test_another_revision_folder_does_not_replace_the_registry_revision(repo, old_name):
+    """MTEB's `join_revisions` keeps the revision its registry names, whichever folder is read first."""
+    old = repo / E5_OLD_DIR.relative_to(FIXTURE)
+    old.rename(old.with_name(old_name))
+    assert published(E5_OLD_DIR, "STS12") != published(E5_DIR, "STS12")
+    (row,) = [r for r in published_rows(repo) if r.model == E5]
+    assert row.scores["STS12"] == published(E5_DIR, "STS12")
+    assert row.facts["revision"] == E5_DIR.name
+
+
+def test_experiment_folders_are_ignored(repo, rows):
+    """An `experiments/` folder (MTEB's layout for a run with other settings), whatever its model_meta.json
+    says, and a revision folder whose model_meta.json names experiment settings never give a published
+    score: here either would complete bge-small with the STS16 it lacks."""
+    bge = repo / BGE_DIR.relative_to(FIXTURE)
+    experiment = bge / "experiments" / "batch-8"
+    experiment.mkdir(parents=True)
+    shutil.copy(MXBAI_DIR / "STS16.json", experiment / "STS16.json")
+    shutil.copy(BGE_DIR / "model_meta.json", experiment / "model_meta.json")
+    other = bge.with_name("experiment-revision")
+    shutil.copytree(BGE_DIR, other)
+    shutil.copy(MXBAI_DIR / "STS16.json", other / "STS16.json")
+    meta = json.loads((other / "model_meta.json").read_text(encoding="utf-8"))
+    (other / "model_meta.json").write_text(json.dumps({**meta, "experiment_kwargs": {"batch_size": 8}}))
+    found = {r.model: r for r in published_rows(repo)}
+    assert set(found) == {E5, MXBAI}
+    assert found[E5].scores == rows[E5].scores
+
+
+def test_rows_carry_the_mark_link_facts_and_notes(rows):
+    row = rows[E5]
+    assert (row.source, row.label, row.table) == ("mteb", "published by MTEB", None)
+    assert (
+        row.url == "https://github.com/embeddings-benchmark/results/tree/main/results/intfloat__multilingual-e5-small"
+    )
+    meta = json.loads((E5_DIR / "model_meta.json").read_text(encoding="utf-8"))
+    for key in ("n_parameters", "release_date", "license", "open_weights", "embed_dim", "reference"):
+        assert row.facts[key] == meta[key], key
+    assert row.spec == {"model": f"mteb:{E5}"}  # in MTEB's registry: `bench run --model mteb:...` runs it
+    assert row.notes[0] == SETTING_NOTE
+    # SciDocsRR was published on an older dataset revision, with an older MTEB's main score (map)
+    assert any(n.startswith("SciDocsRR: MTEB's result is on dataset revision d3c5e1fc") for n in row.notes)
+    assert not any(n.startswith("STS12") for n in row.notes)  # same revision and main score as the harness's
+    assert rows[MXBAI].notes == (SETTING_NOTE,)
+
+
+# ----------------------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda p: p / "missing", "no such folder"),
+        (lambda p: (p / "file.json").write_text("{}") and p / "file.json", "is a file, not a folder"),
+        (lambda p: p, "is not an MTEB results folder"),
+    ],
+)
+def test_a_path_that_is_not_a_results_folder_is_one_error(tmp_path, make, words):
+    path = make(tmp_path)
+    with pytest.raises(BenchError, match=words) as caught:
+        published_rows(path)
+    assert "git clone --depth 1 https://github.com/embeddings-benchmark/results" in str(caught.value)
+    assert not (tmp_path / "missing").exists()  # MTEB's ResultCache creates its folder: never for a wrong path
+
+
+def test_cli_prints_one_error_line(tmp_path, capsys):
+    code = main(["leaderboard", "build", "--results", str(tmp_path), "--mteb-results", str(tmp_path / "nope")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: --mteb-results ") and "no such folder" in err[0]
+
+
+def _not_json(folder: Path) -> None:
+    (folder / "STS13.json").write_text('{"task_name": "STS13", "scores": ')
+
+
+def _absurd(folder: Path) -> None:
+    path = folder / "STS14.json"
+    path.write_text(path.read_text().replace('"main_score": 0.8521908733722553', '"main_score": 85.21908733722553'))
+
+
+def _oversized(folder: Path) -> None:
+    path = folder / "STS15.json"
+    path.write_text(path.read_text() + " " * 2_000_001)
+
+
+def _linked(folder: Path) -> None:
+    (folder / "STS12.json").unlink()
+    (folder / "STS12.json").symlink_to("/dev/zero")  # read whole, it would never end
+
+
+def _bad_meta(folder: Path) -> None:
+    (folder / "model_meta.json").write_text("[1, 2")
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        (_not_json, "STS13.json is not an MTEB result file"),
+        (_absurd, "STS14: main score 85.2"),
+        (_oversized, "STS15.json is 2,00"),
+        (_linked, "STS12.json is a link or not a regular file"),
+        (_bad_meta, "model_meta.json"),
+    ],
+)
+def test_a_malformed_model_folder_is_skipped_with_a_warning(repo, rows, caplog, damage, words):
+    damage(repo / MXBAI_DIR.relative_to(FIXTURE))
+    with caplog.at_level(logging.WARNING, logger="bench.leaderboard.mteb_published"):
+        found = {r.model: r for r in published_rows(repo)}
+    assert set(found) == {E5} and found[E5].scores == rows[E5].scores
+    assert any(words in r.getMessage() for r in caplog.records), [r.getMessage() for r in caplog.records]
+
+
+def test_every_model_folder_unreadable_is_one_error(repo):
+    for folder in (E5_DIR, E5_OLD_DIR, MXBAI_DIR, BGE_DIR):
+        _bad_meta(repo / folder.relative_to(FIXTURE))
+    with pytest.raises(DataError, match=r"none of its 4 model folder\(s\) .* could be read; the first: "):
+        published_rows(repo)
+
+
+def test_the_reader_imports_mteb_only_when_called():
+    code = "import sys, bench.leaderboard.mteb_published, bench.cli.commands.leaderboard; print('mteb' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------------------------------ end to end
+
+
+@pytest.mark.slow  # the demo submission runs the demo suite with the real model (once per session)
+def test_cli_build_shows_mtebs_rows_in_the_generic_and_sts_suites(demo_results, tmp_path, capsys):
+    site = tmp_path / "site"
+    args = ["leaderboard", "build", "--results", str(demo_results), "--mteb-results", str(FIXTURE)]
+    assert main([*args, "--no-reported", "--out", str(site)]) == 0
+    assert "2 row(s) published by MTEB" in capsys.readouterr().out
+    data = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
+    external = {x["id"]: x for x in data["external"]}
+    assert {x["name"] for x in external.values()} == {E5, MXBAI}
+    assert all(x["source"] == "mteb" and x["source_label"] == "published by MTEB" for x in external.values())
+    assert external[f"mteb||{E5}"]["n_parameters"] == 118_000_000
+    tables = {s["name"]: s for s in data["suites"]}
+    expected = {"generic": {E5: E5_DIR}, "generic-sts": {E5: E5_DIR, MXBAI: MXBAI_DIR}}
+    for suite, models in expected.items():
+        shown = {external[r["model_id"]]["name"]: r for r in tables[suite]["rows"] if r.get("source") == "mteb"}
+        assert set(shown) == set(models), suite  # mxbai lacks generic's other tasks: not in its table
+        for model, folder in models.items():
+            assert shown[model]["scores"] == {t: published(folder, t) for t in shown[model]["scores"]}
+    for suite in set(tables) - set(expected):  # metaeol-sts, all, inbedder: not made of MTEB tasks only
+        assert not [r for r in tables[suite]["rows"] if r.get("source") == "mteb"], suite
+    with (site / "leaderboard.csv").open(encoding="utf-8") as f:
+        csv_rows = [r for r in csv.DictReader(f) if r["source"] == "mteb"]
+    assert {r["task"] for r in csv_rows} == GENERIC
+
+
+def test_the_harness_s_own_tasks_registered_with_mteb_are_not_mteb_s():
+    """`import bench.tasks` registers the harness's tasks in MTEB's registry (same main score and revision):
+    they must not make the instruction suites look like suites MTEB publishes results for."""
+    import bench.tasks  # noqa: F401  (registers the harness's tasks with MTEB)
+
+    assert set(mteb_suites()) == {"generic", "generic-sts"}

@@ -1,0 +1,255 @@
+"""`bench results` tables that tell the truth (issue 32 items 1, 5, 6; issue 31 item 6): a `--limit` run is
+marked ⊂ with what it was scored on and never ranked, in every format and in `bench run`'s table; LaTeX fits
+an article's text width (short labels, settings in a row legend, footnotes whole); CSV cells are whole;
+`--columns` chooses columns; `--reported` puts a paper's printed rows into the table (bench/results/summary.py)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.cli.main import main
+from bench.results.outcome import TaskOutcome
+from bench.results.summary import TEXT_WIDTH_PT, latex_layout, results_table, run_table, text_width
+from bench.results.task_catalog import suites
+from helpers import compile_latex
+from test_results_formats import DEMO, _markdown_rows, check_booktabs, write
+
+REPORTED = Path(__file__).parent / "fixtures" / "results-reported-demo.yaml"
+FULL_TEXTS = {DEMO[0]: 96, DEMO[1]: 300, DEMO[2]: 90}  # texts a full run sends, per task
+
+
+def _record(folder: Path, task: str, **task_fields) -> None:
+    """Add `task_fields` and an `encode` block to a run record `write` left."""
+    path = folder / "run_records" / f"{task}.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record["task"].update(task_fields)
+    limit = task_fields.get("limit")
+    record["encode"] = {"texts_requested": 8 * 3 if limit else FULL_TEXTS[task]}
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+
+@pytest.fixture
+def limited(tmp_path: Path) -> Path:
+    """Two full runs (averages 50 and 40) and, in a scratch folder, a `--limit 8` run of the first model
+    whose subset scores 90: the README's quick look, which `bench results` used to rank #1."""
+    for model, value in (("org/a", 0.5), ("org/b", 0.4)):
+        for task in DEMO:
+            write(tmp_path / "full", model, task, value)
+            _record(
+                tmp_path / "full" / model.replace("/", "__") / "0123456789abcdef0123456789abcdef01234567",
+                task,
+                limit=None,
+            )
+    for task in DEMO:
+        write(tmp_path / "scratch", "org/a", task, 0.9)
+        _record(tmp_path / "scratch" / "org__a" / "0123456789abcdef0123456789abcdef01234567", task, limit=8)
+    return tmp_path
+
+
+WORDS = "subset: 72 of 486 texts (--limit 8)"  # 3 tasks x 24 texts of 96 + 300 + 90
+
+
+def test_a_limited_run_is_marked_and_never_ranked_in_markdown_csv_and_latex(limited, capsys):
+    roots = [limited / "full", limited / "scratch"]
+    header, _, *rows = _markdown_rows(results_table(roots))
+    assert [r[:2] for r in rows] == [["-", "org/a ⊂"], ["1", "org/a"], ["2", "org/b"]]  # sorted first, unranked
+    assert rows[0][header.index("Experiment")] == f"default; {WORDS}"
+    out = results_table(roots)
+    assert "⊂ subset: a limited run" in out
+
+    assert main(["results", *map(str, roots), "--format", "csv"]) == 0
+    by_rank = {(r["Model"], r["marks"]): r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    subset = by_rank[("org/a", "subset")]
+    assert subset["rank"] == "" and subset["Experiment"] == f"default; {WORDS}" and subset["Average (demo)"] == "90.00"
+    assert by_rank[("org/a", "")]["rank"] == "1"
+
+    tex = results_table(roots, fmt="latex")
+    row = next(line for line in tex.splitlines() if line.startswith("-- & a$^\\subset$"))
+    assert r"\textbf" not in row and "90.00" in row  # shown, never bold
+    assert "1 & a$^{" in tex and WORDS.replace("--", "-{}-") in tex and r"$^\subset$ subset:" in tex
+
+
+def test_a_limited_run_without_a_full_one_says_subset_of_the_texts(limited):
+    header, _, *rows = _markdown_rows(results_table(limited / "scratch"))
+    assert (
+        rows[0][:2] == ["-", "org/a ⊂"]
+        and rows[0][header.index("Experiment")] == "default; subset of the texts (72, --limit 8)"
+    )
+
+
+def test_bench_run_marks_limited_tasks_and_their_average():
+    record = {"task": {"limit": 8}, "encode": {"texts_requested": 44}}
+    outcomes = [TaskOutcome(t, "main", 0.5, {"main_score": 0.5}, "computed", record) for t in DEMO]
+    scores, legend, _ = run_table(outcomes).split("\n\n")
+    assert all(f"| {t}⊂ " in scores for t in DEMO) and "| Average (demo)⊂ " in scores
+    assert legend.startswith("⊂ subset:") and f"  - {DEMO[0]}: subset of the texts (44, --limit 8)" in legend
+
+
+# ----------------------------------------------------------------------------------------- LaTeX width
+def _gst(root: Path, tasks: tuple[str, ...]) -> Path:
+    """Three models with long names, one custom template and one baseline on the GSTransform tasks."""
+    models = (
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "HuggingFaceTB/SmolLM2-135M-Instruct",
+        "intfloat/e5-mistral-7b-instruct",
+    )
+    long = "Represent the query for retrieval: {instruction} {text}"
+    for i, model in enumerate(models):
+        custom = {"template": "Represent-the-query-for-retri-1a2b3c4d"} if i == 1 else None
+        for j, task in enumerate(tasks):
+            write(
+                root,
+                model,
+                task,
+                0.4 + 0.01 * i + 0.013 * j,
+                experiment=custom,
+                settings={"template": long} if custom else None,
+            )
+    write(root, models[2], tasks[0], 0.5, experiment={"template": "none"}, settings={"template": "none"})
+    return root
+
+
+@pytest.fixture
+def gst_partial(tmp_path: Path) -> Path:
+    return _gst(tmp_path / "gst5", suites()["gstransform"][1:6])  # 5 of 9 tasks, as offline
+
+
+@pytest.fixture
+def gst_full(tmp_path: Path) -> Path:
+    return _gst(tmp_path / "gst9", suites()["gstransform"])
+
+
+@pytest.fixture
+def demo_board(tmp_path: Path) -> Path:
+    from test_results_formats import board
+
+    return board.__wrapped__(tmp_path)  # the formats test's board: marks, a partial row, a custom template
+
+
+def _header(tex: str) -> str:
+    return next(line for line in tex.splitlines() if line.startswith(r"\# & "))
+
+
+def test_latex_uses_the_sites_short_labels_and_puts_settings_in_a_row_legend(gst_partial):
+    tex = results_table(gst_partial, fmt="latex")
+    assert check_booktabs(tex) == ["rl" + "r" * 6]  # #, Model, 5 tasks, Mean: no Revision or Experiment column
+    header = _header(tex)
+    assert "GSTAmzCF" not in header and "Amz" in header and header.endswith(r"& Mean \\")
+    assert (
+        "all-MiniLM-L6-v2$^{" in tex
+        and "sentence-transformers/all-MiniLM-L6-v2" not in tex.split(r"\midrule")[1].split(r"\bottomrule")[0]
+    )
+    legend = tex.split(r"\bottomrule")[1]
+    assert "sentence-transformers/all-MiniLM-L6-v2, revision 0123456789abcdef0123456789abcdef01234567" in legend
+    assert r"template=Represent the query for retrieval: \{instruction\} \{text\}" in legend  # whole, not cut
+    assert r"\resizebox" not in tex
+
+
+def _plain_latex(cell: str) -> str:
+    """A LaTeX cell as the text it prints: bold, superscript marks and tags, stacked headers undone."""
+    cell = re.sub(r"\\textbf\{(.*?)\}|\\shortstack\[\w\]\{(.*?)\}", lambda m: m.group(1) or m.group(2), cell)
+    return re.sub(r"\$\^\{\\mathrm\{(\w+)\}\}\$|\$\^\\\w+\$", "x", cell.replace("\\_", "_"))
+
+
+@pytest.mark.parametrize("name", ["demo_board", "gst_partial", "gst_full"])
+def test_latex_width_budget_from_label_and_value_lengths(name, request):
+    """Without pdflatex: each column as wide as its longest label line or value (`text_width`), at the
+    chosen type size, plus the column separation, fits an article's \\textwidth; only the 9-task table of
+    long model names is scaled (the last resort), and it says it needs graphicx."""
+    tex = results_table(request.getfixturevalue(name), fmt="latex")
+    lines = (
+        tex.split(r"\midrule")[0].splitlines()[-1:] + tex.split(r"\midrule")[1].split(r"\bottomrule")[0].splitlines()
+    )
+    cells = [[_plain_latex(c) for c in re.split(r"(?<!\\)&", line.removesuffix(r" \\"))] for line in lines if line]
+    widths = [max(text_width(part) for row in cells for part in row[i].split("\\\\")) for i in range(len(cells[0]))]
+    font = re.search(r"\\(small|footnotesize|scriptsize)\\setlength\{\\tabcolsep\}\{(\d+)pt\}", tex)
+    scale = {"small": 0.93, "footnotesize": 0.86, "scriptsize": 0.78}[font.group(1)] if font else 1.0
+    width = scale * sum(widths) + 2 * (int(font.group(2)) if font else 6) * len(widths)
+    if name == "gst_full":
+        assert r"\resizebox{\textwidth}{!}{%" in tex and "graphicx" in tex.splitlines()[0]
+    else:
+        assert r"\resizebox" not in tex and "graphicx" not in tex
+        assert width <= 1.03 * TEXT_WIDTH_PT, (width, font)  # text_width errs wide (every digit bold, a tag a letter)
+
+
+def test_layout_steps_down_only_as_far_as_it_must():
+    assert latex_layout(["Avg"], [["50.00"]])[1:] == ("", 6.0, False)  # a small table: untouched
+    heads, font, _, scaled = latex_layout(["Big Patent"] * 8, [["47.89"] * 8])
+    assert heads[0] == ["Big", "Patent"] and font == "" and not scaled  # two-line headers before smaller type
+    assert text_width("47.89") >= 22.7  # pdflatex: 22.78pt for bold digits (never under the real width)
+
+
+@pytest.mark.skipif(
+    shutil.which("pdflatex") is None, reason="pdflatex is not installed (apt-get install texlive-latex-recommended)"
+)
+@pytest.mark.parametrize("name", ["demo_board", "gst_partial", "gst_full"])
+def test_latex_compiles_with_no_overfull_box_in_an_article(name, request, tmp_path):
+    log = compile_latex(results_table(request.getfixturevalue(name), fmt="latex"), tmp_path)
+    assert "Overfull \\hbox" not in log, [line for line in log.splitlines() if "Overfull" in line]
+
+
+# ----------------------------------------------------------------------------------------- whole values
+def test_footnotes_and_csv_values_are_whole(tmp_path, capsys):
+    note = "A label-derived proxy of the published set, " + "built from the public labels; " * 8 + "END."
+    for i, template in enumerate(
+        ("Instruct: {instruction} with care\nQuery: {text}", "Instruct: {instruction} with care, please: {text}")
+    ):
+        write(
+            tmp_path,
+            f"org/m{i}",
+            DEMO[0],
+            0.5,
+            experiment={"template": f"Instruct-instructio-{i}a2b3c4d"},
+            settings={"template": template},
+            dataset={"stand_in": True, "stand_in_note": note},
+        )
+    assert "END." in results_table(tmp_path) and "END." in results_table(tmp_path, fmt="latex")
+    assert main(["results", str(tmp_path), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["Experiment"] for r in rows} == {
+        "template=Instruct: {instruction} with care\\nQuery: {text}",
+        "template=Instruct: {instruction} with care, please: {text}",
+    }  # two custom templates stay distinct, never cut to `template=Instruct-instructio…`
+
+
+# ----------------------------------------------------------------------------------------- --columns
+def test_columns_choose_and_order_the_score_columns(demo_board, capsys):
+    assert main(["results", str(demo_board), "--columns", "NYT (demo),DemoInstructSTS,Avg"]) == 0
+    header, _, *rows = _markdown_rows(capsys.readouterr().out)
+    assert header == ["#", "Model", "Revision", "Experiment", "DemoNYTClustering", "DemoInstructSTS", "Average (demo)"]
+    assert [r[0] for r in rows] == ["-", "1", "1", "3", "-"]  # ranked by the average, as without --columns
+    assert main(["results", str(demo_board), "--columns", "DemoInstructSTS"]) == 0
+    out = capsys.readouterr().out
+    assert "No average column: no row is ranked." in out
+    assert main(["results", str(demo_board), "--columns", "Avgg"]) == 2
+    assert capsys.readouterr().err.startswith("error: Unknown column 'Avgg'. Did you mean: Avg")
+
+
+# ----------------------------------------------------------------------------------------- --reported
+def test_reported_rows_are_marked_with_their_printed_values_in_every_format(demo_board, capsys):
+    assert main(["results", str(demo_board), "--reported", str(REPORTED)]) == 0
+    out = capsys.readouterr().out
+    header, _, *rows = _markdown_rows(out)
+    by_model = {r[1]: r for r in rows}
+    a = by_model["paper-model-a §"]
+    assert [a[header.index(t)] for t in DEMO] == ["47.9", "62.35", "30.1"]  # as printed, not 47.90
+    assert a[0] == "3" and by_model["paper-model-b §"][0] == "5"  # ranked by the same rule: 50, 50, 46.78, 30, 21.25
+    assert a[header.index("Experiment")] == "DemoResults (Example et al., TestConf 2098), Table 3"
+    assert "§ reported:" in out and "https://example.org/results-paper" in out and "Invented numbers" in out
+
+    assert main(["results", str(demo_board), "--reported", str(REPORTED), "--format", "csv"]) == 0
+    rows_csv = {r["Model"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert rows_csv["paper-model-a"]["marks"] == "reported" and rows_csv["paper-model-a"]["DemoInstructSTS"] == "47.9"
+    assert rows_csv["paper-model-a"]["rank"] == "3"
+
+    tex = results_table(demo_board, fmt="latex", reported=[REPORTED])
+    line = next(x for x in tex.splitlines() if x.startswith("3 & paper-model-a"))
+    assert r"paper-model-a$^\S$" in line and " & 47.9 & 62.35 & 30.1 & " in line
+    assert r"$^\S$ reported:" in tex and "https://example.org/results-paper" in tex
