@@ -330,8 +330,8 @@ def test_partial_gstransform_site_ranks_as_bench_results(gst_partial_results, tm
     """GSTransform with 5 of its 9 tasks (the offline case): the site ranks rows by their partial Mean under
     the one rule (bench/results/ranking.py), exactly as `bench results` ranks the same folders; the row over
     fewer tasks, the baseline and the columns no row fills are left out, and the rule is printed once."""
+    from bench.results.comparison import find_all, main_table
     from bench.results.ranking import RULE
-    from bench.results.summary import find_all, main_table
 
     root, data_dir = gst_partial_results
     site = tmp_path / "site"

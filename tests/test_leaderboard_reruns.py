@@ -144,13 +144,20 @@ def test_what_counts_in_the_same_result():
 def test_runtime_settings_are_runtime_options_of_a_family():
     """Every setting left out of a result's identity is declared runtime by some family
     (bench/adapters/options.py), so the list can never leave out an option that changes vectors."""
-    from bench.adapters.options import runtime_options
+    from bench.adapters.options import family_options, runtime_options
     from bench.adapters.registry import FAMILIES, discover
 
     discover()
     declared = set().union(*(runtime_options(cls) for cls in FAMILIES.values()))
     assert declared >= RUNTIME_SETTINGS, sorted(RUNTIME_SETTINGS - declared)
     assert not {"dtype", "template", "instruction_template", "max_tokens"} & RUNTIME_SETTINGS
+    # The list is one for all families: a family that takes one of them as an option must declare it runtime
+    # too, or two of its results differing in that (vector-changing) option would merge as re-runs.
+    vector = {
+        name: sorted((set(family_options(cls)) & RUNTIME_SETTINGS) - runtime_options(cls))
+        for name, cls in FAMILIES.items()
+    }
+    assert not {name: keys for name, keys in vector.items() if keys}
 
 
 # ----------------------------------------------------------------------------------- the issue's scenario

@@ -10,6 +10,7 @@ inside its loader function (`q3e_instruct_loader`) and gives documents none; Gri
 
 from __future__ import annotations
 
+import logging
 import warnings
 
 import mteb
@@ -17,7 +18,7 @@ import pytest
 import sentence_transformers
 from mteb.types import PromptType
 
-from bench.adapters.mteb_zoo import WITH_DOCUMENT_PROMPT, instruction_models, probe_formats
+from bench.adapters.mteb_zoo import WITH_DOCUMENT_PROMPT, WeightlessST, instruction_models, probe_formats
 from bench.cli.commands.listing import zoo_table
 
 MODELS = ("Qwen/Qwen3-Embedding-0.6B", "GritLM/GritLM-7B")
@@ -104,3 +105,37 @@ def test_a_format_that_cannot_be_probed_offline_says_why():
     query, document, reason = probe_formats(mteb.get_model_meta("mongodb/voyage-3"))
     assert query == f"format: not probed offline ({reason})" and document == ""
     assert "VoyageModel" in reason
+
+
+def test_a_probe_puts_back_the_process_logging_level():
+    """The probe hides MTEB's log lines while it runs, then puts back whatever `logging.disable` level the
+    process had (a caller's, another test's), instead of turning every log line back on."""
+    logging.disable(logging.ERROR)
+    try:
+        probe_formats(mteb.get_model_meta("Qwen/Qwen3-Embedding-0.6B"))
+        assert logging.root.manager.disable == logging.ERROR
+    finally:
+        logging.disable(logging.NOTSET)
+    probe_formats(mteb.get_model_meta("Qwen/Qwen3-Embedding-0.6B"))
+    assert logging.root.manager.disable == logging.NOTSET
+
+
+@pytest.mark.parametrize(
+    "config",
+    ['{"prompts": ' + "[" * 100_000 + "]" * 100_000 + "}", '{"prompts": {"query": "q: "}', "\xff"],
+    ids=["deep", "cut", "not-utf8"],
+)
+def test_a_local_config_that_cannot_be_read_is_as_if_absent(tmp_path, config):
+    """The stand-in reads a model's config_sentence_transformers.json within bounds: a damaged or hostile one
+    (nested 100,000 deep, cut short, not UTF-8) is an unknown config, never a crash of the probe or dry run."""
+    (tmp_path / "config_sentence_transformers.json").write_bytes(config.encode("latin-1"))
+    st = WeightlessST(str(tmp_path))
+    assert not st.config_known and st.prompts == {}
+
+
+def test_a_local_folder_without_a_config_has_none(tmp_path):
+    """A local model folder without config_sentence_transformers.json or sentence_bert_config.json (a plain
+    transformers folder) has no prompts and no sequence length: its path is never asked of the hub cache,
+    which refuses a path as a repository id."""
+    st = WeightlessST(str(tmp_path))
+    assert st.config_known and st.prompts == {} and st.max_seq_length is None

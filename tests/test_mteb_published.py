@@ -14,6 +14,7 @@ import logging
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -176,18 +177,45 @@ def _linked(folder: Path) -> None:
     (folder / "STS12.json").symlink_to("/dev/zero")  # read whole, it would never end
 
 
+def _linked_folder(folder: Path) -> None:
+    """The revision folder a link to a folder outside the clone (here a copy of the same files)."""
+    outside = folder.parents[3] / "outside"
+    folder.rename(outside)
+    folder.symlink_to(outside, target_is_directory=True)
+
+
 def _bad_meta(folder: Path) -> None:
     (folder / "model_meta.json").write_text("[1, 2")
+
+
+def _deep(folder: Path) -> None:
+    """Nested 100,000 deep: MTEB's `json.loads` would end the whole build with a RecursionError."""
+    (folder / "STS16.json").write_text('{"task_name": "STS16", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+
+def _renamed(name: str) -> Callable[[Path], None]:
+    def rename(folder: Path) -> None:
+        meta = json.loads((folder / "model_meta.json").read_text(encoding="utf-8"))
+        (folder / "model_meta.json").write_text(json.dumps({**meta, "name": name}), encoding="utf-8")
+
+    return rename
 
 
 @pytest.mark.parametrize(
     ("damage", "words"),
     [
-        (_not_json, "STS13.json is not an MTEB result file"),
+        (_not_json, "STS13.json is not valid JSON: Expecting value (line 1, column 34)"),
         (_absurd, "STS14: main score 85.2"),
         (_oversized, "STS15.json is 2,00"),
         (_linked, "STS12.json is a link or not a regular file"),
         (_bad_meta, "model_meta.json"),
+        (_linked_folder, "the model or revision folder is a link"),
+        (_deep, "STS16.json line 1: arrays/objects nest more than 64 levels deep"),
+        (
+            _renamed("mixedbread-ai/mxbai-embed-l\u0430rge-v1"),
+            "reads as the ASCII name 'mixedbread-ai/mxbai-embed-large-v1'",
+        ),
+        (_renamed("mixedbread-ai/mxbai\u202eembed"), "holds a control or invisible character"),
     ],
 )
 def test_a_malformed_model_folder_is_skipped_with_a_warning(repo, rows, caplog, damage, words):

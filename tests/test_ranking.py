@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from bench.results.ranking import Candidate, rank_labels, ranked_cover, ranks
 
 ALL = frozenset({"a", "b", "c"})
@@ -45,3 +47,11 @@ def test_the_result_does_not_depend_on_row_order():
 def test_no_candidate_no_rank():
     assert ranked_cover([]) is None
     assert ranks([]) == {}
+
+
+def test_a_partial_average_needs_two_tasks_and_says_which():
+    """The one partial-average rule of `bench results` and the site (bench.results.suites.partial_average)."""
+    from bench.results.suites import partial_average
+
+    assert partial_average({"a": 0.2, "b": None, "c": 0.4}, ("a", "b", "c")) == (pytest.approx(0.3), ("a", "c"))
+    assert partial_average({"a": 0.2, "b": None}, ("a", "b", "c")) is None  # one score is no average

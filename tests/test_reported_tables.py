@@ -220,6 +220,14 @@ def test_scores_map_cells_to_tasks_without_the_average() -> None:
     assert table.label == "InBedder (Peng et al., ACL 2024), Table 1"
 
 
+def test_values_are_written_back_as_printed() -> None:
+    """YAML reads the printed "0.00" and "50.60" as 0.0 and 50.6; the table writes the paper's two decimals."""
+    table = load_table("inbedder-2024-table1")
+    e5 = table.row("e5-large-v2(w/o instruction)")
+    assert [table.printed(e5.cells[c]) for c in ("I.STSB", "NYT")] == ["0.00", "50.07"]
+    assert table.printed(load_table("inbedder-2024-table2").rows[0].cells["StackO."]) == "50.60"
+
+
 def test_rows_of_one_name_are_told_apart_by_their_size() -> None:
     table = load_table("metaeol-2024-table1")
     assert table.row("Echo-LLAMA2 (13B)").cells["STS12"] == 59.36
@@ -319,6 +327,8 @@ def _set(path: str, value: object):
         (_set("rows.0.spec", {"model": "st:x", "args": {}}), "spec has unknown key(s) args"),
         (_set("rows.0.sizes", "7B"), "unknown key(s) sizes"),
         (_set("caption", KeyError), "the file lacks caption"),
+        (_set("rows.0.cells.NYT", 30.125), "more decimals than the table's 2"),
+        (_set("decimals", 9), "decimals must be between 0 and 6"),
     ],
 )
 def test_a_malformed_file_is_one_error_naming_the_field(tmp_path: Path, edit, message: str) -> None:
@@ -327,6 +337,14 @@ def test_a_malformed_file_is_one_error_naming_the_field(tmp_path: Path, edit, me
     with pytest.raises(ConfigError) as e:
         load_table(_write(tmp_path, data))
     assert message in str(e.value) and str(tmp_path / "t.yaml") in str(e.value)
+
+
+def test_a_cell_naming_no_column_lists_the_columns_in_the_file_s_order(tmp_path: Path) -> None:
+    data = yaml.safe_load(yaml.safe_dump(_GOOD))
+    data["columns"] += [{"label": label, "average": True} for label in ("Mean", "Zeta", "Beta", "Alpha")]
+    data["rows"][0]["cells"]["Gamma"] = 1.0
+    with pytest.raises(ConfigError, match="the columns are NYT, Avg, Mean, Zeta, Beta, Alpha"):
+        load_table(_write(tmp_path, data))
 
 
 def test_a_missing_or_empty_file_is_one_error(tmp_path: Path) -> None:

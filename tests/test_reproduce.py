@@ -242,3 +242,68 @@ def test_a_row_naming_a_local_file_matches_the_record_s_public_spec(tmp_path):
     gguf = tmp_path / "model.Q4_1.gguf"
     gguf.write_bytes(b"")
     assert matches({"model": f"inbedder:{gguf}"}, _record("inbedder:model.Q4_1.gguf", {}, {"family": "inbedder"}))
+
+
+def test_a_row_naming_a_local_file_in_its_options_matches_the_record_s_public_value(tmp_path):
+    """A run record writes an option's local path by its last component (`public_value`), as it does the spec's."""
+    adapter = tmp_path / "adapter.safetensors"
+    adapter.write_bytes(b"")
+    row = {"model": "st:org/m", "model_args": {"adapter": str(adapter)}}
+    record = _record("st:org/m", {"adapter": "adapter.safetensors"}, {"adapter": "adapter-1a2b3c4d"})
+    assert matches(row, record)
+    assert not matches(row, _record("st:org/m", {"adapter": "other.safetensors"}, {"adapter": "other-1a2b3c4d"}))
+
+
+def test_a_full_disk_stops_the_table_after_printing_the_rows_that_ran(tmp_path, capsys, monkeypatch):
+    """A StorageError stops every row after it (none could write its result), but the rows that ran before it
+    are reported, then the error line (exit 2)."""
+    from bench.core.errors import StorageError
+    from bench.results.outcome import TaskOutcome
+    from bench.run import reproduce_table
+
+    calls: list[str] = []
+
+    def fake_run(options: Any) -> list[TaskOutcome]:
+        calls.append(options.model)
+        if len(calls) == 2:
+            raise StorageError(f"{options.output_dir}: no space left on the device; free some space")
+        return [TaskOutcome("DemoInstructSTS", "cosine_spearman", 0.3125, {}, "computed", {})]
+
+    monkeypatch.setattr(reproduce_table, "run", fake_run)
+    table = tmp_path / "tiny-table.yaml"
+    table.write_text(TINY_TABLE.replace("{TINY}", "org/tiny"), encoding="utf-8")
+    code, out, err = _reproduce(capsys, str(table), "--output-dir", str(tmp_path / "out"))
+
+    assert code == 2 and len(calls) == 2  # row 4 (average only) never starts a run
+    assert [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines() if line.startswith("| 2 ")] == [
+        ["2", "not-here", "I.STS", "20.00", "31.25", "+11.25"]
+    ]
+    assert err.splitlines() == [f"error: {tmp_path / 'out'}: no space left on the device; free some space"]
+
+
+def test_a_cell_on_stand_in_data_is_marked_and_left_out_of_the_mean(tmp_path, capsys, monkeypatch):
+    """InBedder's NYT texts could not be had, so the harness runs a stand-in: Δ against the paper's NYT compares
+    two datasets. The cell is shown, marked ‡, and the mean |Δ| is over the other cells only."""
+    from bench.results.outcome import TaskOutcome
+    from bench.run import reproduce_table
+
+    table = _table()
+    row = table.row("all-MiniLM-L6-v2")
+    done = reproduction(table, row, {"DemoIntentEmotion": 25.19, "DemoInstructSTS": -9.82}, {"DemoIntentEmotion"})
+    assert [(c.column, c.delta, c.stand_in) for c in done.cells[:2]] == [("IntEmo", 10.0, True), ("I.STS", 0.0, False)]
+    assert done.on_stand_in == ("DemoIntentEmotion",) and done.mean_abs_delta == 0.0
+
+    stand_in = {"task": {"dataset": {"stand_in": True, "stand_in_note": "a proxy"}}}
+
+    def fake_run(options: Any) -> list[TaskOutcome]:
+        return [TaskOutcome("DemoInstructSTS", "cosine_spearman", 0.3125, {}, "computed", stand_in)]
+
+    monkeypatch.setattr(reproduce_table, "run", fake_run)
+    path = tmp_path / "tiny-table.yaml"
+    path.write_text(TINY_TABLE.replace("{TINY}", "org/tiny"), encoding="utf-8")
+    code, out, _ = _reproduce(capsys, str(path), "--rows", "2", "--output-dir", str(tmp_path / "out"))
+    assert code == 0
+    assert [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines() if line.startswith("| 2 ")] == [
+        ["2", "not-here", "I.STS", "20.00", "31.25‡", "+11.25"]
+    ]
+    assert "not-here: - over 0 cell(s)" in out and "its Δ is not in the mean |Δ|" in out

@@ -14,17 +14,12 @@ from pathlib import Path
 import pytest
 
 from bench.cli.main import main
+from bench.results.comparison import results_table
+from bench.results.naming import readable_experiment
 from bench.results.outcome import TaskOutcome
 from bench.results.sensitivity import rank_stability
-from bench.results.summary import (
-    DETAILS_WIDTH,
-    format_count,
-    latex_escape,
-    readable_experiment,
-    results_table,
-    run_table,
-    shorten_list,
-)
+from bench.results.summary import DETAILS_WIDTH, run_table, shorten_list
+from bench.results.tables import format_count, latex_escape
 from helpers import compile_latex
 
 DEMO = ("DemoInstructSTS", "DemoIntentEmotion", "DemoNYTClustering")  # the demo suite: "Average (demo)"

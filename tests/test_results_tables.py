@@ -1,7 +1,7 @@
 """`bench results` tables that tell the truth (issue 32 items 1, 5, 6; issue 31 item 6): a `--limit` run is
 marked ⊂ with what it was scored on and never ranked, in every format and in `bench run`'s table; LaTeX fits
 an article's text width (short labels, settings in a row legend, footnotes whole); CSV cells are whole;
-`--columns` chooses columns; `--reported` puts a paper's printed rows into the table (bench/results/summary.py)."""
+`--columns` chooses columns; `--reported` puts a paper's printed rows into the table (bench/results/comparison.py)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,14 @@ from pathlib import Path
 import pytest
 
 from bench.cli.main import main
+from bench.results.comparison import find_all, results_table
 from bench.results.outcome import TaskOutcome
-from bench.results.summary import TEXT_WIDTH_PT, latex_layout, results_table, run_table, text_width
+from bench.results.summary import run_table
+from bench.results.tables import TEXT_WIDTH_PT, latex_layout, text_width
 from bench.results.task_catalog import suites
+from bench.results.variant_tables import sensitivity_table_list
 from helpers import compile_latex
-from test_results_formats import DEMO, _markdown_rows, check_booktabs, write
+from test_results_formats import DEMO, REVISION, _markdown_rows, check_booktabs, write
 
 REPORTED = Path(__file__).parent / "fixtures" / "results-reported-demo.yaml"
 FULL_TEXTS = {DEMO[0]: 96, DEMO[1]: 300, DEMO[2]: 90}  # texts a full run sends, per task
@@ -82,6 +85,40 @@ def test_a_limited_run_without_a_full_one_says_subset_of_the_texts(limited):
         rows[0][:2] == ["-", "org/a ⊂"]
         and rows[0][header.index("Experiment")] == "default; subset of the texts (72, --limit 8)"
     )
+
+
+def test_a_full_result_without_a_count_does_not_hide_another_s(limited):
+    """The subset's total comes from any full run of the task that says how many texts it sent: a result
+    whose record has no count (read first here) leaves the total to the next one."""
+    for task in DEMO:
+        path = limited / "full" / "org__a" / REVISION / "run_records" / f"{task}.json"
+        record = json.loads(path.read_text(encoding="utf-8"))
+        del record["encode"]
+        path.write_text(json.dumps(record), encoding="utf-8")
+    header, _, *rows = _markdown_rows(results_table([limited / "full", limited / "scratch"]))
+    assert rows[0][:2] == ["-", "org/a ⊂"] and rows[0][header.index("Experiment")] == f"default; {WORDS}"
+
+
+def test_a_limited_variant_run_is_a_group_of_its_own_beside_the_full_one(tmp_path):
+    """Variant runs of org/a and org/b, and in a scratch folder a `--limit 8` variant run of org/a on the same
+    task: the limited variants are their own ⊂ row, never mixed into org/a's full statistics, and the rank
+    stability still compares the two full runs."""
+    for model, step in (("org/a", 0.01), ("org/b", -0.01)):
+        for i, variant in enumerate(("v1", "v2", "v3")):
+            write(tmp_path / "full", model, DEMO[0], 0.45 + step * i, variant=variant)
+    for i, variant in enumerate(("v1", "v2", "v3")):
+        write(tmp_path / "scratch", "org/a", DEMO[0], 0.9 - 0.1 * i, variant=variant)
+    for path in (tmp_path / "scratch").rglob("run_records/*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["task"]["limit"] = 8
+        path.write_text(json.dumps(record), encoding="utf-8")
+
+    tables = sensitivity_table_list(find_all([tmp_path / "full", tmp_path / "scratch"]))
+    assert [t.title for t in tables] == ["Instruction sensitivity", "Rank stability"]
+    variants = tables[0].headers.index("Variants")
+    rows = [(r[1], r[variants], r[variants + 2]) for r in tables[0].rows]
+    assert rows == [("org/a", "3", "46.00"), ("org/a ⊂", "3", "80.00"), ("org/b", "3", "44.00")]
+    assert tables[1].rows[0][1] == "2"  # models compared: the two full runs
 
 
 def test_bench_run_marks_limited_tasks_and_their_average():
@@ -232,6 +269,14 @@ def test_columns_choose_and_order_the_score_columns(demo_board, capsys):
     assert capsys.readouterr().err.startswith("error: Unknown column 'Avgg'. Did you mean: Avg")
 
 
+def test_a_hidden_column_s_stand_in_note_is_not_listed(tmp_path, capsys):
+    for task, note in zip(DEMO[:2], ("the first proxy", "the second proxy"), strict=True):
+        write(tmp_path, "org/x", task, 0.5, dataset={"stand_in": True, "stand_in_note": note})
+    assert main(["results", str(tmp_path), "--columns", DEMO[1]]) == 0
+    out = capsys.readouterr().out
+    assert f"  - {DEMO[1]}: the second proxy" in out and "the first proxy" not in out
+
+
 # ----------------------------------------------------------------------------------------- --reported
 def test_reported_rows_are_marked_with_their_printed_values_in_every_format(demo_board, capsys):
     assert main(["results", str(demo_board), "--reported", str(REPORTED)]) == 0
@@ -239,17 +284,27 @@ def test_reported_rows_are_marked_with_their_printed_values_in_every_format(demo
     header, _, *rows = _markdown_rows(out)
     by_model = {r[1]: r for r in rows}
     a = by_model["paper-model-a §"]
-    assert [a[header.index(t)] for t in DEMO] == ["47.9", "62.35", "30.1"]  # as printed, not 47.90
+    assert [a[header.index(t)] for t in DEMO] == ["47.90", "62.35", "30.10"]  # as printed (YAML read 47.9, 30.1)
     assert a[0] == "3" and by_model["paper-model-b §"][0] == "5"  # ranked by the same rule: 50, 50, 46.78, 30, 21.25
     assert a[header.index("Experiment")] == "DemoResults (Example et al., TestConf 2098), Table 3"
     assert "§ reported:" in out and "https://example.org/results-paper" in out and "Invented numbers" in out
 
     assert main(["results", str(demo_board), "--reported", str(REPORTED), "--format", "csv"]) == 0
     rows_csv = {r["Model"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
-    assert rows_csv["paper-model-a"]["marks"] == "reported" and rows_csv["paper-model-a"]["DemoInstructSTS"] == "47.9"
+    assert rows_csv["paper-model-a"]["marks"] == "reported" and rows_csv["paper-model-a"]["DemoInstructSTS"] == "47.90"
     assert rows_csv["paper-model-a"]["rank"] == "3"
 
     tex = results_table(demo_board, fmt="latex", reported=[REPORTED])
     line = next(x for x in tex.splitlines() if x.startswith("3 & paper-model-a"))
-    assert r"paper-model-a$^\S$" in line and " & 47.9 & 62.35 & 30.1 & " in line
+    assert r"paper-model-a$^\S$" in line and " & 47.90 & 62.35 & 30.10 & " in line
     assert r"$^\S$ reported:" in tex and "https://example.org/results-paper" in tex
+
+
+def test_reported_rows_of_one_name_at_two_sizes_are_two_rows(demo_board, tmp_path):
+    """MetaEOL prints Echo-LLAMA2 at 7B and at 13B: each is a row (by its label), neither hides the other."""
+    table = tmp_path / "two-sizes.yaml"
+    text = REPORTED.read_text(encoding="utf-8")
+    text = text.replace("  - name: paper-model-a\n", "  - name: paper-model-a\n    params: 1B\n")
+    table.write_text(text.replace("  - name: paper-model-b\n", "  - name: paper-model-a\n    params: 7B\n"))
+    _, _, *rows = _markdown_rows(results_table(demo_board, reported=[table]))
+    assert sorted(r[1] for r in rows if "§" in r[1]) == ["paper-model-a (1B) §", "paper-model-a (7B) §"]

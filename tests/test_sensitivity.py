@@ -14,6 +14,7 @@ from scipy.stats import kendalltau
 
 from bench.cli.main import main
 from bench.core.variants import Variant, VariantFile, variant_label
+from bench.results.comparison import results_table
 from bench.results.sensitivity import (
     VariantScore,
     base_experiment,
@@ -23,7 +24,7 @@ from bench.results.sensitivity import (
     summarize,
 )
 from bench.results.store import find_results
-from bench.results.summary import format_score, results_table
+from bench.results.tables import format_score
 
 TASK = "DemoInstructSTS"
 MAIN = "cosine_spearman"

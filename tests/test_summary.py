@@ -11,8 +11,10 @@ import mteb
 import pytest
 
 from bench.cli.main import main
+from bench.results.comparison import results_table
 from bench.results.outcome import TaskOutcome
-from bench.results.summary import format_score, results_table, run_table, suite_averages
+from bench.results.summary import run_table, suite_averages
+from bench.results.tables import format_score
 from bench.tasks import SUITES, DemoInstructSTS, DemoNYTClustering
 from bench.tasks.data import stand_in_of
 from toy_encoders import HashEncoder
@@ -147,7 +149,7 @@ def test_stand_in_comes_from_the_builders_manifest(tmp_path):
 def test_damaged_manifest_and_model_meta_are_passed_over_never_parsed_deep(tmp_path):
     """Neither file is the user's to fix in `bench results` or a run: deep or numeric garbage is ignored (a
     warning for the manifest), never a RecursionError or ValueError."""
-    from bench.results.summary import model_of
+    from bench.results.naming import model_of
 
     deep, long_int = "[" * 100_000 + "]" * 100_000, '{"proxy": ' + "9" * 5000 + "}"
     for i, text in enumerate((deep, long_int)):

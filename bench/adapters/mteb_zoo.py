@@ -47,6 +47,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from bench.adapters.mteb_model import loader_name, rendered_input
+from bench.core.bounded import MAX_CONFIG_BYTES, load_json_bounded, read_at_most
+from bench.core.errors import BenchError
 from bench.core.fileio import read_cached, write_cached
 from bench.core.paths import cache_root
 
@@ -203,7 +205,8 @@ def probe_formats(meta: Any) -> tuple[str, str, str | None]:
             )
     except _Unprobed as e:
         return f"{NOT_PROBED} ({e})", "", str(e)
-    except Exception as e:  # noqa: BLE001 - any loader failure is a reason shown, never a listing failure
+    except Exception as e:  # any loader failure is a reason shown, never a listing failure
+        logger.debug("%s not probed", meta.name, exc_info=True)  # the traceback under -v
         reason = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else 'no message'}"
         return f"{NOT_PROBED} ({reason})", "", reason
     document = plain if prompted == plain else f"{plain}{WITH_DOCUMENT_PROMPT}{prompted}"
@@ -214,14 +217,14 @@ def probe_formats(meta: Any) -> tuple[str, str, str | None]:
 
 @contextmanager
 def _quiet() -> Iterator[None]:
-    """MTEB's and the loaders' log lines about the probe's own task (no document prompt, no template) hidden."""
-    import logging
-
-    logging.disable(logging.WARNING)
+    """MTEB's and the loaders' log lines about the probe's own task (no document prompt, no template) hidden;
+    the process's own `logging.disable` level (a caller's, a test's) is put back, not reset to NOTSET."""
+    previous = logging.root.manager.disable
+    logging.disable(max(previous, logging.WARNING))
     try:
         yield
     finally:
-        logging.disable(logging.NOTSET)
+        logging.disable(previous)
 
 
 class _Unprobed(Exception):
@@ -368,13 +371,18 @@ class WeightlessST:
                     local_files_only=True,
                     **self._tokenizer_kwargs,
                 )
-            except Exception:  # noqa: BLE001 - not local (or not loadable): tokens are estimated instead
+            except Exception:  # not local (or not loadable): tokens are estimated instead
+                logger.debug("no local tokenizer for %s: tokens estimated", self.source, exc_info=True)
                 self._tokenizer = None
         return self._tokenizer
 
     def _local_json(self, name: str) -> dict[str, Any] | None:
-        """A small JSON file of the model's, read only from a local directory or the hub cache."""
+        """A small JSON file of the model's, read only from a local directory or the hub cache, within the
+        bounds of bench/core/bounded.py (a downloaded repository's file is anyone's: one nested 100,000 deep
+        would end a dry run with a RecursionError); one that cannot be read is as if absent."""
         path: Any = Path(self.source) / name
+        if Path(self.source).is_dir() and not path.is_file():
+            return {}  # a local model folder is all there is: a file it lacks, it has none of (never a hub id)
         if not path.is_file():
             from huggingface_hub import try_to_load_from_cache
 
@@ -382,8 +390,8 @@ class WeightlessST:
             if not isinstance(path, str):
                 return {} if path is not None else None  # cached as absent: the model has none
         try:
-            found = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            found = load_json_bounded(read_at_most(Path(path), MAX_CONFIG_BYTES), str(path))
+        except (OSError, BenchError):
             return None
         return found if isinstance(found, dict) else None
 

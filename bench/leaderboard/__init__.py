@@ -6,7 +6,11 @@ reference.py    what the harness says about each task (versions, revisions, hash
 limits.py       bounds on hostile input (archive size, member count and size, names, links, JSON depth)
 names.py        look-alike model names: NFKC, Unicode confusables (UTS #39 skeleton)
 validate.py     every check, and every reason a submission is rejected (REASONS)
+rerun.py        when two submitted results are one result (a re-run: merged) and where they differ
 verify.py       `bench leaderboard verify`: re-run a submission; which results the site calls verified
+facts.py        model facts (size, licence, dates, links) checked once for every row, from any source
+external.py     rows not computed here (a paper's reported numbers, MTEB's published ones) on the board
+mteb_published.py  `--mteb-results`: MTEB's results repository read, within bounds, as external rows
 table.py        accepted results as model rows and suite tables; leaderboard.json / .csv
 suites.py       the papers' column names and averages per suite
 plots.py        inline SVG: V-measure per instruction (InBedder Fig. 4), score against size, per-aspect bars

@@ -5,16 +5,37 @@ Why a type of their own: a submitted row is a set of result files with run recor
 verification state; an external row is a claim with a source. Keeping them apart means no external row
 can ever be taken for verified, counted in a conflict, or reach a rule written for run records; the
 table code reads both through the few fields they share (model name, scores per task).
+
+This module also holds what leaderboard.json says of them (bench/leaderboard/table.py `leaderboard_data`
+calls it): `external_json`, the row in `external` beside `models`, with the model facts the site's columns
+and filters read (bench/leaderboard/facts.py, as for a submitted row), its `source`, the mark's words and
+link, and its notes; `joins`, the suites it is shown in; `suite_sources`, the tables and notes that feed a
+suite; and `reproductions`, the reported rows a submitted row's run records reproduce, with Δ.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
+from bench.leaderboard.facts import (
+    HUB_ID,
+    iso_date,
+    positive_int,
+    positive_number,
+    registry_facts,
+    short_text,
+    size_bucket,
+    web_link,
+)
+from bench.results import deltas, marks
 from bench.results.literature import ReportedRow, ReportedTable, all_tables
+from bench.results.store import main_score
+
+if TYPE_CHECKING:
+    from bench.leaderboard.validate import Entry, ModelKey
 
 Source = Literal["reported", "mteb"]
 SUBMITTED = "submitted"  # the `source` of every submitted row in leaderboard.json and the CSV
@@ -90,3 +111,119 @@ def _size(printed: str | None) -> int | None:
     if match is None:
         return None
     return round(float(match[1]) * {"K": 10**3, "M": 10**6, "B": 10**9}[match[2].upper()])
+
+
+# ---------------------------------------------------------------------------------------- on the board
+def joins(row: ExternalRow, tasks: Collection[str]) -> bool:
+    """Whether `row` is shown in a suite table of `tasks`: a paper's row joins every suite holding one of
+    its tasks; an MTEB row only the suites it has in full (mteb_published.py publishes a model for a suite
+    only with all of its tasks, so a partial copy of it in a wider suite would be a number MTEB never
+    published for that suite)."""
+    if row.source == "mteb":
+        return all(t in row.scores for t in tasks)
+    return any(t in row.scores for t in tasks)
+
+
+def external_json(row: ExternalRow) -> dict[str, Any]:
+    """An external row for leaderboard.json and the site: the model-facts keys a model has (None where
+    the source gives none), the source's words, link, table and notes, and the scores (task -> ×100).
+
+    A fact the source lacks is taken from MTEB's registry by the hub id of the row's spec (a paper's
+    "st:intfloat/e5-large-v2"), as a submitted row's is by its name; no family (a spec's prefix may be an
+    alias, and resolving it would import every adapter)."""
+    hub = str((row.spec or {}).get("model") or "").rpartition(":")[2]
+    known = registry_facts(hub) if HUB_ID.match(hub) else {}
+    facts = {**known, **{k: v for k, v in row.facts.items() if v is not None}}
+    n_parameters = positive_int(facts.get("n_parameters"))
+    use = facts.get("use_instructions")
+    own_size = positive_int(row.facts.get("n_parameters"))
+    return {
+        "id": row.id,
+        "source": row.source,
+        "name": row.model,
+        "label": row.model,
+        "revision": short_text(facts.get("revision"), 200),
+        "setting": "",
+        "source_label": row.label,
+        "url": web_link(row.url),
+        "table": row.table,
+        "notes": list(row.notes),
+        "spec": row.spec,
+        "family": short_text(facts.get("family")),
+        marks.BASELINE.key: False,
+        "instruction_aware": use if isinstance(use, bool) else None,
+        "n_parameters": n_parameters,
+        "size_source": (row.label if own_size else "MTEB's model registry, by the spec's hub id")
+        if n_parameters
+        else None,
+        "size_bucket": size_bucket(n_parameters),
+        "embed_dim": positive_int(facts.get("embed_dim")),
+        "readout": None,
+        "template": None,
+        "max_tokens": positive_number(facts.get("max_tokens")),
+        "license": short_text(facts.get("license")),
+        "release_date": iso_date(facts.get("release_date")),
+        "memory_usage_mb": positive_number(facts.get("memory_usage_mb")),
+        "quantisation": None,
+        "reference": web_link(facts.get("reference")),
+        "verification": None,
+        "flags": [],
+        "scores": dict(sorted(row.scores.items())),
+    }
+
+
+def suite_sources(suite: dict[str, Any], external: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The reported tables and published results that feed a suite table (`external`: id -> `external_json`),
+    each once, with every note of their rows in the table (a table's own notes first: they are on each of
+    its rows)."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in suite["rows"]:
+        x = external.get(r["model_id"])
+        if x is None:
+            continue
+        key = (x["source"], x["table"] or x["source_label"])
+        entry = found.setdefault(
+            key, {k: x[k] for k in ("source", "table", "url")} | {"label": x["source_label"], "rows": 0, "notes": []}
+        )
+        entry["rows"] += 1
+        entry["notes"] += [n for n in x["notes"] if n not in entry["notes"]]
+    return list(found.values())
+
+
+def reproductions(
+    rows: Mapping[ModelKey, Mapping[str, Entry]], external: Sequence[ExternalRow]
+) -> dict[ModelKey, list[dict[str, Any]]]:
+    """Per submitted row (its key -> its accepted results by task), the reported rows its results
+    reproduce: those whose spec its run records match (`bench.results.deltas.matches`: the same spec and
+    options, a whole run), each with every printed cell beside ours, Δ, and the mean |Δ|
+    (`deltas.reproduction`, the figure `bench reproduce` prints). Indexed by spec first, so a build
+    compares each result with the few rows of its own spec only."""
+    by_spec: dict[str, list[tuple[ExternalRow, ReportedTable, ReportedRow, dict[str, Any]]]] = {}
+    for x in external:
+        if x.origin is not None and x.spec is not None:
+            by_spec.setdefault(deltas.public_spec(str(x.spec["model"])), []).append((x, *x.origin, x.spec))
+    found: dict[ModelKey, list[dict[str, Any]]] = {}
+    for key, results in rows.items() if by_spec else ():
+        candidates = {c[0].id: c for e in results.values() for c in by_spec.get(e.record["model"].get("spec"), [])}
+        for x, table, printed, spec in candidates.values():
+            matched = {t: e for t, e in results.items() if deltas.matches(spec, e.record)}
+            scores = {t: 100 * main_score(e.result) for t, e in matched.items()}
+            stand_in = {t for t, e in matched.items() if marks.stand_in(e.record)}
+            done = deltas.reproduction(table, printed, scores, stand_in) if scores else None
+            if done is not None and done.compared:
+                found.setdefault(key, []).append(_reproduction_json(x, table, done))
+    return found
+
+
+def _reproduction_json(x: ExternalRow, table: ReportedTable, done: deltas.Reproduction) -> dict[str, Any]:
+    return {
+        "reported_id": x.id,
+        "table": x.table,
+        "label": table.label,
+        "url": web_link(x.url),
+        "row": x.model,
+        "mean_abs_delta": done.mean_abs_delta,
+        "missing": list(done.missing),
+        "on_stand_in": list(done.on_stand_in),
+        "cells": [asdict(c) for c in done.cells],
+    }

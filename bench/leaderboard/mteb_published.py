@@ -20,8 +20,11 @@ scores of the suites it completes, the facts of its ModelMeta (model_meta.json i
 registry entry), and notes where MTEB's setting differs from the harness's task (`_task_notes`).
 
 Reading never trusts the folder: a missing or wrong PATH is one error; a model folder with an unreadable,
-oversized or malformed file, or a score outside its metric's range, is skipped with a warning (all of
-them skipped is an error). MTEB is imported here only, so a build without --mteb-results never loads it.
+oversized, too deeply nested or malformed file (each checked within bench/core/bounded.py's bounds before
+MTEB's loader reads it: a file is parsed twice, a KB each, so that MTEB's own reader converts its older
+formats), a file or folder that is a link, a model name that imitates another (bench/leaderboard/names.py,
+as for a submission), or a score outside its metric's range, is skipped with a warning (all of them
+skipped is an error). MTEB is imported here only, so a build without --mteb-results never loads it.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.core.bounded import load_json_bounded, printable, read_at_most
 from bench.core.errors import BenchError, ConfigError, DataError
+from bench.leaderboard import names
 from bench.leaderboard.external import ExternalRow
 from bench.leaderboard.reference import metric_range, task_reference
 from bench.results import marks, task_catalog
@@ -192,20 +196,37 @@ def _folder_result(folder: Path, files: Iterable[Path]) -> ModelResult:
     model_meta.json (name, revision) when it has one, else by its path and MTEB's registry entry."""
     from mteb.results import ModelResult, TaskResult
 
+    if folder.is_symlink() or folder.parent.is_symlink():  # as a linked file: what it reaches is not the clone's
+        raise _Skip("the model or revision folder is a link")
     name, revision, meta = _identity(folder)
+    imitation = names.problem(name, "model_meta.json")
+    if imitation is not None:  # as a submission's name: no hidden character, no look-alike of an ASCII name
+        raise _Skip(f"model name {imitation.message}")
     results = []
     for file in sorted(files):
+        _check_json(file)
         try:
-            if file.is_symlink() or not file.is_file():  # a link or a device is never opened
-                raise _Skip(f"{file.name} is a link or not a regular file")
-            if file.stat().st_size > MAX_FILE_BYTES:
-                raise _Skip(f"{file.name} is {file.stat().st_size:,} bytes; MTEB's result files are far smaller")
             results.append(TaskResult.from_disk(file))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        except (OSError, ValueError, LookupError, TypeError, AttributeError) as e:
             raise _Skip(f"{file.name} is not an MTEB result file ({type(e).__name__}: {_first_line(e)})") from None
     return ModelResult.model_construct(
         model_name=name, model_revision=revision, task_results=results, experiment_name=None, model_meta=meta
     )
+
+
+def _check_json(file: Path, *, unique_keys: bool = False) -> Any:
+    """`file` parsed within the bounds of bench/core/bounded.py (a regular file, at most MAX_FILE_BYTES,
+    nested at most MAX_DEPTH, UTF-8 JSON): every file is checked so before MTEB's loader reads it, since
+    `json.loads` is recursive and a file nested 100,000 deep would end the whole build with a
+    RecursionError instead of skipping one folder. `unique_keys` refuses a key written twice (a result
+    file is read as MTEB reads it: the last one kept)."""
+    if file.is_symlink() or not file.is_file():  # a link or a device is never opened
+        raise _Skip(f"{file.name} is a link or not a regular file")
+    try:
+        raw = read_at_most(file, MAX_FILE_BYTES)
+        return load_json_bounded(raw, file.name, error=DataError, max_bytes=MAX_FILE_BYTES, unique_keys=unique_keys)
+    except (BenchError, OSError) as e:
+        raise _Skip(_first_line(e)) from None
 
 
 def _identity(folder: Path) -> tuple[str, str, ModelMeta | None]:
@@ -219,13 +240,7 @@ def _identity(folder: Path) -> tuple[str, str, ModelMeta | None]:
             return name, folder.name, get_model_meta(name, fetch_from_hf=False)
         except (KeyError, ValueError):
             return name, folder.name, None
-    if meta_file.is_symlink() or not meta_file.is_file():
-        raise _Skip("model_meta.json is a link or not a regular file")
-    try:
-        raw = read_at_most(meta_file, MAX_FILE_BYTES)
-        data = load_json_bounded(raw, str(meta_file), error=DataError, max_bytes=MAX_FILE_BYTES)
-    except (BenchError, OSError) as e:
-        raise _Skip(f"model_meta.json: {_first_line(e)}") from None
+    data = _check_json(meta_file, unique_keys=True)
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         raise _Skip("model_meta.json has no model name")
     if data.get("experiment_kwargs"):

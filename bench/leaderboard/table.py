@@ -64,19 +64,36 @@ import hashlib
 import io
 import itertools
 import json
-import math
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.leaderboard.external import SOURCES, SUBMITTED, ExternalRow
+from bench.leaderboard.external import (
+    SOURCES,
+    SUBMITTED,
+    ExternalRow,
+    external_json,
+    joins,
+    reproductions,
+    suite_sources,
+)
+from bench.leaderboard.facts import (
+    HUB_ID,
+    SIZE_BUCKETS,
+    iso_date,
+    positive_int,
+    positive_number,
+    registry_facts,
+    short_text,
+    size_bucket,
+)
 from bench.leaderboard.reference import metric_range, task_reference
 from bench.leaderboard.validate import REASONS, Conflict, Entry, ModelKey, Report, base_key, conflicts, identity
 from bench.leaderboard.verify import SELF_REPORTED, VERIFIED
-from bench.results import deltas, marks, model_catalog, task_catalog
+from bench.results import marks, store, task_catalog
 from bench.results import suites as suite_styles
 from bench.results.marks import follows_instructions, is_baseline
 from bench.results.ranking import RULE, Candidate, ranks
@@ -86,7 +103,6 @@ OTHER_SUITE = "other"
 BASELINE_TEMPLATE = "none"  # the template column of an instruction-blind setting (a baseline)
 # Settings that name the instruction template a family used, in order; present with None: no template.
 TEMPLATE_KEYS = ("instruction_template", "template", "pattern", "instruction_format")
-SIZE_BUCKETS = (("<100M", 10**8), ("100M–1B", 10**9), ("1B–10B", 10**10), (">10B", None))  # label, below
 TYPE_LABELS = {  # MTEB task type -> a short column header
     "BitextMining": "Bitext",
     "Classification": "Class.",
@@ -100,8 +116,6 @@ TYPE_LABELS = {  # MTEB task type -> a short column header
     "STS": "STS",
     "Summarization": "Summ.",
 }
-DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 READOUT_KEYS = ("readout", "output_value", "pooling", "pooling_mode", "layer", "prompt_method")
 CSV_COLUMNS = (
     "model",
@@ -132,7 +146,6 @@ CSV_COLUMNS = (
     "source_url",
 )
 CSV_NUMBERS = frozenset({"n_parameters", "main_score", "main_score_x100"})  # written from numbers, never neutralised
-PARTIAL_MIN = 2  # tasks a partial average needs, as in `bench results` (a mean of one score is that score)
 SHOWN_TWINS = 3  # rows named in a "same scores" note; the rest are counted
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
 
@@ -183,8 +196,8 @@ class ModelRow:
         model = self.first.record["model"]
         settings = model.get("settings") or {}
         meta = next((e.model_meta for e in self.results.values() if e.model_meta), None) or {}
-        known = _mteb_meta(self.key.name)
-        n_parameters, size_source = _int(meta.get("n_parameters")), "submission's model_meta.json"
+        known = registry_facts(self.key.name)
+        n_parameters, size_source = positive_int(meta.get("n_parameters")), "submission's model_meta.json"
         if n_parameters is None and known.get("n_parameters"):
             n_parameters, size_source = known["n_parameters"], "MTEB's model registry, by model name"
         facts = record_facts(self.first.record)
@@ -196,16 +209,16 @@ class ModelRow:
             "model_card": model_card(self.key.name, meta),
             "n_parameters": n_parameters,
             "size_source": size_source if n_parameters else None,
-            "embed_dim": _int(meta.get("embed_dim")) or known.get("embed_dim"),
+            "embed_dim": positive_int(meta.get("embed_dim")) or known.get("embed_dim"),
             "readout": ", ".join(f"{k}={settings[k]}" for k in READOUT_KEYS if settings.get(k) is not None) or None,
             "template": BASELINE_TEMPLATE if self.baseline else template_label(self.first.record),
             "template_format": settings.get("instruction_template_format"),
             "spec": model.get("spec"),
             "dtype": settings.get("dtype"),
-            "max_tokens": _number(meta.get("max_tokens")) or known.get("max_tokens"),
-            "license": _text(meta.get("license")) or known.get("license"),
-            "release_date": _date(meta.get("release_date")) or known.get("release_date"),
-            "memory_usage_mb": _number(meta.get("memory_usage_mb")) or known.get("memory_usage_mb"),
+            "max_tokens": positive_number(meta.get("max_tokens")) or known.get("max_tokens"),
+            "license": short_text(meta.get("license")) or known.get("license"),
+            "release_date": iso_date(meta.get("release_date")) or known.get("release_date"),
+            "memory_usage_mb": positive_number(meta.get("memory_usage_mb")) or known.get("memory_usage_mb"),
             "quantisation": facts.get("quantisation"),
             "base_model": facts.get("base_model"),
             "size_bucket": size_bucket(n_parameters),
@@ -222,51 +235,6 @@ def model_card(name: str, meta: dict[str, Any]) -> str | None:
     if isinstance(reference, str) and (reference == card or reference.startswith(card + "/")):
         return reference
     return card
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def _number(value: Any) -> int | float | None:
-    """A positive finite number (JSON has no infinity), else None; a whole float as an int (MTEB's 256.0 -> 256)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
-        return None
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-def _text(value: Any, limit: int = 100) -> str | None:
-    return value if isinstance(value, str) and 0 < len(value) <= limit else None
-
-
-def _date(value: Any) -> str | None:
-    return value if isinstance(value, str) and DATE.match(value) else None
-
-
-def _mteb_meta(name: str) -> dict[str, Any]:
-    """The facts MTEB's registry gives for a model of this name (empty when it has none).
-
-    Read from a cache of the whole registry (bench/results/model_catalog.py), so a build imports MTEB only
-    once per MTEB version, and a name the registry lacks costs a dict lookup, not MTEB's search for close
-    matches (`mteb.get_model_meta`: ~10 ms a name; 1,000 rows took 19 s)."""
-    known = model_catalog.registry_facts().get(name)
-    if known is None:
-        return {}
-    return {
-        "n_parameters": _int(known["n_parameters"]),
-        "embed_dim": _int(known["embed_dim"]),
-        "max_tokens": _number(known["max_tokens"]),
-        "license": _text(known["license"]),
-        "release_date": _date(known["release_date"]),
-        "memory_usage_mb": _number(known["memory_usage_mb"]),
-    }
-
-
-def size_bucket(n_parameters: int | None) -> str | None:
-    """The size class the site filters by: "<100M", "100M–1B", "1B–10B", ">10B"; None when unknown."""
-    if not n_parameters:
-        return None
-    return next(label for label, below in SIZE_BUCKETS if below is None or n_parameters < below)
 
 
 def template_label(record: dict[str, Any]) -> str | None:
@@ -297,8 +265,8 @@ def record_facts(record: dict[str, Any]) -> dict[str, Any]:
     facts = _dict(model.get("facts"))
     check = _dict(_dict(model.get("identity_check")).get("gguf"))
     return {
-        "quantisation": _text(facts.get("quantisation")) or _text(check.get("file_type")),
-        "base_model": _text(facts.get("base_model"), 200),
+        "quantisation": short_text(facts.get("quantisation")) or short_text(check.get("file_type")),
+        "base_model": short_text(facts.get("base_model"), 200),
     }
 
 
@@ -314,9 +282,9 @@ def model_rows(entries: list[Entry]) -> list[ModelRow]:
 
 
 def main_score(entry: Entry) -> float:
-    """Mean main score over the test split's subsets (one subset for the harness's tasks)."""
-    subsets = entry.result["scores"]["test"]
-    return sum(s["main_score"] for s in subsets) / len(subsets)
+    """An accepted result's main score: `bench.results.store.main_score`, the mean over the test split's
+    subsets (one subset for the harness's tasks; validation requires the test split)."""
+    return store.main_score(entry.result)
 
 
 def size_label(n: int | None) -> str:
@@ -335,8 +303,9 @@ def suite_tables(
     external: Sequence[ExternalRow] = (),
 ) -> list[dict[str, Any]]:
     """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist;
-    `twins` (from `same_scores`) flags rows. `external` rows (reported, MTEB) join every suite whose
-    columns hold one of their tasks, as submitted rows do, and are ranked with them."""
+    `twins` (from `same_scores`) flags rows. `external` rows (reported, MTEB) join the suites
+    `external.joins` names (a paper's row every suite holding one of its tasks, an MTEB row only the suites
+    it has in full) and are ranked with the submitted ones."""
     all_suites = task_catalog.suites()  # the task classes' own, without importing them
     suites: dict[str, tuple[str, ...]] = {**task_catalog.ordered_suites(), **all_suites}
     descriptions = task_catalog.suite_descriptions()
@@ -356,7 +325,11 @@ def suite_tables(
             for row in rows
             if any(t in row.results for t, _ in columns)
         ]
-        table_rows += [_external_suite_row(name, x, columns, avgs, types) for x in external if _in_suite(x, columns)]
+        table_rows += [
+            _table_row(x.id, x.source, name, {t: x.scores.get(t) for t, _ in columns}, avgs, types)
+            for x in external
+            if joins(x, [t for t, _ in columns])
+        ]
         if not table_rows:
             continue
         filled = _partial_averages(table_rows, avgs)
@@ -432,6 +405,37 @@ def task_types(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dic
     ]
 
 
+def _table_row(
+    model_id: str,
+    source: str,
+    suite: str,
+    scores: dict[str, float | None],
+    avgs: tuple[suite_styles.Average, ...],
+    types: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """A row of a suite table as every row starts, submitted or external: its scores (×100, None where
+    missing), the suite's averages and task-type means of them, no rank and no mark. An external row
+    (bench/leaderboard/external.py) stays so: never a baseline, never verified, no mark of a run record."""
+    averages = suite_styles.averages(suite, scores, avgs)
+    return {
+        "model_id": model_id,
+        "source": source,
+        "scores": scores,
+        "averages": averages,
+        "average": next(iter(averages.values())),
+        "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
+        marks.BASELINE.key: False,
+        "rank": None,
+        "borda_rank": None,
+        "borda": None,
+        marks.LOCAL_COPY.key: [],
+        marks.STAND_IN.key: [],
+        marks.SUBSET.key: [],
+        "verification": None,
+        "flags": [],
+    }
+
+
 def _suite_row(
     suite: str,
     row: ModelRow,
@@ -441,38 +445,33 @@ def _suite_row(
     twins: Twins | None = None,
     types: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    scores = {t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns}
-    averages = suite_styles.averages(suite, scores, avgs)
-    return {
-        "model_id": row.id,
-        "source": SUBMITTED,
-        "scores": scores,
-        "averages": averages,
-        "average": next(iter(averages.values())),
-        "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
+    """A submitted row of a suite table: `_table_row` with what its run records say (baseline, marks,
+    verification, same-scores flag)."""
+    scores: dict[str, float | None] = {
+        t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns
+    }
+    results = {t: row.results[t] for t, _ in columns if t in row.results}
+    return _table_row(row.id, SUBMITTED, suite, scores, avgs, types) | {
         marks.BASELINE.key: row.baseline,
-        "rank": None,
-        "borda_rank": None,
-        "borda": None,
-        marks.LOCAL_COPY.key: sorted(t for t, _ in columns if t in row.results and _local_copy(row.results[t])),
-        marks.STAND_IN.key: sorted(t for t, _ in columns if t in row.results and stand_in(row.results[t].record)),
-        marks.SUBSET.key: sorted(t for t, _ in columns if t in row.results and _limited(row.results[t])),
-        "verification": _all_verified([row.results[t] for t, _ in columns if t in row.results], verified),
+        marks.LOCAL_COPY.key: sorted(t for t, e in results.items() if _local_copy(e)),
+        marks.STAND_IN.key: sorted(t for t, e in results.items() if marks.stand_in(e.record)),
+        marks.SUBSET.key: sorted(t for t, e in results.items() if marks.limit_of(e.record) is not None),
+        "verification": _all_verified(list(results.values()), verified),
         "flags": [_flag(twins)] if twins else [],
     }
 
 
 def _partial_averages(rows: list[dict[str, Any]], avgs: Sequence[suite_styles.Average]) -> list[suite_styles.Average]:
     """Give each row `partial` (average label -> {"value", "present", "of"}) for every average it has only some
-    tasks of (PARTIAL_MIN or more, as `bench results` prints them: "47.89 (5 of 9)"); return the averages some
+    tasks of (suites.PARTIAL_MIN or more, as `bench results` prints them: "47.89 (5 of 9)"); return the averages some
     row has a value of, complete or partial (a column no row fills is not shown)."""
     for r in rows:
         r["partial"] = {}
         for a in avgs:
             over = a.tasks or tuple(r["scores"])
-            present = [r["scores"][t] for t in over if r["scores"].get(t) is not None]
-            if r["averages"][a.label] is None and len(present) >= PARTIAL_MIN:
-                r["partial"][a.label] = {"value": sum(present) / len(present), "present": len(present), "of": len(over)}
+            found = suite_styles.partial_average(r["scores"], over)
+            if r["averages"][a.label] is None and found is not None:
+                r["partial"][a.label] = {"value": found[0], "present": len(found[1]), "of": len(over)}
     return [a for a in avgs if any(r["averages"][a.label] is not None or a.label in r["partial"] for r in rows)]
 
 
@@ -520,11 +519,6 @@ def _borda(rows: list[dict[str, Any]]) -> None:
         r["borda_rank"] = 1 + sum(q > p for q in points)
 
 
-def stand_in(record: dict[str, Any]) -> bool:
-    """True when the run record says the score comes from stand-in (proxy) data; older records say nothing (False)."""
-    return (record.get("task", {}).get("dataset") or {}).get("stand_in") is True
-
-
 def _metrics(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[str, Any]]:
     """How each main score of the shown columns is computed, once per metric, with the columns that use it."""
     found: dict[str, list[str]] = {}
@@ -533,11 +527,6 @@ def _metrics(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[
         if ref is not None:
             found.setdefault(ref.main_score, []).append(label)
     return [{"main_score": m, "columns": labels, "note": suite_styles.metric_note(m)} for m, labels in found.items()]
-
-
-def _limited(entry: Entry) -> bool:
-    """True for a `--limit` run (a subset of the texts); validation refuses these, so the site never shows one."""
-    return entry.record["task"].get("limit") is not None
 
 
 def _local_copy(entry: Entry) -> bool:
@@ -578,155 +567,6 @@ def dataset_page(task: str) -> dict[str, str] | None:
     return {"path": path, "url": f"https://huggingface.co/datasets/{path}"} if HUB_ID.match(path) else None
 
 
-# ---------------------------------------------------------------------------------------- external rows
-# A paper's reported row or MTEB's published one (bench/leaderboard/external.py): in leaderboard.json's
-# `external`, beside `models`, with the model facts the site's columns and filters read (so a suite table
-# renders both alike), its `source`, the mark's words and link, and its notes. It has no run record, so
-# no rule written for one (local copy, stand-in, verification, baseline, same scores) ever sees it.
-
-
-def _in_suite(row: ExternalRow, columns: list[tuple[str, str]]) -> bool:
-    """A paper's row joins every suite holding one of its tasks; an MTEB row only the suites it has in full
-    (mteb_published.py publishes a model for a suite only with all of its tasks, so a partial copy of it in
-    a wider suite would be a number MTEB never published for that suite)."""
-    if row.source == "mteb":
-        return all(t in row.scores for t, _ in columns)
-    return any(t in row.scores for t, _ in columns)
-
-
-def _external_suite_row(
-    suite: str,
-    row: ExternalRow,
-    columns: list[tuple[str, str]],
-    avgs: tuple[suite_styles.Average, ...],
-    types: Sequence[dict[str, Any]] = (),
-) -> dict[str, Any]:
-    """An external row in a suite table: its scores as the source printed them (×100), the suite's averages
-    computed from them as for any row; never a baseline, never verified, no mark of a run record."""
-    scores = {t: row.scores.get(t) for t, _ in columns}
-    averages = suite_styles.averages(suite, scores, avgs)
-    return {
-        "model_id": row.id,
-        "source": row.source,
-        "scores": scores,
-        "averages": averages,
-        "average": next(iter(averages.values())),
-        "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
-        marks.BASELINE.key: False,
-        "rank": None,
-        "borda_rank": None,
-        "borda": None,
-        marks.LOCAL_COPY.key: [],
-        marks.STAND_IN.key: [],
-        marks.SUBSET.key: [],
-        "verification": None,
-        "flags": [],
-    }
-
-
-def external_json(row: ExternalRow) -> dict[str, Any]:
-    """An external row for leaderboard.json and the site: the model-facts keys a model has (None where
-    the source gives none), the source's words, link, table and notes, and the scores (task -> ×100).
-
-    A fact the source lacks is taken from MTEB's registry by the hub id of the row's spec (a paper's
-    "st:intfloat/e5-large-v2"), as a submitted row's is by its name; no family (a spec's prefix may be an
-    alias, and resolving it would import every adapter)."""
-    hub = str((row.spec or {}).get("model") or "").rpartition(":")[2]
-    known = _mteb_meta(hub) if HUB_ID.match(hub) else {}
-    facts = {**known, **{k: v for k, v in row.facts.items() if v is not None}}
-    n_parameters = _int(facts.get("n_parameters"))
-    use = facts.get("use_instructions")
-    source_of_size = row.label if _int(row.facts.get("n_parameters")) else "MTEB's model registry, by the spec's hub id"
-    return {
-        "id": row.id,
-        "source": row.source,
-        "name": row.model,
-        "label": row.model,
-        "revision": _text(facts.get("revision"), 200),
-        "setting": "",
-        "source_label": row.label,
-        "url": _url(row.url),
-        "table": row.table,
-        "notes": list(row.notes),
-        "spec": row.spec,
-        "family": _text(facts.get("family")),
-        marks.BASELINE.key: False,
-        "instruction_aware": use if isinstance(use, bool) else None,
-        "n_parameters": n_parameters,
-        "size_source": source_of_size if n_parameters else None,
-        "size_bucket": size_bucket(n_parameters),
-        "embed_dim": _int(facts.get("embed_dim")),
-        "readout": None,
-        "template": None,
-        "max_tokens": _number(facts.get("max_tokens")),
-        "license": _text(facts.get("license")),
-        "release_date": _date(facts.get("release_date")),
-        "memory_usage_mb": _number(facts.get("memory_usage_mb")),
-        "quantisation": None,
-        "reference": _url(facts.get("reference")),
-        "verification": None,
-        "flags": [],
-        "scores": dict(sorted(row.scores.items())),
-    }
-
-
-def reproductions(rows: list[ModelRow], external: Sequence[ExternalRow]) -> dict[ModelKey, list[dict[str, Any]]]:
-    """Per submitted row, the reported rows its results reproduce: those whose spec its run records match
-    (`bench.results.deltas.matches`: the same spec and options, a whole run), each with every printed cell
-    beside ours, Δ, and the mean |Δ| (`deltas.reproduction`, the figure `bench reproduce` prints).
-    Indexed by spec first, so a build compares each result with the few rows of its own spec only."""
-    by_spec: dict[str, list[ExternalRow]] = {}
-    for x in external:
-        if x.origin is not None and x.spec is not None:
-            by_spec.setdefault(deltas.public_spec(str(x.spec["model"])), []).append(x)
-    found: dict[ModelKey, list[dict[str, Any]]] = {}
-    for row in rows if by_spec else ():
-        candidates = {x.id: x for e in row.results.values() for x in by_spec.get(e.record["model"].get("spec"), [])}
-        for x in candidates.values():
-            assert x.origin is not None and x.spec is not None
-            scores = {t: 100 * main_score(e) for t, e in row.results.items() if deltas.matches(x.spec, e.record)}
-            done = deltas.reproduction(*x.origin, scores) if scores else None
-            if done is not None and done.compared:
-                found.setdefault(row.key, []).append(_reproduction_json(x, done))
-    return found
-
-
-def _reproduction_json(x: ExternalRow, done: deltas.Reproduction) -> dict[str, Any]:
-    table = x.origin[0] if x.origin else None
-    return {
-        "reported_id": x.id,
-        "table": x.table,
-        "label": table.label if table else x.label,
-        "url": _url(x.url),
-        "row": x.model,
-        "mean_abs_delta": done.mean_abs_delta,
-        "missing": list(done.missing),
-        "cells": [asdict(c) for c in done.cells],
-    }
-
-
-def _url(value: Any) -> str | None:
-    """An http(s) address to link, else None: a source's text never becomes a `javascript:` link."""
-    return value if isinstance(value, str) and value.startswith(("https://", "http://")) and len(value) <= 500 else None
-
-
-def suite_sources(suite: dict[str, Any], external: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The reported tables and published results that feed a suite table, each once, with every note of
-    their rows in the table (a table's own notes first: they are on each of its rows)."""
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in suite["rows"]:
-        x = external.get(r["model_id"])
-        if x is None:
-            continue
-        key = (x["source"], x["table"] or x["source_label"])
-        entry = found.setdefault(
-            key, {k: x[k] for k in ("source", "table", "url")} | {"label": x["source_label"], "rows": 0, "notes": []}
-        )
-        entry["rows"] += 1
-        entry["notes"] += [n for n in x["notes"] if n not in entry["notes"]]
-    return list(found.values())
-
-
 def leaderboard_data(
     reports: list[Report], verified: dict[str, Any] | None = None, external: Sequence[ExternalRow] = ()
 ) -> dict[str, Any]:
@@ -742,7 +582,7 @@ def leaderboard_data(
     entries = [e for r in reports if r.valid for e in r.entries]
     rows = model_rows([e for e in entries if not is_variant(e.record)])
     twins = same_scores(rows)
-    reproduced = reproductions(rows, external)
+    reproduced = reproductions({r.key: r.results for r in rows}, external)
     models = [_model_json(r, verified, twins.get(r.key)) | {"reproduces": reproduced.get(r.key, [])} for r in rows]
     others = [external_json(x) for x in external]
     suites = suite_tables(rows, verified, twins, external)
@@ -926,7 +766,7 @@ def _model_json(row: ModelRow, verified: dict[str, Any] | None = None, twins: Tw
                 "scores": e.result["scores"]["test"][0],
                 "dataset_revision": e.result["dataset_revision"],
                 marks.LOCAL_COPY.key: _local_copy(e),
-                marks.STAND_IN.key: stand_in(e.record),
+                marks.STAND_IN.key: marks.stand_in(e.record) is not None,
                 "stand_in_note": (e.record["task"].get("dataset") or {}).get("stand_in_note"),
                 "details": details(task, e.result["scores"]["test"][0], e.record["task"]["main_score"]),
                 "file": e.file,

@@ -116,7 +116,7 @@ def _as_printed(key: str, value: float) -> str:
     """A score as every table of the harness prints it (×100, two decimals) when its name says it is one
     (`metric_range`), marked "×100"; any other number (a count, seconds) as it is."""
     from bench.leaderboard.reference import metric_range
-    from bench.results.summary import format_score
+    from bench.results.tables import format_score
 
     name = key.rsplit(".", 1)[-1]
     bounds = (-1.0, 1.0) if name == "main_score" else metric_range(name)  # every main score of the harness is one

@@ -6,14 +6,17 @@ leaderboard's model page ("reproduces <table>: mean |Δ| x"), so both say the sa
 Δ compares printed figures: ours rounded to two decimals (×100, as every harness table prints it), minus the
 paper's value as printed (bench/results/literature.py keeps it ×100). A difference below the print precision is
 no difference: a paper that prints one decimal gives Δ within ±0.05 of zero on an exact reproduction. The
-paper's own average columns are stored, not recomputed (literature.py), so they get no Δ.
+paper's own average columns are stored, not recomputed (literature.py), so they get no Δ. A cell whose result
+was computed on stand-in data (the task's published set could not be had: InBedder's NYT texts) shows its Δ
+marked ‡ and is left out of the mean |Δ|: it compares the paper with another dataset.
 
 Matching a result to a row (`matches`): the run record's model must be the row's spec, with the row's options:
 
 1. the record's `model.spec` is the row's `spec.model` as a run record writes it (a local path by its last
    component: `inbedder:SmolLM2-135M-Instruct.Q4_1.gguf`);
 2. every option the row's `model_args` names has the same value in the record's `model.settings` (compared
-   as text, so `5` and `"5"` agree, and `dtype: float32` agrees with the dtype the run resolved);
+   as text, so `5` and `"5"` agree, and `dtype: float32` agrees with the dtype the run resolved; a local
+   path by its last component, as the record writes it);
 3. every option the run set away from its family's default (the record's MTEB `experiment`, less `family`)
    is one the row names: a row without `model_args` matches only the family's default setting, never a
    `--template none` run of the same model. (A family that names an option in its experiment even at its
@@ -26,14 +29,15 @@ Reading run records only (no model is loaded, MTEB is not imported), so the lead
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.results.literature import ReportedRow, ReportedTable
+from bench.results.sensitivity import is_variant
 
-DECIMALS = 2  # the harness prints scores ×100 with two decimals (bench.results.summary.format_score)
+DECIMALS = 2  # the harness prints scores ×100 with two decimals (bench.results.tables.format_score)
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class DeltaCell:
     reported: float
     ours: float | None
     delta: float | None  # ours − reported, both as printed (two decimals); None when ours is missing
+    stand_in: bool = False  # ours was computed on stand-in data: shown, never in the mean |Δ|
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,13 @@ class Reproduction:
 
     @property
     def compared(self) -> tuple[DeltaCell, ...]:
-        """The cells that have both numbers."""
-        return tuple(c for c in self.cells if c.delta is not None)
+        """The cells that have both numbers, ours on the task's own data (what the mean |Δ| is over)."""
+        return tuple(c for c in self.cells if c.delta is not None and not c.stand_in)
+
+    @property
+    def on_stand_in(self) -> tuple[str, ...]:
+        """Tasks whose result of ours was computed on stand-in data (Δ shown, not in the mean)."""
+        return tuple(c.task for c in self.cells if c.stand_in)
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -76,9 +86,11 @@ def printed(value: float) -> float:
     return round(value, DECIMALS) + 0.0
 
 
-def reproduction(table: ReportedTable, row: ReportedRow, scores: Mapping[str, float]) -> Reproduction:
+def reproduction(
+    table: ReportedTable, row: ReportedRow, scores: Mapping[str, float], stand_in: Collection[str] = ()
+) -> Reproduction:
     """Row `row` of `table` beside `scores` (harness task name -> our main score ×100), one cell per printed
-    task column of the row, in the paper's order."""
+    task column of the row, in the paper's order; `stand_in`: the tasks whose score is on stand-in data."""
     cells = []
     for column in table.task_columns():
         if column.label not in row.cells or column.task is None:
@@ -87,7 +99,8 @@ def reproduction(table: ReportedTable, row: ReportedRow, scores: Mapping[str, fl
         ours = scores.get(column.task)
         ours = printed(ours) if ours is not None and math.isfinite(ours) else None
         delta = None if ours is None else printed(ours - reported)
-        cells.append(DeltaCell(column.label, column.task, reported, ours, delta))
+        on_stand_in = ours is not None and column.task in stand_in
+        cells.append(DeltaCell(column.label, column.task, reported, ours, delta, on_stand_in))
     return Reproduction(table.id, row.label, tuple(cells))
 
 
@@ -107,16 +120,16 @@ def row_tasks(table: ReportedTable, row: ReportedRow) -> list[str]:
 # ---------------------------------------------------------------------------------------- matching results
 def matches(spec: Mapping[str, Any], record: Mapping[str, Any] | None) -> bool:
     """Whether a run record's result was computed with a table row's `spec` (the module docstring's rules)."""
-    if not record:
+    from bench.adapters.options import public_value
+
+    if not record or is_variant(record) or (record.get("task") or {}).get("limit") is not None:
         return False
-    model, task = record.get("model") or {}, record.get("task") or {}
-    if record.get("variant") or task.get("limit") is not None:
-        return False
+    model = record.get("model") or {}
     if model.get("spec") != public_spec(str(spec["model"])):
         return False
     named = spec.get("model_args") or {}
-    settings = model.get("settings") or {}
-    if any(k not in settings or _text(settings[k]) != _text(v) for k, v in named.items()):
+    settings = model.get("settings") or {}  # as the run record writes them: a local path by its last component
+    if any(k not in settings or _text(settings[k]) != _text(public_value(v)) for k, v in named.items()):
         return False
     return all(k in named for k in (model.get("experiment") or {}) if k != "family")
 

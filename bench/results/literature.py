@@ -105,6 +105,7 @@ class ReportedTable:
     rows: tuple[ReportedRow, ...]
     notes: tuple[str, ...]  # what differs from the harness's tasks; shown wherever the rows are
     omitted_rows: tuple[str, ...] = ()  # printed rows left out on purpose (not models: "Relative Gain")
+    decimals: int = 2  # the decimals the paper prints: YAML reads "30.10" as 30.1, `printed` writes it back
 
     @property
     def label(self) -> str:
@@ -114,6 +115,10 @@ class ReportedTable:
     @property
     def url(self) -> str:
         return self.paper.url
+
+    def printed(self, value: float) -> str:
+        """A value as the paper printed it ("30.10"), from the number its file stores (30.1)."""
+        return f"{value:.{self.decimals}f}"
 
     def task_columns(self) -> list[ReportedColumn]:
         """The columns that map to a harness task (not the paper's averages), in the paper's order."""
@@ -155,7 +160,7 @@ def tables_for_tasks(tasks: Iterable[str]) -> list[ReportedTable]:
 
 
 # ---------------------------------------------------------------------------------------- parsing
-_TOP = {"paper", "number", "caption", "suite", "notes", "columns", "rows", "omitted_rows"}
+_TOP = {"paper", "number", "caption", "suite", "notes", "columns", "rows", "omitted_rows", "decimals"}
 _PAPER = {"key", "name", "title", "authors", "venue", "year", "arxiv", "acl", "bibtex_key", "url", "seed"}
 _PAPER_OPTIONAL = {"arxiv", "acl"}
 _COLUMN = {"label", "task", "metric", "average", "notes"}
@@ -217,11 +222,14 @@ def _parse(path: Path) -> ReportedTable:
     data, _ = read_yaml_or_json(path, "reported table")
     r = _Reader(path)
     top = r.mapping(
-        data, "the file", _TOP, {"notes", "omitted_rows"}
+        data, "the file", _TOP, {"notes", "omitted_rows", "decimals"}
     )  # caption and suite present, null when there is none
     columns = tuple(_column(r, c, f"columns[{i}]") for i, c in enumerate(r.items(top["columns"], "columns")))
     _check_columns(r, columns)
-    rows = tuple(_row(r, x, f"rows[{i}]", columns) for i, x in enumerate(r.items(top["rows"], "rows")))
+    decimals = r.integer(top.get("decimals", 2), "decimals")
+    if not 0 <= decimals <= 6:
+        raise r.fail("decimals", f"must be between 0 and 6 (the decimals the paper prints), not {decimals}")
+    rows = tuple(_row(r, x, f"rows[{i}]", columns, decimals) for i, x in enumerate(r.items(top["rows"], "rows")))
     labels = [x.label for x in rows]
     twice = sorted({n for n in labels if labels.count(n) > 1})
     if twice:
@@ -239,6 +247,7 @@ def _parse(path: Path) -> ReportedTable:
         rows=rows,
         notes=r.strings(top.get("notes"), "notes"),
         omitted_rows=r.strings(top.get("omitted_rows"), "omitted_rows"),
+        decimals=decimals,
     )
 
 
@@ -286,19 +295,23 @@ def _check_columns(r: _Reader, columns: tuple[ReportedColumn, ...]) -> None:
             )
 
 
-def _row(r: _Reader, value: Any, field: str, columns: tuple[ReportedColumn, ...]) -> ReportedRow:
+def _row(r: _Reader, value: Any, field: str, columns: tuple[ReportedColumn, ...], decimals: int) -> ReportedRow:
     x = r.mapping(value, field, _ROW, {"spec", "why_not", "notes", "params"})
     name = r.text(x["name"], f"{field}.name")
     field = f"{field} ({name})"
     cells_in = x["cells"]
     if not isinstance(cells_in, Mapping) or not cells_in:
         raise r.fail(f"{field}.cells", f"must be a mapping of column label: value, not {brief(cells_in)}")
-    labels = {c.label for c in columns}
+    labels = [c.label for c in columns]
     cells: dict[str, float] = {}
     for label, cell in cells_in.items():
         if label not in labels:
             raise r.fail(f"{field}.cells", f"names {brief(label)}, not a column; the columns are {', '.join(labels)}")
         cells[label] = r.number(cell, f"{field}.cells.{label}")
+        if round(cells[label], decimals) != cells[label]:
+            raise r.fail(
+                f"{field}.cells.{label}", f"is {cell!r}, more decimals than the table's {decimals} (decimals:)"
+            )
     spec, why_not = _spec(r, x.get("spec"), field), r.text(x.get("why_not"), f"{field}.why_not", none=True)
     if (spec is None) == (why_not is None):
         raise r.fail(field, "needs exactly one of spec (how the harness runs it) and why_not (why it cannot)")

@@ -115,3 +115,43 @@ def follows_instructions(record: dict[str, Any] | None) -> bool | None:
 def is_baseline(record: dict[str, Any] | None) -> bool:
     """An instruction-blind setting: marked BASELINE, never ranked."""
     return follows_instructions(record) is False
+
+
+# The other marks a run record earns: its data (LOCAL_COPY, STAND_IN) and a --limit (SUBSET).
+def stand_in(record: dict[str, Any] | None) -> str | None:
+    """The stand-in note of a run record's data, or None when the data is the task's published set."""
+    dataset = ((record or {}).get("task") or {}).get("dataset") or {}
+    return (dataset.get("stand_in_note") or "stand-in data") if dataset.get("stand_in") else None
+
+
+def local_copy(record: dict[str, Any] | None) -> bool:
+    """True when a run record's data was a local copy (`--data-dir`): its source is `local:<folder>`, or its
+    revision a `local-<hash>` not shipped in the package. A result without a record is not marked."""
+    dataset = ((record or {}).get("task") or {}).get("dataset") or {}
+    source, revision = str(dataset.get("source") or ""), str(dataset.get("revision") or "")
+    return source.startswith("local:") or (revision.startswith("local-") and source != "package")
+
+
+def data_marks(record: dict[str, Any] | None) -> tuple[Mark, ...]:
+    """The marks a score carries for the data it was computed on (local copy †, stand-in ‡)."""
+    return tuple(m for m, on in ((LOCAL_COPY, local_copy(record)), (STAND_IN, stand_in(record) is not None)) if on)
+
+
+def limit_of(record: dict[str, Any] | None) -> int | None:
+    """The `--limit` a result was run with (the run record's `task.limit`); None for a full run."""
+    limit = ((record or {}).get("task") or {}).get("limit")
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
+def texts_of(record: dict[str, Any] | None) -> int | None:
+    """How many texts the run sent to the model (`encode.texts_requested`), None when the record says not."""
+    texts = ((record or {}).get("encode") or {}).get("texts_requested")
+    return texts if isinstance(texts, int) and not isinstance(texts, bool) and texts > 0 else None
+
+
+def subset_words(limit: int, texts: int | None = None, total: int | None = None) -> str:
+    """What a `--limit` result was scored on: "subset: 76 of 486 texts (--limit 8)" when the full run's count
+    is known (a full run of the same tasks in the same table), else "subset of the texts (76, --limit 8)"."""
+    if texts and total:
+        return f"subset: {texts:,} of {total:,} texts (--limit {limit})"
+    return f"subset of the texts ({f'{texts:,}, ' if texts else ''}--limit {limit})"

@@ -1,7 +1,7 @@
 """What MTEB's model registry says about each model the leaderboard may show, readable without MTEB.
 
 A leaderboard row whose submission lacks a model fact (size, embedding width, licence ...) takes it from
-MTEB's registry by the model's name (bench/leaderboard/table.py `_mteb_meta`). Importing MTEB for that
+MTEB's registry by the model's name (bench/leaderboard/facts.py `registry_facts`). Importing MTEB for that
 costs seconds and ~300 MB on every build, so the facts of every registered model are read once and
 cached (`$INSTRUCT_BENCH_CACHE/catalog/mteb-models-<hash of MTEB's version and FORMAT>.json`): the
 registry ships with MTEB, so its version is the whole key. Values are kept as MTEB gives them, except

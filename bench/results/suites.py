@@ -30,7 +30,7 @@ GSTransform's abstract in the seed text is arXiv 2505.24754's), and explains eac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 DEFAULT_NOTE = "arithmetic mean of the tasks' main scores (×100), shown when every task has a result"
@@ -299,6 +299,20 @@ def averages(
     return {
         a.label: average([scores.get(t) for t in (a.tasks or tuple(scores))]) for a in (which or style(suite).averages)
     }
+
+
+PARTIAL_MIN = 2  # tasks a partial average needs (a mean of one score is only that score)
+
+
+def partial_average(scores: Mapping[str, float | None], over: Sequence[str]) -> tuple[float, tuple[str, ...]] | None:
+    """The mean over the tasks of `over` that have a score, with those tasks, when PARTIAL_MIN or more do.
+
+    The one rule for a partial average, shown as "47.89 (5 of 9)" by `bench results` and the site alike; it
+    is ranked only by the rule of `bench.results.ranking`."""
+    present = tuple(t for t in over if scores.get(t) is not None)
+    if len(present) < PARTIAL_MIN:
+        return None
+    return sum(scores[t] or 0.0 for t in present) / len(present), present
 
 
 def average(values: list[float | None]) -> float | None:

@@ -15,11 +15,12 @@ under its own threat model; this one runs a table's published setting, as the us
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from bench.core.errors import BenchError, ConfigError, DataError, StorageError
+from bench.results import marks
 from bench.results.deltas import Reproduction, reproduction, row_tasks
 from bench.results.literature import ReportedRow, ReportedTable
 from bench.results.outcome import TaskOutcome
@@ -108,12 +109,11 @@ def row_options(table: ReportedTable, row: ReportedRow, base: RunOptions) -> Run
     )
 
 
-def reproduce(table: ReportedTable, rows: Sequence[SelectedRow], base: RunOptions) -> list[RowRun]:
-    """Run each selected row that has a spec; one `RowRun` per row, in order."""
-    runs = []
+def reproduce(table: ReportedTable, rows: Sequence[SelectedRow], base: RunOptions) -> Iterator[RowRun]:
+    """Run each selected row that has a spec; one `RowRun` per row, in order, yielded as each finishes, so that
+    a caller keeps the rows that ran when a StorageError (the output folder cannot be written) stops the rest."""
     for i, selected in enumerate(rows, start=1):
-        runs.append(_run_row(table, selected, base, f"[{i}/{len(rows)}]"))
-    return runs
+        yield _run_row(table, selected, base, f"[{i}/{len(rows)}]")
 
 
 def _run_row(table: ReportedTable, selected: SelectedRow, base: RunOptions, step: str) -> RowRun:
@@ -134,7 +134,8 @@ def _run_row(table: ReportedTable, selected: SelectedRow, base: RunOptions, step
         logger.warning("%s %s: could not run: %s", step, selected.label, reason)
         return RowRun(selected, failed=reason)
     scores = {o.task: 100 * o.main_score for o in outcomes if not o.variant}
-    return RowRun(selected, tuple(outcomes), reproduction(table, row, scores))
+    stand_in = {o.task for o in outcomes if not o.variant and marks.stand_in(o.record)}
+    return RowRun(selected, tuple(outcomes), reproduction(table, row, scores, stand_in))
 
 
 def plan(table: ReportedTable, rows: Sequence[SelectedRow], base: RunOptions) -> list[RowPlan]:

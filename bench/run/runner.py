@@ -47,7 +47,7 @@ from bench.results.store import (
     results_root,
     run_record_path,
 )
-from bench.results.summary import format_score
+from bench.results.tables import format_score
 from bench.run.instruction_style import instruction_style_for
 
 logger = logging.getLogger("bench")

@@ -203,7 +203,7 @@ def verdict_line(v: Any) -> str:
     """One verified result: its verdict, task, model setting, and the main score claimed and recomputed as
     every CLI number is shown (x100, two decimals: `format_score`); the file keeps the raw 0-1 values."""
     from bench.core.bounded import printable
-    from bench.results.summary import format_score
+    from bench.results.tables import format_score
 
     recomputed = "-" if v.recomputed is None else format_score(v.recomputed)
     label = v.model if v.setting == "default" else f"{v.model} [{v.setting}]"

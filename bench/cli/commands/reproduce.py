@@ -19,8 +19,9 @@ EPILOG = """examples:
 
 Each row with a spec runs like `bench run` (results in --output-dir, reused on a rerun); a row that cannot
 run here (no spec, no hub, no GPU, no API key, no data) is one line saying why, and the others still run.
-Exit status 0 when every row with a spec ran, 1 when some did not. `python -m bench list reported` lists
-the packaged tables.
+Exit status 0 when every row with a spec ran, 1 when some did not; a folder that cannot be written (a
+full disk) stops the table after printing the rows that ran (exit 2). `python -m bench list reported`
+lists the packaged tables.
 """
 
 
@@ -51,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from bench.core.errors import StorageError
     from bench.results.literature import load_table
     from bench.run.reproduce_table import plan, reproduce, select_rows
     from bench.run.runner import RunOptions
@@ -62,7 +64,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(plan_text(plan(table, rows, base), len(table.rows)))
         return 0
-    runs = reproduce(table, rows, base)
+    runs: list[Any] = []
+    try:
+        for row_run in reproduce(table, rows, base):
+            runs.append(row_run)
+    except StorageError:  # nothing more can be written: report the rows that ran, then the error line
+        print(report_text(table, runs, limited=args.limit is not None))
+        raise
     print(report_text(table, runs, limited=args.limit is not None))
     print(f"\nResults: {args.output_dir} (`python -m bench results {args.output_dir}`)")
     failed = [r for r in runs if r.failed]
@@ -80,7 +88,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------- printing
 def plan_text(plans: list[Any], n_rows: int) -> str:
     """One line per row: `[4/12] NAME: SPEC on TASKS: N texts to encode` (or why it would not run)."""
-    from bench.results.summary import format_count
+    from bench.results.tables import format_count
     from bench.run.reproduce_table import spec_text
 
     lines = [f"Dry run of {len(plans)} row(s): no model was loaded, nothing was written."]
@@ -103,10 +111,18 @@ def report_text(table: Any, runs: list[Any], *, limited: bool = False) -> str:
     from tabulate import tabulate
 
     from bench.results.deltas import mean_abs_delta
+    from bench.results.marks import STAND_IN
 
     done = [r for r in runs if r.reproduction is not None]
     rows = [
-        [r.selected.index, r.selected.row.label, c.column, f"{c.reported:.2f}", _num(c.ours), _delta(c.delta)]
+        [
+            r.selected.index,
+            r.selected.row.label,
+            c.column,
+            table.printed(c.reported),
+            _num(c.ours) + (STAND_IN.symbol if c.stand_in else ""),
+            _delta(c.delta),
+        ]
         for r in done
         for c in r.reproduction.cells
     ]
@@ -129,6 +145,8 @@ def report_text(table: Any, runs: list[Any], *, limited: bool = False) -> str:
         overall = mean_abs_delta(r.reproduction for r in done)
         total = f"Overall mean |Δ|: {_num(overall)} over {cells} cell(s) of {len(done)} row(s)"
         parts.append("\n".join(["Mean |Δ| per row (Δ = ours − reported, both ×100 as printed):", *means, total]))
+        if any(r.reproduction.on_stand_in for r in done):
+            parts.append(f"{STAND_IN.symbol} {STAND_IN.label}: {STAND_IN.meaning}; its Δ is not in the mean |Δ|.")
     else:
         parts.append("No row ran, so there is nothing to compare.")
     if limited:

@@ -1,7 +1,8 @@
-"""`bench results DIR [DIR ...]`: the summary table of one or more results directories (merged; a file reached
-twice counts once), then (when they hold instruction-variant results) the instruction-sensitivity and
-rank-stability tables (bench/results/summary.py), as markdown, CSV or LaTeX (`--format`); `--columns` chooses
-the score columns and `--reported TABLE` adds a paper's printed rows (bench/results/literature.py)."""
+"""`bench results DIR [DIR ...]`: the comparison table of one or more results directories (merged; a file
+reached twice counts once; bench/results/comparison.py), then (when they hold instruction-variant results) the
+instruction-sensitivity and rank-stability tables (bench/results/variant_tables.py), as markdown, CSV or LaTeX
+(`--format`); `--columns` chooses the score columns and `--reported TABLE` adds a paper's printed rows
+(bench/results/literature.py)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_results(args: argparse.Namespace) -> int:
-    from bench.results.summary import results_table
+    from bench.results.comparison import results_table
 
     for directory in args.directory:
         if not os.path.isdir(directory):

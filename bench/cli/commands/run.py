@@ -250,6 +250,7 @@ def _num_processes(argv: list[str]) -> int | None:
 def local_data_note(outcomes: list[Any]) -> str | None:
     """One line when an MTEB task's result was computed on local data (a `local-…` dataset revision):
     it is filed under OUTPUT/instruct-bench, not where `mteb submit-results` looks (bench/results/store.py)."""
+    from bench.results.marks import local_copy
     from bench.tasks.mteb_compat import mteb_registry
 
     registry = mteb_registry()
@@ -257,7 +258,7 @@ def local_data_note(outcomes: list[Any]) -> str | None:
         dict.fromkeys(
             o.task
             for o in outcomes
-            if _on_local_data(o.record)
+            if local_copy(o.record)
             and o.task in registry
             and not str(registry[o.task].__module__).startswith("bench.tasks.")
         )
@@ -269,13 +270,6 @@ def local_data_note(outcomes: list[Any]) -> str | None:
         f"Note: {named} ran on local data and carries a local-… dataset revision, so it is filed under "
         f"{HARNESS_RESULTS}/: MTEB's results repository will not take them (the revision is what says a number "
         "was computed on the published data, and these are not), and `mteb submit-results` does not look there."
-    )
-
-
-def _on_local_data(record: dict[str, Any]) -> bool:
-    dataset = (record.get("task") or {}).get("dataset") or {}
-    return str(dataset.get("revision") or "").startswith("local-") or str(dataset.get("source") or "").startswith(
-        "local:"
     )
 
 
@@ -350,7 +344,7 @@ def dry_run_table(estimates: list[Any]) -> str:
 
 def _count(value: Any) -> str:
     """A count as every CLI table shows it (`format_count`: `1,106`); blank when unknown."""
-    from bench.results.summary import format_count
+    from bench.results.tables import format_count
 
     return "" if value is None or value == "" else format_count(value)
 
