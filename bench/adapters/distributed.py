@@ -12,21 +12,28 @@ encoder, where the harness already knows which inputs the cache lacks. What keep
   fewer batches. Every batch is the one a single process would form, so vectors equal its vectors.
 * **Vectors travel as tensors** (point-to-point send/recv), in bfloat16 or float16 when every value
   survives the round trip exactly (a model run in bf16: half the bytes, the same numbers), else float32.
-* **Commits off the critical path.** Receiver threads on rank 0 hand arriving vectors to the encoder,
-  which checks them and gives them to the cache's writer thread (`EmbeddingCache.put_many_later`); a
-  failure flushes the writer first, so everything that arrived is in the cache.
+* **Each rank checks and commits what it encodes.** A rank checks its batch (NaN/inf) and hands it to the
+  writer thread of its own shard of the cache (`<cache>.shards/rank<R>.sqlite`, `bench.adapters.cache`)
+  before sending it; rank 0 only receives (the task's scoring needs every vector) and commits its own
+  batches to the main file. Rank 0 reads main + shards as one cache. Until a rank's messages say its shard
+  has committed a batch (`committed`, in every message), rank 0 holds that batch's vectors in memory
+  (`EmbeddingCache.hold`): lookups see them, and if that rank fails, rank 0 commits them to the main file
+  before it reports the failure, so everything that arrived is in the cache. Ranks on another machine than
+  rank 0 (no shared disk assumed) send their batches uncommitted, and rank 0 commits them as before.
 * **Scoring off the critical path.** A task's scoring jobs (`bench.core.parallel`) go to the other
   ranks' scoring threads, which run beside their encoding (`Team.submit`).
 * **Failures end the run with one error line**, not a 24-hour wait: every rank hears from rank 0, and
   rank 0 from every rank, at least every `HEARTBEAT_S / 10` seconds; a rank silent for `HEARTBEAT_S`
   (`INSTRUCT_BENCH_HEARTBEAT_S`, default 300) is hung. A rank that dies closes its connection, and
   torchrun then SIGTERMs the rest: rank 0 turns either into an `EncodingError` naming the rank and
-  saying that a rerun resumes from the cache.
+  saying that a rerun resumes from the cache. A rank's own exception travels to rank 0 as itself: a job
+  that cannot be pickled, unpickled or run fails that job (raised where the task waits for it), and an
+  exception that ends a rank (its model load, its loop) is sent to rank 0 before the rank exits.
 
 Families that are cheap or remote opt out with `distributes = False` (the API family, which gets
 concurrent requests instead; GSTransform, whose base encoder is what is distributed, as a `sub_encoders()`
-job). Only rank 0 touches the embedding cache: no two processes write one SQLite file, and no shared
-filesystem is needed. The process group is gloo even on GPUs: vectors are on the CPU after the forward
+job). No two processes of a run write one SQLite file (rank 0 the main file, rank R its shard), and no
+shared filesystem is needed. The process group is gloo even on GPUs: vectors are on the CPU after the forward
 pass anyway (they go to the cache), so NCCL would add device pinning and nothing else.
 """
 
@@ -38,6 +45,7 @@ import os
 import pickle
 import queue
 import signal
+import socket
 import threading
 import time
 import traceback
@@ -64,7 +72,6 @@ class Encoder(Protocol):
     show_progress_bar: bool | None
     batch_size: int
     max_tokens: int | None
-    _use_cache: bool
     _progress: Any
 
     @property
@@ -80,6 +87,10 @@ class Encoder(Protocol):
     def token_lengths(self, inputs: Sequence[Any]) -> list[int]: ...
 
     def encode_share(self, inputs: list[Any], batch_size: int) -> np.ndarray: ...
+
+    def encode_for_team(self, inputs: list[Any], batch_size: int, tag: int) -> tuple[np.ndarray, Any]: ...
+
+    def use_cache_shard(self, rank: int | None) -> None: ...
 
 
 TIMEOUT_ENV = "INSTRUCT_BENCH_DIST_TIMEOUT"
@@ -159,6 +170,8 @@ def session(world: World) -> Iterator[None]:
     if torch.cuda.is_available() and torch.cuda.device_count() > world.local_rank:
         torch.cuda.set_device(world.local_rank)
     _WORLD = world
+    hosts: list[Any] = [None] * world.size  # a rank on rank 0's machine writes its shard where rank 0 reads it
+    dist.all_gather_object(hosts, socket.gethostname())
     beat = heartbeat_s()
     previous = None
     if world.is_main:
@@ -166,15 +179,21 @@ def session(world: World) -> Iterator[None]:
         parallel.set_executor(_TEAM)
         previous = _catch_sigterm()
     else:
-        _LINK = Link(beat)
+        _LINK = Link(beat, shares_disk=hosts[world.rank] == hosts[0])
     clean = False
     try:
         yield
         clean = True
+    except BaseException as e:
+        if _LINK is not None:  # this rank's own failure: rank 0 reports it as itself, not as "rank N stopped"
+            _LINK.fail(e)
+        raise
     finally:
         if _TEAM is not None:
             parallel.set_executor(None)
             clean = _TEAM.release() and clean
+            if not clean:  # vectors a failed rank had not committed yet go to the main file
+                _TEAM.rescue()
             signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
         _WORLD, _TEAM, _LINK = None, None, None
         if clean:  # leave together: a rank that tears gloo down while a peer still talks to it can abort the peer
@@ -187,6 +206,8 @@ def _catch_sigterm() -> Any:
     """On rank 0, turn the launcher's SIGTERM into an error line (torchrun stops every rank when one dies)."""
 
     def stopped(signum: int, frame: Any) -> None:
+        if _TEAM is not None and _TEAM.failure is not None:  # a rank said why it stopped before it exited
+            raise _TEAM.failure
         raise EncodingError(
             "the launcher stopped this run (SIGTERM): another rank probably died (see its output above). "
             "Every batch encoded before is in the embedding cache: rerun the same command to resume."
@@ -247,7 +268,7 @@ def plan_jobs(encoder: Encoder, inputs: Sequence[Any], batch_size: int) -> list[
 
 
 # ------------------------------------------------------------------------------------------ the wire
-_HEADER = 10  # int64s: kind, job id, rows, dim, dtype code, pickle parts, encode µs, score µs, -, -
+_HEADER = 10  # int64s: kind, job id, rows, dim, dtype code, pickle parts, encode µs, score µs, committed, flags
 JOB, VECTORS, OBJECT, FAILURE, HEARTBEAT, STOP = range(1, 7)
 _DTYPES = ("float32", "bfloat16", "float16")
 
@@ -260,6 +281,13 @@ class Message:
     vectors: Any = None
     encode_s: float = 0.0
     score_s: float = 0.0
+    committed: int = 0  # the sender's shard has committed every batch of a job id up to this one
+    in_shard: bool = False  # these vectors are in the sender's shard, or will be once `committed` says so
+    error: BaseException | None = None  # the payload could not be unpickled here (or was never sent)
+
+
+class Unsendable(Exception):
+    """A message could not be made (pickling its object failed): nothing was sent; `__cause__` says why."""
 
 
 class Wire:
@@ -278,21 +306,29 @@ class Wire:
         obj: Any = None,
         vectors: Any = None,
         usage: tuple[float, float] = (0.0, 0.0),
+        committed: int = 0,
+        in_shard: bool = False,
     ) -> None:
+        """Send one message; `Unsendable` (nothing sent) when its vectors or object cannot be made into bytes."""
         import torch
         import torch.distributed as dist
 
         header = torch.zeros(_HEADER, dtype=torch.int64)
         header[0], header[1] = kind, job_id
         header[6], header[7] = round(usage[0] * 1e6), round(usage[1] * 1e6)
+        header[8], header[9] = committed, int(in_shard)
         payload = None
-        if vectors is not None:
-            payload = compact(torch.from_numpy(vectors))
-            header[2], header[3], header[4] = payload.shape[0], payload.shape[1], _DTYPES.index(str(payload.dtype)[6:])
         parts: list[Any] = []
-        if obj is not None:  # pickled, with arrays out of band: a view's vectors go as they lie, uncopied
-            parts = _pickled(obj)
-            header[5] = len(parts)
+        try:
+            if vectors is not None:
+                payload = compact(torch.from_numpy(vectors))
+                header[2], header[3] = payload.shape[0], payload.shape[1]
+                header[4] = _DTYPES.index(str(payload.dtype)[6:])
+            if obj is not None:  # pickled, with arrays out of band: a view's vectors go as they lie, uncopied
+                parts = _pickled(obj)
+                header[5] = len(parts)
+        except Exception as e:
+            raise Unsendable(f"{type(e).__name__}: {e}") from e
         with self.lock:
             dist.send(header, self.peer)
             if payload is not None and payload.numel():
@@ -317,8 +353,9 @@ class Wire:
 
         header = torch.empty(_HEADER, dtype=torch.int64)
         receive(header)
-        kind, job_id, rows, dim, code, nbytes, enc_us, score_us = (int(v) for v in header[:8])
-        message = Message(kind, job_id, encode_s=enc_us / 1e6, score_s=score_us / 1e6)
+        kind, job_id, rows, dim, code, nbytes, enc_us, score_us, committed, flags = (int(v) for v in header)
+        message = Message(kind, job_id, encode_s=enc_us / 1e6, score_s=score_us / 1e6, committed=committed)
+        message.in_shard = bool(flags & 1)
         if kind == VECTORS:
             tensor = torch.empty((rows, dim), dtype=getattr(torch, _DTYPES[code]))
             if tensor.numel():
@@ -331,8 +368,10 @@ class Wire:
             for part in parts:
                 if part.numel():
                     receive(part)
-            # From a rank of this run, running this code.
-            message.obj = pickle.loads(parts[0].numpy().tobytes(), buffers=[p.numpy() for p in parts[1:]])
+            try:  # from a rank of this run, running this code; what fails here fails that job, not the link
+                message.obj = pickle.loads(parts[0].numpy().tobytes(), buffers=[p.numpy() for p in parts[1:]])
+            except Exception as e:  # noqa: BLE001 - e.g. a class this process cannot import
+                message.error = e
         return message
 
 
@@ -408,6 +447,21 @@ class _Peer:
     encode_s: float = 0.0
     score_s: float = 0.0
     stopped: bool = False
+    committed: int = 0  # its shard has committed its batches up to this job id
+    held: list[tuple[int, Any, int]] = field(default_factory=list)  # (job id, cache, token) not yet committed
+
+
+class Landing:
+    """How a batch another rank encoded reaches rank 0's encoder (`keep`): checked there; `committed` when that
+    rank commits it to its shard, and then `hold` keeps the vectors served here until the shard says so."""
+
+    def __init__(self, team: Team, peer: _Peer, job_id: int, committed: bool) -> None:
+        self.team, self.peer, self.job_id, self.committed = team, peer, job_id, committed
+
+    def hold(self, cache: Any, keys: list[str], vectors: np.ndarray) -> None:
+        with self.team.cv:
+            if self.job_id > self.peer.committed:
+                self.peer.held.append((self.job_id, cache, cache.hold(keys, vectors)))
 
 
 class Team:
@@ -417,7 +471,7 @@ class Team:
         self.world, self.heartbeat, self.depth = world, heartbeat, depth
         self.busy = False
         self.released = False
-        self.failure: EncodingError | None = None
+        self.failure: Exception | None = None
         self.cv = threading.Condition()
         self.encodes: deque[_Job] = deque()
         self.calls: deque[_Job] = deque()
@@ -435,10 +489,15 @@ class Team:
 
     # ---------------------------------------------------------------- encoding
     def encode(
-        self, encoder: Encoder, inputs: Sequence[Any], batch_size: int, keep: Callable[[int, int, np.ndarray], None]
+        self,
+        encoder: Encoder,
+        inputs: Sequence[Any],
+        batch_size: int,
+        keep: Callable[[int, int, np.ndarray, Landing | None], None],
     ) -> int:
-        """Encode length-sorted `inputs` over every rank; `keep(start, stop, vectors)` gets each batch on this
-        thread as it arrives (in any order). Returns how many inputs other ranks encoded."""
+        """Encode length-sorted `inputs` over every rank; `keep(start, stop, vectors, landing)` gets each batch on
+        this thread as it arrives (in any order): landing None for a batch encoded here, else how another rank's
+        batch came (`Landing`). Returns how many inputs other ranks encoded."""
         key = encoder_key(encoder)
         done: queue.Queue = queue.Queue()
         jobs = [
@@ -453,9 +512,11 @@ class Team:
 
         def take(job: _Job, rank: int, message: Message) -> None:
             nonlocal remaining, elsewhere
+            if message.error is not None:  # the job never left (it could not be pickled here)
+                raise message.error
             if message.kind == FAILURE:
                 raise _failure_error(rank, "encoding its share", message.obj)
-            keep(*job.span, message.vectors)
+            keep(*job.span, message.vectors, Landing(self, self.peers[rank], job.id, message.in_shard))
             remaining -= 1
             elsewhere += job.span[1] - job.span[0]
 
@@ -469,11 +530,14 @@ class Team:
                     self._check()
                     job = self.encodes.popleft() if self.encodes and self.encodes[0].done is done else None
                 if job is not None:
-                    keep(*job.span, self._encode_own(encoder, job))
+                    keep(*job.span, self._encode_own(encoder, job), None)
                     remaining -= 1
                     continue
                 with contextlib.suppress(queue.Empty):
                     take(*done.get(timeout=0.5))
+        except BaseException:
+            self.rescue()  # what other ranks sent and have not committed goes to the main file before the error
+            raise
         finally:
             with self.cv:  # a failed call takes its unsent batches with it
                 self.encodes = deque(j for j in self.encodes if j.done is not done)
@@ -492,6 +556,30 @@ class Team:
     def _check(self) -> None:
         if self.failure is not None:
             raise self.failure
+
+    def _settle(self, peer: _Peer, committed: int) -> None:
+        """`peer`'s shard has committed its batches up to job `committed`: stop holding them (under `cv`)."""
+        if committed <= peer.committed:
+            return
+        peer.committed = committed
+        still = []
+        for job_id, cache, token in peer.held:
+            if job_id <= committed:
+                cache.settle(token)
+            else:
+                still.append((job_id, cache, token))
+        peer.held = still
+
+    def rescue(self) -> None:
+        """Commit to the main file every vector another rank sent and has not committed (it failed, or the run
+        stops): each cache's writer takes them, and the encoder's flush or the process's exit commits them."""
+        with self.cv:
+            caches = {id(c): c for p in self.peers.values() for _, c, _ in p.held}
+            for peer in self.peers.values():
+                peer.held = []
+        for cache in caches.values():
+            with contextlib.suppress(Exception):  # a full disk here must not hide the failure being reported
+                cache.keep_held()
 
     # ---------------------------------------------------------------- scoring (bench.core.parallel)
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
@@ -522,6 +610,17 @@ class Team:
                     self._check()
                     self.cv.wait(0.5)
         return [f.result() for f in futures]
+
+    def discard(self, futures: Sequence[Future]) -> None:
+        """Drop (cancel) the jobs of `futures` no rank has taken (a task that failed before it gathers), so
+        no other rank scores for a task that is gone; a job a rank holds finishes there, unread."""
+        drop = {id(f) for f in futures}
+        with self.cv:
+            dropped = [j for j in self.calls if id(j.future) in drop]
+            self.calls = deque(j for j in self.calls if id(j.future) not in drop)
+        for job in dropped:
+            assert job.future is not None
+            job.future.cancel()
 
     def _run_here(self, job: _Job) -> None:
         fn, args = job.payload
@@ -566,13 +665,25 @@ class Team:
                     return
                 if job is None:
                     peer.wire.send(HEARTBEAT)
-                elif job.kind == "encode":
-                    peer.wire.send(JOB, job.id, obj=("encode", *job.payload))
                 else:
-                    peer.wire.send(JOB, job.id, obj=("call", *job.payload))
+                    peer.wire.send(JOB, job.id, obj=(job.kind, *job.payload))
+            except Unsendable as e:  # the job's own fault (an unpicklable argument): that job fails, as itself
+                if job is not None:
+                    self._fail_job(peer, job, e.__cause__ or e)
             except Exception as e:  # noqa: BLE001 - gloo reports a lost peer as RuntimeError
                 self._lost(peer, e)
                 return
+
+    def _fail_job(self, peer: _Peer, job: _Job, error: BaseException) -> None:
+        """`job` will get no answer from `peer`: raise `error` where the job is waited for."""
+        with self.cv:
+            peer.jobs.pop(job.id, None)
+            peer.calls -= job.kind == "call"
+            self.cv.notify_all()
+        if job.future is not None:
+            job.future.set_exception(error)
+        elif job.done is not None:
+            job.done.put((job, peer.rank, Message(FAILURE, job.id, error=error)))
 
     def _listen(self, peer: _Peer) -> None:
         """Take what `peer` sends: vectors and results to their job, heartbeats as signs of life."""
@@ -585,12 +696,20 @@ class Team:
                 return
             with self.cv:
                 peer.encode_s, peer.score_s = message.encode_s, message.score_s
+                self._settle(peer, message.committed)
                 job = peer.jobs.pop(message.job_id, None) if message.kind in (VECTORS, OBJECT, FAILURE) else None
                 if job is not None and job.kind == "call":
                     peer.calls -= 1
                 if message.kind == STOP:
                     peer.stopped = True
+                rank_failed = message.kind == FAILURE and message.job_id == 0  # the rank itself, not a job
+                if rank_failed and self.failure is None:
+                    self.failure = _failure_error(peer.rank, "running", message.obj or ("", "(no details)"))
                 self.cv.notify_all()
+            if rank_failed:  # heard: it may exit now (the launcher's SIGTERM then raises this failure here)
+                with contextlib.suppress(Exception):
+                    peer.wire.send(STOP)
+                continue
             if message.kind == STOP:
                 return
             if job is None:
@@ -600,7 +719,9 @@ class Team:
                 job.done.put((job, peer.rank, message))
                 continue
             assert job.future is not None
-            if message.kind == FAILURE:
+            if message.error is not None:  # a result this process cannot unpickle
+                job.future.set_exception(message.error)
+            elif message.kind == FAILURE:
                 job.future.set_exception(_failure_error(peer.rank, "scoring", message.obj))
             else:
                 job.future.set_result(message.obj)
@@ -640,6 +761,7 @@ class Team:
         deadline = time.monotonic() + min(60.0, self.heartbeat)
         for thread in self.threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        self.rescue()  # a rank flushes its shard before it says STOP, so normally nothing is left held
         return all(p.stopped for p in self.peers.values())
 
 
@@ -653,11 +775,16 @@ def _reason(error: BaseException) -> str:
 # ------------------------------------------------------------------------------------------ other ranks
 class Link:
     """An other rank's side: a receiver thread (jobs from rank 0), a heartbeat thread and a scoring thread;
-    `serve` encodes on the main thread."""
+    `serve` encodes on the main thread. Every message says up to which job this rank's shards have committed
+    its batches (`committed`), so rank 0 can stop holding them."""
 
-    def __init__(self, heartbeat: float) -> None:
+    def __init__(self, heartbeat: float, shares_disk: bool = True) -> None:
         self.heartbeat = heartbeat
+        self.shares_disk = shares_disk  # on rank 0's machine: commit to a shard beside rank 0's cache
         self.wire = Wire(0)
+        self.shards: tuple[Any, ...] = ()  # the caches this rank writes (replaced whole: read by other threads)
+        self.last_job = 0  # the last encode job whose vectors were handed to a shard (or needed none)
+        self.gone = False  # rank 0 is gone or silent
         self.encodes: queue.Queue = queue.Queue()
         self.calls: queue.Queue = queue.Queue()
         self.encode_s = 0.0
@@ -670,17 +797,50 @@ class Link:
     def usage(self) -> tuple[float, float]:
         return self.encode_s, self.score_s
 
+    def committed(self) -> int:
+        """The job id up to which every batch this rank handed to a shard is committed."""
+        last = self.last_job  # read before the writers: a batch handed over after this read is not claimed
+        pending = [t for cache in self.shards if (t := cache.oldest_pending()) is not None]
+        return min([last, *(t - 1 for t in pending)])
+
+    def send(self, kind: int, job_id: int = 0, **fields: Any) -> None:
+        """Send to rank 0 with this rank's usage and commits; an object that cannot travel becomes a FAILURE of
+        that job (a bug: its traceback), and a lost rank 0 is left to the listener to report."""
+        try:
+            try:
+                self.wire.send(kind, job_id, usage=self.usage(), committed=self.committed(), **fields)
+            except Unsendable as e:
+                failure = _failure_of(e.__cause__ or e)
+                self.wire.send(FAILURE, job_id, obj=failure, usage=self.usage(), committed=self.committed())
+        except RuntimeError:  # gloo: rank 0 is gone; the listener reports it
+            pass
+
+    def fail(self, error: BaseException) -> None:
+        """This rank stops on `error`: tell rank 0 (which reports it as this rank's error) and wait until rank 0
+        has heard it (it answers STOP), so that the launcher's SIGTERM, once this rank exits, cannot speak first."""
+        if self.gone:
+            return
+        self.send(FAILURE, 0, obj=_failure_of(error))
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline:
+            with contextlib.suppress(queue.Empty):
+                if self.encodes.get(timeout=max(0.0, deadline - time.monotonic()))[0] in ("lost", "stop"):
+                    return
+
     def _listen(self) -> None:
         while True:
             try:
                 message = self.wire.recv(self.heartbeat)
             except Exception as e:  # noqa: BLE001 - rank 0 gone or silent: stop this rank
+                self.gone = True
                 self.encodes.put(("lost", str(e).splitlines()[0] if str(e) else type(e).__name__))
                 return
             if message.kind == STOP:
                 self.encodes.put(("stop", None))
                 return
-            if message.kind == JOB:
+            if message.kind == JOB and message.error is not None:  # a job this rank cannot unpickle: it fails
+                self.send(FAILURE, message.job_id, obj=_failure_of(message.error))
+            elif message.kind == JOB:
                 kind, *payload = message.obj
                 (self.encodes if kind == "encode" else self.calls).put((message.job_id, payload))
 
@@ -691,10 +851,7 @@ class Link:
             since = self.batch_since
             if since is not None and time.monotonic() - since > self.heartbeat:
                 continue
-            try:
-                self.wire.send(HEARTBEAT, usage=self.usage())
-            except RuntimeError:  # gloo: rank 0 is gone; the listener reports it
-                return
+            self.send(HEARTBEAT)
 
     def _score(self) -> None:
         _lower_priority()  # scoring is off the critical path: feeding the accelerator comes first on a busy CPU
@@ -706,12 +863,7 @@ class Link:
             except Exception as e:  # noqa: BLE001 - sent to rank 0, which raises it where the task gathers
                 result, kind = _failure_of(e), FAILURE
             self.score_s += time.perf_counter() - tick
-            try:
-                self.wire.send(kind, job_id, obj=result, usage=self.usage())
-            except RuntimeError:  # gloo: rank 0 is gone; the listener reports it
-                return
-            except (pickle.PicklingError, TypeError, AttributeError) as e:  # a result that cannot travel: a bug
-                self.wire.send(FAILURE, job_id, obj=_failure_of(e), usage=self.usage())
+            self.send(kind, job_id, obj=result)  # a result that cannot travel is sent as that job's failure
 
 
 def _lower_priority(niceness: int = 10) -> None:
@@ -721,33 +873,42 @@ def _lower_priority(niceness: int = 10) -> None:
 
 
 def serve(*models: Encoder) -> int:
-    """Encode the batches rank 0 sends for `models` (and the encoders they hold) until it says stop;
-    return how many inputs this rank encoded."""
+    """Encode the batches rank 0 sends for `models` (and the encoders they hold) until it says stop, committing
+    them to this rank's shard of each cache (on rank 0's machine, with the cache on); return how many inputs
+    this rank encoded."""
+    link, world = _LINK, _WORLD
+    assert link is not None and world is not None, "serve() runs inside session() on a rank other than 0"
     encoders = {encoder_key(e): e for model in models for e in all_encoders(model)}
     for e in encoders.values():
-        e._use_cache = False  # rank 0 is the cache's only writer
+        e.use_cache_shard(world.rank if link.shares_disk else None)
         e.show_progress_bar = False
-    link = _LINK
-    assert link is not None, "serve() runs inside session() on a rank other than 0"
     done = 0
     while True:
         job_id, payload = link.encodes.get()
         if job_id == "stop":
             link.stopped.set()
-            link.wire.send(STOP, usage=link.usage())
+            for cache in link.shards:  # every batch in the shard before STOP says so (`committed`)
+                try:
+                    cache.flush()
+                except Exception as e:  # noqa: BLE001 - rank 0 commits what the shard lacks
+                    logger.warning("Embedding cache shard %s: the last vectors were not stored (%s).", cache.path, e)
+            link.send(STOP)
             return done
         if job_id == "lost":
             raise EncodingError(f"rank 0 stopped or went silent ({payload}); this rank stops too.")
-        key, inputs, batch_size = payload
         tick = time.perf_counter()
         link.batch_since = time.monotonic()
         try:
-            vectors = encoders[key].encode_share(inputs, batch_size)
-            link.batch_since = None
-            link.encode_s += time.perf_counter() - tick
-            link.wire.send(VECTORS, job_id, vectors=vectors, usage=link.usage())
-            done += len(inputs)
+            key, inputs, batch_size = payload
+            vectors, shard = encoders[key].encode_for_team(inputs, batch_size, job_id)
+            if shard is not None and shard not in link.shards:
+                link.shards = (*link.shards, shard)
+            link.last_job = job_id
+            message: dict[str, Any] = {"vectors": vectors, "in_shard": shard is not None}
+            kind, done = VECTORS, done + len(inputs)
         except Exception as e:  # noqa: BLE001 - rank 0 raises it: a harness error as itself, a bug with its traceback
+            message, kind = {"obj": _failure_of(e)}, FAILURE
+        finally:
             link.batch_since = None
             link.encode_s += time.perf_counter() - tick
-            link.wire.send(FAILURE, job_id, obj=_failure_of(e), usage=link.usage())
+        link.send(kind, job_id, **message)

@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bench.adapters.base import BaseEncoder
 from bench.adapters.cache import input_key
+from bench.adapters.device_budget import DeviceBatches
 from bench.adapters.lm import (
     ARCHITECTURES,
     causal_position_ids,
@@ -268,8 +268,12 @@ NLTK_ENGLISH_STOPWORDS = [
 ]
 
 
-class GenerativeEncoder(BaseEncoder):
-    """A generative LM behind MTEB's encoder protocol, read out InBedder-style (see module docstring)."""
+class GenerativeEncoder(DeviceBatches):
+    """A generative LM behind MTEB's encoder protocol, read out InBedder-style (see module docstring).
+
+    On a CUDA GPU without `batch_size` or `max_tokens`, batches are sized for the device's free memory and
+    the model (bench/adapters/device_budget.py); elsewhere 32 rows, as every family.
+    """
 
     family = "inbedder"
     aliases = ("generative",)
@@ -492,6 +496,13 @@ class GenerativeEncoder(BaseEncoder):
         else:  # str.replace, as InBedder inserts (braces in the text stay as they are)
             prompt = self.pattern_format.replace("{input}", text).replace("{instruction}", instruction or "")
         return [prompt, instruction or ""] if self.filter_instruction else prompt
+
+    def budget_generates(self) -> bool:
+        """Whether a batch keeps a key/value cache (a generation): not for one pass nor for a masked LM."""
+        return self.pooling not in SINGLE_PASS and self.architecture != "masked"
+
+    def budget_length(self) -> int:
+        return self.max_input_length + (self.mask_length if self.architecture == "masked" else 0)
 
     def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
         prompts = [_prompt(x) for x in inputs]

@@ -6,15 +6,21 @@ run's dtype on the run's device, left-padded batches whose position ids ignore t
 `generate` computes them, so a padded batch gives what each input gives alone), and a layer index
 that accepts negative values like Python lists. A path ending in `.gguf` is loaded through transformers'
 GGUF support (`from_pretrained(folder, gguf_file=name)`; needs the `gguf` package, extra `[generative]`),
-so `--model inbedder:SmolLM2-135M-Instruct.Q4_1.gguf` needs no conversion by hand.
+so `--model inbedder:SmolLM2-135M-Instruct.Q4_1.gguf` needs no conversion by hand. What a local GGUF file
+loads to (config, tokenizer, de-quantised weights in the run's dtype) is kept on disk after the first load
+(bench/adapters/gguf_cache.py), so later runs neither parse nor de-quantise the file again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import ConfigError, ModelLoadError
+
+if TYPE_CHECKING:
+    from bench.adapters.gguf_cache import GGUFCache
 
 ARCHITECTURES = ("auto", "causal", "masked", "seq2seq")
 
@@ -30,13 +36,57 @@ def _source(path: str, revision: str | None) -> tuple[str, dict[str, Any]]:
     return folder, kwargs
 
 
+def _gguf_cache(path: str) -> GGUFCache | None:
+    """The on-disk cache of a local GGUF file's loads, or None (not a GGUF file, or not a local one)."""
+    from bench.adapters.gguf_cache import gguf_cache
+    from bench.adapters.identity import split_gguf
+
+    folder, gguf = split_gguf(path)
+    return gguf_cache(Path(folder) / gguf) if gguf else None
+
+
+def _load(
+    path: str,
+    part: str,
+    *,
+    fresh: Callable[[], Any],
+    from_folder: Callable[[Path], Any],
+    save: Callable[[Any, Path], None],
+    what: str,
+    keep: Callable[[Any], bool] = lambda _: True,
+) -> Any:
+    """`fresh()`, or for a local GGUF file its `part` from the GGUF cache (bench/adapters/gguf_cache.py): read
+    with `from_folder` and named by the file's folder, as `fresh()` names it; else built and kept there."""
+    cache = _gguf_cache(path)
+    if cache is None:
+        return fresh()
+    folder = str(cache.file.parent)
+
+    def cached(saved: Path) -> Any:
+        obj = from_folder(saved)
+        config = getattr(obj, "config", obj)
+        if hasattr(config, "_name_or_path"):
+            config._name_or_path = folder
+        if hasattr(obj, "name_or_path") and not hasattr(obj, "config"):  # a tokenizer
+            obj.name_or_path = folder
+        return obj
+
+    return cache.load(part, fresh=fresh, from_folder=cached, save=save, what=what, keep=keep)
+
+
 def load_tokenizer(path: str, *, revision: str | None, padding_side: str, truncation_side: str) -> Any:
     from transformers import AutoTokenizer
 
     folder, kwargs = _source(path, revision)
+    sides = {"padding_side": padding_side, "truncation_side": truncation_side}
     try:
-        tokenizer = AutoTokenizer.from_pretrained(
-            folder, padding_side=padding_side, truncation_side=truncation_side, **kwargs
+        tokenizer = _load(
+            path,
+            "tokenizer",
+            fresh=lambda: AutoTokenizer.from_pretrained(folder, **sides, **kwargs),
+            from_folder=lambda saved: AutoTokenizer.from_pretrained(saved, **sides),
+            save=lambda tok, out: tok.save_pretrained(out),
+            what="reading the tokenizer",
         )
     except Exception as e:
         raise ModelLoadError(_load_message("tokenizer", path, e)) from e
@@ -52,7 +102,14 @@ def detect_architecture(path: str, revision: str | None) -> str:
 
     folder, kwargs = _source(path, revision)
     try:
-        config = AutoConfig.from_pretrained(folder, **kwargs)
+        config = _load(
+            path,
+            "config",
+            fresh=lambda: AutoConfig.from_pretrained(folder, **kwargs),
+            from_folder=AutoConfig.from_pretrained,
+            save=lambda cfg, out: cfg.save_pretrained(out),
+            what="reading the config",
+        )
     except Exception as e:
         raise ModelLoadError(_load_message("config", path, e)) from e
     if getattr(config, "is_encoder_decoder", False):
@@ -72,8 +129,19 @@ def load_lm(path: str, *, architecture: str, revision: str | None, dtype: str, d
     if architecture not in classes:
         raise ConfigError(f"Unknown architecture '{architecture}'; choose one of {', '.join(ARCHITECTURES)}.")
     folder, kwargs = _source(path, revision)
+    cls, torch_dtype = classes[architecture], getattr(torch, dtype)
+    from bench.adapters import gguf_cache
+
     try:
-        model = classes[architecture].from_pretrained(folder, dtype=getattr(torch, dtype), **kwargs)
+        model = _load(
+            path,
+            f"model-{architecture}-{dtype}",
+            fresh=lambda: cls.from_pretrained(folder, dtype=torch_dtype, **kwargs),
+            from_folder=lambda saved: cls.from_pretrained(saved, dtype=torch_dtype),
+            save=lambda built, out: gguf_cache.save_dense(built, out),
+            keep=gguf_cache.is_dense,
+            what=f"de-quantising the weights to {dtype}",
+        )
     except Exception as e:
         raise ModelLoadError(_load_message(f"{architecture} LM", path, e)) from e
     return model.to(device).eval()

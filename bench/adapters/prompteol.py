@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.adapters.base import BaseEncoder
+from bench.adapters.device_budget import DeviceBatches
 from bench.adapters.generative import LayerTap
 from bench.adapters.lm import causal_position_ids, layer_index, lm_facts, load_lm, load_tokenizer
 from bench.core.errors import ConfigError
@@ -55,7 +55,7 @@ def proportional_layer(num_layers: int) -> int:
     return -max(1, round(num_layers / 10))
 
 
-class PromptEOLEncoder(BaseEncoder):
+class PromptEOLEncoder(DeviceBatches):
     """Last-token states of a causal LM under PromptEOL/MetaEOL prompts (see module docstring)."""
 
     family = "prompteol"

@@ -19,6 +19,12 @@ looked up, so a new family is one new file. Two classes claiming one family name
 import, naming both. A family's options are the keyword parameters of its constructor (see
 `bench/adapters/options.py`, which also derives the cache fingerprint and the MTEB experiment from them); its
 `cli_flags` become `bench run` flags.
+
+Importing the families imports MTEB (their base class is MTEB's encoder): seconds of CPU. So `bench run`
+builds its parser from a table of the flags (`run_flags`) derived from the families once and kept in the
+cache (`$INSTRUCT_BENCH_CACHE/catalog/run-flags-<fingerprint>.json`), keyed by every file of this package,
+the installed MTEB and Python: a new family file or an edited one makes another key, so the table is never
+stale and a new family still needs no second edit. A cache that cannot be written costs only speed.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import importlib.util
 import inspect
 import pkgutil
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +45,8 @@ from bench.adapters.options import family_options, option_defaults, runtime_opti
 from bench.core.bounded import brief
 from bench.core.config_files import read_yaml_or_json
 from bench.core.errors import ConfigError, ModelLoadError, UnknownNameError
+from bench.core.fileio import read_cached, tree_fingerprint, write_cached
+from bench.core.paths import cache_root
 
 # Family classes are BaseEncoder subclasses; typed loosely because bench.adapters.base imports this
 # module (a class registers itself when defined), and no file imports another that imports it back.
@@ -156,22 +165,74 @@ def family_class(family: str) -> type:
     return FAMILIES[family_name(family)]
 
 
-def cli_flags() -> dict[str, tuple[str, str]]:
+def cli_flags(*, own_only: bool = False) -> dict[str, tuple[str, str]]:
     """Every family's `bench run` flags: option name -> (help, families that take it).
 
     A flag is declared once (a family's `cli_flags`, with its help); the families it is tagged with are
-    every family that takes the option (`takes_option`), whether or not that family declared the flag."""
+    every family that takes the option (`takes_option`), whether or not that family declared the flag.
+    `own_only` keeps the families defined in this package (what `flags_fingerprint` covers), leaving out
+    those a script or a test registered in this process."""
     discover()
+    families = {
+        name: cls for name, cls in FAMILIES.items() if not own_only or str(cls.__module__).startswith(f"{__package__}.")
+    }
     texts: dict[str, str] = {}
-    for cls in FAMILIES.values():
+    for cls in families.values():
         for klass in reversed(cls.__mro__):
             for option, text in klass.__dict__.get("cli_flags", {}).items():
                 texts.setdefault(option, text)
     out = {}
     for option, text in texts.items():
-        owners = [family for family, cls in sorted(FAMILIES.items(), key=_family_order) if takes_option(cls, option)]
+        owners = [family for family, cls in sorted(families.items(), key=_family_order) if takes_option(cls, option)]
         out[option] = (text, ", ".join(owners))
     return out
+
+
+ADAPTERS_DIR = Path(__file__).resolve().parent
+# The layout of a flag-table file; a file of another (or none) is rebuilt, never misread.
+FLAGS_FORMAT = 1
+
+
+def run_flags() -> dict[str, tuple[str, str]]:
+    """`cli_flags()` for the `bench run` parser, without importing the families (hence MTEB) when the
+    table for these files is cached. When the families are imported already (a script, a test), the live
+    registry is used, so a family registered outside this package gets its flags too."""
+    path = flags_path()
+    table = _flag_table(read_cached(path, FLAGS_FORMAT))
+    if "bench.adapters.base" in sys.modules:
+        if table is None:
+            _write_flags(path, cli_flags(own_only=True))
+        return cli_flags()
+    if table is None:
+        table = cli_flags(own_only=True)
+        _write_flags(path, table)
+    return table
+
+
+def flags_path() -> Path:
+    return cache_root() / "catalog" / f"run-flags-{flags_fingerprint()[:16]}.json"
+
+
+def flags_fingerprint(root: Path = ADAPTERS_DIR) -> str:
+    """sha256 of every file of the package (by relative path; `__pycache__` left out), MTEB's and Python's
+    versions and FLAGS_FORMAT: everything the families' flags, help texts and owners depend on."""
+    return tree_fingerprint(root, f"format {FLAGS_FORMAT}\0python {sys.version_info[:2]}")
+
+
+def _flag_table(cached: dict[str, Any] | None) -> dict[str, tuple[str, str]] | None:
+    """The flags of a cached table, in order; None when there is none or it is not a list of
+    [option, help, families] strings (a damaged file is rebuilt)."""
+    rows = (cached or {}).get("flags")
+    if not isinstance(rows, list) or not all(
+        isinstance(row, list) and len(row) == 3 and all(isinstance(x, str) for x in row) for row in rows
+    ):
+        return None
+    return {option: (text, owners) for option, text, owners in rows}
+
+
+def _write_flags(path: Path, flags: dict[str, tuple[str, str]]) -> None:
+    rows = [[option, text, owners] for option, (text, owners) in flags.items()]
+    write_cached(path, {"format": FLAGS_FORMAT, "flags": rows}, what="bench run's flag table")
 
 
 def _family_order(item: tuple[str, type]) -> tuple[bool, bool, str]:

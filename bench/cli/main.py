@@ -96,7 +96,7 @@ def _configure_logging(verbose: bool, quiet: bool) -> None:
 def _quiet_library_bars() -> None:
     """Libraries' bars (transformers' "Loading weights", its GGUF de-quantisation, downloads) are noise in a
     log file: a bar's redraws (carriage returns) become one line of kilobytes. The environment variables reach libraries
-    imported later; those already imported (the `run` parser imports them to learn the families' flags)
+    imported later; those already imported (the `run` parser imports them to learn the families' flags, when its cached flag table is stale)
     read theirs at import, so they are switched off directly. Plain tqdm bars: `disable_library_bars`."""
     from bench.core.progress import disable_library_bars
 

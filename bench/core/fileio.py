@@ -94,6 +94,24 @@ def atomic_write_json(path: Path, obj: Any, **where: str) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n", **where)
 
 
+def tree_fingerprint(root: Path, header: str, packages: tuple[str, ...] = ("mteb",)) -> str:
+    """sha256 of `header`, every file under `root` (by relative path; `__pycache__` left out) and the installed
+    versions of `packages`: the key of a cache derived from a package's source files (`read_cached`)."""
+    from importlib import metadata
+
+    digest = hashlib.sha256(f"{header}\0".encode())
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if path.is_file() and "__pycache__" not in relative.parts:
+            digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in packages:
+        try:
+            digest.update(f"{name} {metadata.version(name)}\0".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name} -\0".encode())
+    return digest.hexdigest()
+
+
 def read_cached(path: Path, fmt: int) -> dict[str, Any] | None:
     """A cached JSON object at `path` when it is one of layout `fmt`, else None (missing, unreadable,
     damaged or of another layout: the caller rebuilds it). One reader for every derived-facts cache (the

@@ -6,6 +6,7 @@ and none of those may import another to learn them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import metadata as importlib_metadata
 
 VERSIONED_PACKAGES = (
@@ -21,10 +22,10 @@ VERSIONED_PACKAGES = (
 )
 
 
-def package_versions() -> dict[str, str | None]:
-    """Installed version of each of VERSIONED_PACKAGES; None for one that is not installed."""
+def package_versions(names: Sequence[str] = VERSIONED_PACKAGES) -> dict[str, str | None]:
+    """Installed version of each of `names` (default VERSIONED_PACKAGES); None for one that is not installed."""
     out: dict[str, str | None] = {}
-    for name in VERSIONED_PACKAGES:
+    for name in names:
         try:
             out[name] = importlib_metadata.version(name)
         except importlib_metadata.PackageNotFoundError:

@@ -16,16 +16,13 @@ leaderboard build after a run start without MTEB. A cache that cannot be written
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import logging
 import sys
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench.core.fileio import read_cached, write_cached
+from bench.core.fileio import read_cached, tree_fingerprint, write_cached
 from bench.core.paths import cache_root
 from bench.results.task_facts import derive
 
@@ -56,14 +53,7 @@ def build(*, own_only: bool = False) -> dict[str, Any]:
 def fingerprint() -> str:
     """sha256 of every file under bench/tasks (by relative path; `__pycache__` left out), MTEB's version and
     FORMAT: everything the catalogue's facts depend on."""
-    digest = hashlib.sha256(f"format {FORMAT}\0".encode())
-    for path in sorted(TASKS_DIR.rglob("*")):
-        relative = path.relative_to(TASKS_DIR)
-        if path.is_file() and "__pycache__" not in relative.parts:
-            digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    with contextlib.suppress(metadata.PackageNotFoundError):
-        digest.update(metadata.version("mteb").encode())
-    return digest.hexdigest()
+    return tree_fingerprint(TASKS_DIR, f"format {FORMAT}")
 
 
 def catalog_path() -> Path:

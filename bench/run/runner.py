@@ -493,7 +493,7 @@ def _run_record(
     seconds: float,
     usage: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    from bench.adapters.distributed import current_world
+    from bench.adapters.distributed import all_encoders, current_world
     from bench.tasks.data import stand_in_of
 
     meta = task.metadata
@@ -540,6 +540,10 @@ def _run_record(
             ),
             "encode_seconds": round(stats.encode_seconds, 4),
             **({"oom_splits": stats.oom_splits} if stats.oom_splits else {}),
+            # the batches an LM family sized for the GPU (bench/adapters/device_budget.py), when it did
+            **next(
+                ({"device_batches": b} for e in all_encoders(model) if (b := getattr(e, "device_batches", None))), {}
+            ),
             "cache": model.cache.path.name if model.cache is not None else None,
             **({"usage": usage} if usage is not None else {}),
         },

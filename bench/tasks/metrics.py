@@ -51,9 +51,13 @@ def cluster_v_measure(embeddings: np.ndarray, labels: Sequence, *, seed: int) ->
     if k < 2:
         raise ValueError("clustering needs at least two gold clusters")
     kmeans = MiniBatchKMeans(n_clusters=k, batch_size=KMEANS_BATCH_SIZE, n_init="auto", random_state=seed)
-    # One OpenMP thread: the assignment is identical, and on a busy machine sklearn's spin-waiting
-    # threads made one fit 2-16x slower (a robustness task runs 30 fits per corpus).
-    with threadpool_limits(limits=1, user_api="openmp"):
+    # One thread for every pool, OpenMP and BLAS: the assignment is identical, and on a busy machine
+    # sklearn's spin-waiting OpenMP threads made one fit 2-16x slower, OpenBLAS's (k-means++ seeding runs
+    # outside sklearn's own BLAS limit) 11-23 CPU s instead of 1.2-1.4 s; a robustness task runs 30 fits
+    # per corpus. OpenMP's limit holds for this thread only; OpenBLAS's pool is the process's, and
+    # threadpoolctl lets one thread at a time change it, so fits run one at a time in a plain run
+    # (bench.core.parallel's one scoring thread).
+    with threadpool_limits(limits=1):
         assignment = kmeans.fit_predict(np.asarray(embeddings))
     return float(v_measure_score(list(labels), assignment))
 

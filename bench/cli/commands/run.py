@@ -37,8 +37,9 @@ EPILOG = """examples:
 
 def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
     """The `run` parser. Its model-option flags come from the families' own `cli_flags` declarations,
-    which means importing every family (and MTEB); `full=False` leaves them out, so other commands and
-    `bench --help` start fast, and the CLI parses a `run` command again with `full=True`."""
+    through a cached table (`run_flags`: every family, and MTEB, is imported once per version of the
+    families' files); `full=False` leaves them out, so other commands and `bench --help` never read or build
+    it, and the CLI parses a `run` command again with `full=True`."""
     run = sub.add_parser(
         "run",
         help="evaluate a model",
@@ -80,12 +81,12 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
     which.add_argument("-t", "--tasks", nargs="+", metavar="TASK", help="task names (see `bench list tasks`)")
     which.add_argument("--suite", help="suite name (default: demo; see `bench list suites`)")
     if full:
-        from bench.adapters.registry import cli_flags
+        from bench.adapters.registry import run_flags
 
         family = run.add_argument_group(
             "model options (each goes to the model family's constructor; see `bench list models`)"
         )
-        for option, (text, owners) in cli_flags().items():
+        for option, (text, owners) in run_flags().items():
             family.add_argument(
                 f"--{option.replace('_', '-')}", dest=f"family_{option}", metavar="V", help=f"{text} [{owners}]"
             )

@@ -48,11 +48,12 @@ class AbsTaskInstructionRobustness(InstructionTask):
     the other gaps are printed beside it (`detail_scores`).
 
     Each instruction is one `encode_pairs` call of N (text, instruction) pairs, handed to
-    `bench.core.parallel.submit` for clustering and dropped. In a plain run the clustering happens
-    right there, so peak memory holds N vectors of the task plus what the encoder keeps, never 30 × N
-    (FewEvent with 4,096-d vectors: ~78 MB a call instead of ~2.3 GB). In a launched run another rank's
+    `bench.core.parallel.submit` for clustering and dropped. In a plain run a scoring thread clusters
+    it while the next instruction is encoded; with two views waiting for it the task waits for room,
+    so peak memory holds a few views' vectors plus what the encoder keeps, never 30 × N
+    (FewEvent with 4,096-d vectors: ~78 MB a view instead of ~2.3 GB). In a launched run another rank's
     scoring thread clusters it while the ranks encode the next instruction (a few views per rank may wait
-    in memory for one), so no accelerator idles through 30 k-means fits. The
+    in memory for one). Either way no accelerator idles through 30 k-means fits. The
     harness's encoder (`BaseEncoder`) keeps a bounded in-memory memo of the distinct vectors of the
     task, so an encoder that renders every instruction to the same input (e.g. `--template none`)
     still embeds each text once per run even without the on-disk cache; the 29 later calls cost a
@@ -130,24 +131,27 @@ class AbsTaskInstructionRobustness(InstructionTask):
         score = functools.partial(cluster_v_measure, labels=labels, seed=self.seed)
         jobs: dict[str, Future] = {}  # identical embeddings (a blind model) are clustered once
         digests: list[str] = []
-        for _name, _i, inst in runs:  # each view is scored as soon as it is encoded (bench.core.parallel)
-            emb = np.ascontiguousarray(
-                encode_pairs(
-                    model,
-                    texts,
-                    [inst] * n,
-                    task=self,
-                    hf_split=hf_split,
-                    hf_subset=hf_subset,
-                    encode_kwargs=encode_kwargs,
+        try:
+            for _name, _i, inst in runs:  # each view is scored as soon as it is encoded (bench.core.parallel)
+                emb = np.ascontiguousarray(
+                    encode_pairs(
+                        model,
+                        texts,
+                        [inst] * n,
+                        task=self,
+                        hf_split=hf_split,
+                        hf_subset=hf_subset,
+                        encode_kwargs=encode_kwargs,
+                    )
                 )
-            )
-            digest = hashlib.sha256(emb.data).hexdigest()  # the array's own buffer, uncopied
-            if digest not in jobs:
-                jobs[digest] = parallel.submit(score, emb)
-            del emb
-            digests.append(digest)
-        found = dict(zip(jobs, parallel.gather(list(jobs.values())), strict=True))
+                digest = hashlib.sha256(emb.data).hexdigest()  # the array's own buffer, uncopied
+                if digest not in jobs:
+                    jobs[digest] = parallel.submit(score, emb)
+                del emb
+                digests.append(digest)
+            found = dict(zip(jobs, parallel.gather(list(jobs.values())), strict=True))
+        finally:
+            parallel.discard(jobs.values())  # a failed encode leaves no queued job behind
         by_set: dict[str, list[float]] = {name: [] for name in INSTRUCTION_SETS}
         scores: dict[str, Any] = {}
         for (name, i, _inst), digest in zip(runs, digests, strict=True):

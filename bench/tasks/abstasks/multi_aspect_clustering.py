@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -64,15 +65,20 @@ class AbsTaskMultiAspectClustering(InstructionTask):
         labels = np.asarray(list(data_split["cluster"]))
         scores: dict[str, Any] = {}
         masks = {name: aspect == name for name in self.aspects}
-        jobs = [
-            parallel.submit(
-                functools.partial(cluster_v_measure, seed=self.seed),
-                np.ascontiguousarray(emb[mask]),
-                labels[mask].tolist(),
-            )
-            for mask in masks.values()
-        ]  # over the ranks in a launched run
-        for (name, mask), v_measure in zip(masks.items(), parallel.gather(jobs), strict=True):
+        jobs: list[Future] = []
+        try:  # over the ranks in a launched run, on the scoring thread in a plain one
+            for mask in masks.values():
+                jobs.append(
+                    parallel.submit(
+                        functools.partial(cluster_v_measure, seed=self.seed),
+                        np.ascontiguousarray(emb[mask]),
+                        labels[mask].tolist(),
+                    )
+                )
+            v_measures = parallel.gather(jobs)
+        finally:
+            parallel.discard(jobs)
+        for (name, mask), v_measure in zip(masks.items(), v_measures, strict=True):
             scores[f"v_measure_{name}"] = v_measure
             scores[f"{name}_num_texts"] = int(mask.sum())
         scores["hmean_v_measure"] = harmonic_mean([scores[f"v_measure_{a}"] for a in self.aspects])
