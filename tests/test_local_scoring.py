@@ -7,7 +7,6 @@ OpenMP and one BLAS thread, also when two fits overlap.
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 import textwrap
@@ -27,20 +26,9 @@ from bench.tasks.abstasks import instruction_robustness
 from bench.tasks.demo import DemoNYTClustering
 from bench.tasks.robustness_clustering import FewRelClustering
 from helpers import scores_of
-from toy_encoders import HashEncoder
+from toy_encoders import ScaledHashEncoder
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class ScaledHashEncoder(HashEncoder):
-    """Bag of words scaled per dimension by the instruction, so every instruction clusters differently."""
-
-    def _encode_group(self, inputs, batch_size):
-        out = super()._encode_group(inputs, batch_size)
-        for row, (instruction, _) in enumerate(inputs):
-            seed = int(hashlib.md5(instruction.encode()).hexdigest()[:8], 16)
-            out[row] *= np.random.default_rng(seed).uniform(0.05, 3.0, size=self.dim).astype(np.float32)
-        return out
 
 
 class Boom(RuntimeError):

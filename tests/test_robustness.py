@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -23,7 +22,7 @@ from bench.tasks.abstasks.base import PACKAGED_DATA_DIR
 from bench.tasks.abstasks.instruction_robustness import INSTRUCTION_SETS
 from bench.tasks.metrics import cluster_v_measure, robustness_gaps
 from helpers import scores_of, write_csv, write_jsonl
-from toy_encoders import HashEncoder
+from toy_encoders import HashEncoder, ScaledHashEncoder
 
 INBEDDER_JSON = "InBedder/derived/task_descriptions_and_instructions.json"
 
@@ -111,18 +110,6 @@ def fewrel_dir(raw_dir, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("fewrel")
     build_few_rel(source_dir=raw_dir, out_dir=out, seed=42, size=128)
     return out
-
-
-class ScaledHashEncoder(HashEncoder):
-    """Bag of words scaled per dimension by weights drawn from the instruction: k-means sees each
-    instruction differently (a shared additive offset, as in HashEncoder, would not change k-means)."""
-
-    def _encode_group(self, inputs, batch_size):
-        out = super()._encode_group(inputs, batch_size)
-        for row, (instruction, _) in enumerate(inputs):
-            seed = int(hashlib.md5(instruction.encode()).hexdigest()[:8], 16)
-            out[row] *= np.random.default_rng(seed).uniform(0.05, 3.0, size=self.dim).astype(np.float32)
-        return out
 
 
 def test_scores_per_instruction_set_means_and_gaps(fewrel_six_dir):

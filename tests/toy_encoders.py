@@ -39,6 +39,18 @@ class HashEncoder(BaseEncoder):
         return out
 
 
+class ScaledHashEncoder(HashEncoder):
+    """Bag of words scaled per dimension by weights drawn from the instruction: k-means sees each
+    instruction differently (a shared additive offset, as in HashEncoder, would not change k-means)."""
+
+    def _encode_group(self, inputs, batch_size):
+        out = super()._encode_group(inputs, batch_size)
+        for row, (instruction, _) in enumerate(inputs):
+            seed = int(hashlib.md5(instruction.encode()).hexdigest()[:8], 16)
+            out[row] *= np.random.default_rng(seed).uniform(0.05, 3.0, size=self.dim).astype(np.float32)
+        return out
+
+
 class LookupEncoder(BaseEncoder):
     """Returns hand-set vectors for (instruction, text) pairs, so metrics can be checked by hand."""
 
