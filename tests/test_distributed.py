@@ -261,19 +261,35 @@ def _cache_rows(folder: Path) -> tuple[set[str], dict[str, set[str]]]:
     return keys, shards
 
 
-FAULT_ON_RANK_ONE = textwrap.dedent('''
+def on_rank_one(module: str, why: str, patch: str) -> str:
+    """A `sitecustomize.py` that, on rank 1 only, runs `patch` (code indented by 16 spaces, with `module`
+    bound) right after `module` is imported: a fault injected into one rank of a torchrun launch."""
+    return textwrap.dedent(f'''
     import importlib.abc, importlib.util, os, sys, time
 
     class _Fault(importlib.abc.MetaPathFinder):
-        """Rank 1 crashes (os._exit) or hangs (sleeps in its model) on its third batch."""
+        """{why}"""
         def find_spec(self, name, path, target=None):
-            if name != "bench.adapters.base":
+            if name != "{module}":
                 return None
             sys.meta_path.remove(self)
             spec = importlib.util.find_spec(name)
             run_module = spec.loader.exec_module
             def exec_module(module):
                 run_module(module)
+{patch}
+            spec.loader.exec_module = exec_module
+            return spec
+
+    if os.environ.get("RANK") == "1":
+        sys.meta_path.insert(0, _Fault())
+    ''')
+
+
+FAULT_ON_RANK_ONE = on_rank_one(
+    "bench.adapters.base",
+    "Rank 1 crashes (os._exit) or hangs (sleeps in its model) on its third batch.",
+    """\
                 original, calls = module.BaseEncoder.encode_share, []
                 def encode_share(self, inputs, batch_size):
                     calls.append(len(inputs))
@@ -282,13 +298,8 @@ FAULT_ON_RANK_ONE = textwrap.dedent('''
                             os._exit(7)
                         time.sleep(600)
                     return original(self, inputs, batch_size)
-                module.BaseEncoder.encode_share = encode_share
-            spec.loader.exec_module = exec_module
-            return spec
-
-    if os.environ.get("RANK") == "1":
-        sys.meta_path.insert(0, _Fault())
-''')
+                module.BaseEncoder.encode_share = encode_share""",
+)
 
 STANDIN = [
     "--model",
@@ -386,31 +397,17 @@ def test_a_job_that_cannot_travel_fails_as_itself_and_the_team_goes_on(tmp_path)
     assert not any("stopped" in str(m) for _, m in outcomes.values()), outcomes
 
 
-FAIL_LOAD_ON_RANK_ONE = textwrap.dedent('''
-    import importlib.abc, importlib.util, os, sys
-
-    class _Fault(importlib.abc.MetaPathFinder):
-        """Rank 1's model build raises an error of its own (a harness error, or a bug)."""
-        def find_spec(self, name, path, target=None):
-            if name != "bench.run.runner":
-                return None
-            sys.meta_path.remove(self)
-            spec = importlib.util.find_spec(name)
-            run_module = spec.loader.exec_module
-            def exec_module(module):
-                run_module(module)
+FAIL_LOAD_ON_RANK_ONE = on_rank_one(
+    "bench.run.runner",
+    "Rank 1's model build raises an error of its own (a harness error, or a bug).",
+    """\
                 def build_model(options):
                     if os.environ["FAULT"] == "config":
                         from bench.core.errors import ConfigError
                         raise ConfigError("rank one cannot load this model here")
                     return {}["a bug on rank one"]
-                module.build_model = build_model
-            spec.loader.exec_module = exec_module
-            return spec
-
-    if os.environ.get("RANK") == "1":
-        sys.meta_path.insert(0, _Fault())
-''')
+                module.build_model = build_model""",
+)
 
 
 @pytest.mark.slow
