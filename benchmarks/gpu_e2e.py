@@ -223,25 +223,36 @@ def harness_run(options: Any) -> tuple[float, float, int]:
     return encode, task, sum(o.record["encode"]["texts_encoded"] for o in outcomes)
 
 
+def repeated_runs(
+    tag: str, tmp: Path, repeats: int, spy: tuple[type, str], **run_options: Any
+) -> tuple[float, float, int, list[tuple[Any, tuple, dict]]]:
+    """The best encode and task seconds of `repeats` `bench run`s (each with fresh output and cache folders),
+    the inputs encoded, and the calls of `spy` (class, method) the last run made."""
+    from bench.run.runner import RunOptions
+
+    encode_s = task_s = float("inf")
+    encoded = 0
+    for i in range(repeats):
+        options = RunOptions(
+            output_dir=str(tmp / f"{tag}-out{i}"),
+            cache_dir=str(tmp / f"{tag}-cache{i}"),
+            show_progress_bar=False,
+            **run_options,
+        )
+        with recording(*spy) as last:
+            enc, task, encoded = harness_run(options)
+        encode_s, task_s = min(encode_s, enc), min(task_s, task)
+    return encode_s, task_s, encoded, last
+
+
 # ---------------------------------------------------------------------------------------- (1) MiniLM
 def minilm(what: str, device: str, repeats: int, tmp: Path, **run_args: Any) -> Row:
     """`bench run` with the default MiniLM vs bare SentenceTransformer.encode of the texts it encoded."""
     from sentence_transformers import SentenceTransformer
 
-    from bench.run.runner import RunOptions
-
-    encode_s = task_s = float("inf")
-    for i in range(repeats):
-        options = RunOptions(
-            device=device,
-            output_dir=str(tmp / f"{what}-out{i}"),
-            cache_dir=str(tmp / f"{what}-cache{i}"),
-            show_progress_bar=False,
-            **run_args,
-        )
-        with recording(SentenceTransformer, "encode") as calls:
-            enc, task, encoded = harness_run(options)
-        encode_s, task_s = min(encode_s, enc), min(task_s, task)
+    encode_s, task_s, encoded, calls = repeated_runs(
+        what, tmp, repeats, (SentenceTransformer, "encode"), device=device, **run_args
+    )
     if not calls:
         raise SystemExit(f"error: {what}: the harness made no SentenceTransformer.encode call (nothing encoded).")
     st = calls[-1][0]
@@ -316,21 +327,10 @@ def smollm2(gguf: str, device: str, repeats: int, tmp: Path, **run_args: Any) ->
     import numpy as np
 
     from bench.adapters.generative import GenerativeEncoder
-    from bench.run.runner import RunOptions
 
-    encode_s = task_s = float("inf")
-    for i in range(repeats):
-        options = RunOptions(
-            model=f"inbedder:{gguf}",
-            device=device,
-            output_dir=str(tmp / f"smol-out{i}"),
-            cache_dir=str(tmp / f"smol-cache{i}"),
-            show_progress_bar=False,
-            **run_args,
-        )
-        with recording(GenerativeEncoder, "_encode_batch") as calls:
-            enc_s, task, encoded = harness_run(options)
-        encode_s, task_s = min(encode_s, enc_s), min(task_s, task)
+    encode_s, task_s, encoded, calls = repeated_runs(
+        "smol", tmp, repeats, (GenerativeEncoder, "_encode_batch"), model=f"inbedder:{gguf}", device=device, **run_args
+    )
     enc = calls[-1][0]
     batches = recorded_batches(calls)
     bare_s, (vectors, tokens) = best(lambda: bare_readout(enc, batches), repeats)
