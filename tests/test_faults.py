@@ -1085,11 +1085,16 @@ def test_fault_is_one_error_line_and_loses_nothing(probe: Probe, baseline, serve
         assert_intact(before, snapshot(out, cache))
     if probe.caches_nothing:
         assert_nothing_cached(before, snapshot(out, cache))
-    assert not list(out.rglob("*.tmp")) if out.is_dir() else True
+    leftovers = [p for folder in (out, cache) for p in folder.rglob("*.tmp")]
+    assert not leftovers, f"temporary files left behind: {leftovers}"
 
 
-def test_at_least_thirty_probes():
-    assert len(PROBES) >= 30 and len({p.id for p in PROBES}) == len(PROBES)
+def test_every_probe_has_its_own_id_and_names_what_its_error_must_say():
+    """A probe with no expected text would pass on any error line; two probes with one id hide one."""
+    ids = [p.id for p in PROBES]
+    assert len(set(ids)) == len(ids), sorted({i for i in ids if ids.count(i) > 1})
+    vague = [p.id for p in PROBES if not p.expect or not all(text.strip() for text in p.expect)]
+    assert not vague, f"probes that expect nothing of the error line: {vague}"
 
 
 # ---------------------------------------------------------------------------------------- not errors

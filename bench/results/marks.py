@@ -86,7 +86,6 @@ PUBLISHED = Mark(
 )
 
 MARKS: tuple[Mark, ...] = (LOCAL_COPY, STAND_IN, VERIFIED, BASELINE, SUBSET, REPORTED, PUBLISHED)
-BY_KEY = {m.key: m for m in MARKS}
 
 
 def legend(used: Iterable[Mark | str]) -> list[str]:

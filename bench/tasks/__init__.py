@@ -1,7 +1,7 @@
 """The harness's MTEB tasks and the suites that group them.
 
 Each task is an MTEB task class: pass instances to `mteb.evaluate(model, tasks=[IntentEmotion()])`, or,
-after `import tasks`, find them with MTEB's own `mteb.get_task("IntentEmotion")`. Every module of this
+after `import bench.tasks`, find them with MTEB's own `mteb.get_task("IntentEmotion")`. Every module of this
 package is imported here and each concrete task class registers itself (`bench/tasks/registry.py`), so a new
 task is one new file. `get_tasks` resolves names (with close-match suggestions) and passes `data_dir`,
 `limit` and `seed`.

@@ -1,4 +1,4 @@
-"""Each suite of `bench.tasks.registry` as an `mteb.Benchmark`: after `import tasks`, `mteb.get_benchmark("InBedder")`
+"""Each suite of `bench.tasks.registry` as an `mteb.Benchmark`: after `import bench.tasks`, `mteb.get_benchmark("InBedder")`
 returns the `inbedder` suite and `mteb.get_benchmarks()` lists every suite's benchmark after MTEB's own.
 
 Names (`BENCHMARK_NAMES`): readable, after the paper whose evaluation the suite reproduces, and never an MTEB

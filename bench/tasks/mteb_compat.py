@@ -1,4 +1,9 @@
-"""The only module where the harness reaches into MTEB 2.26 internals; nothing else in the project does.
+"""Where the harness reaches into MTEB 2.26 internals to change what MTEB does.
+
+Three other places only read MTEB's private names, never patch them: `bench/adapters/mteb_model.py` and
+`bench/adapters/mteb_zoo.py` hand texts to MTEB's own models through
+`mteb._create_dataloaders.create_dataloader` (adapters may not import this module: the layers), and two
+abstract tasks name MTEB's `STSEvaluatorScores` type for the type checker.
 
 MTEB offers no public hook to add a task or a benchmark, so three private structures are used:
 
@@ -8,9 +13,9 @@ MTEB offers no public hook to add a task or a benchmark, so three private struct
    `import mteb`, from the classes in `mteb.tasks`. `register_with_mteb` adds each harness task to the
    dict and appends it to the tuple (rebinding the module global that `get_tasks` reads at call time),
    never replacing an MTEB task, so `mteb.get_task("IntentEmotion")`, `mteb.get_tasks(task_types=[...])`,
-   `TaskResult.task` and `ResultCache.load_results(validate_and_filter=True)` find it after `import tasks`.
+   `TaskResult.task` and `ResultCache.load_results(validate_and_filter=True)` find it after `import bench.tasks`.
    Code that copied the tuple before (`from mteb.get_tasks import TASK_LIST`, e.g. `mteb.api.routes`
-   imported before `import tasks`) keeps MTEB's own list. MTEB's map of similar tasks (`_SIMILAR_TASKS`,
+   imported before `import bench.tasks`) keeps MTEB's own list. MTEB's map of similar tasks (`_SIMILAR_TASKS`,
    zero-shot bookkeeping from `adapted_from`/`superseded_by`) is left alone.
 2. Benchmarks. `mteb.get_benchmark(s)` read the lru-cached `mteb.benchmarks.get_benchmark._build_registry()`,
    which collects the `Benchmark` objects of `mteb.benchmarks.benchmarks`. `register_benchmarks` wraps that

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from bench.results.store import HARNESS_RESULTS
+from bench.run.instruction_style import AUTO, STYLE_CHOICES
 
 logger = logging.getLogger(__name__)
 
@@ -127,8 +128,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--instruction-style",
-        choices=["auto", "question", "command", "gstransform"],
-        default="auto",
+        choices=STYLE_CHOICES,
+        default=AUTO,
         help="instructions for tasks that offer several styles (GSTransform): command for INSTRUCTOR, "
         "question for others; auto picks by model (default %(default)s)",
     )
