@@ -58,6 +58,8 @@ class ExternalRow:
         spec: the `bench run --model` spec (and options) the harness would run the row with, when one exists.
         origin: the reported table and row it was read from (None for MTEB rows): what `bench.results.deltas`
             needs to set a submitted run beside it ("reproduces <table>: mean |Δ| x" on the model page).
+        unregistered: an MTEB row of a model MTEB's registry does not know (the user's own run in a
+            `ResultCache` folder): its name, revision and facts are its files', marked `marks.UNREGISTERED`.
     """
 
     source: Source
@@ -70,6 +72,7 @@ class ExternalRow:
     facts: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] | None = None
     origin: tuple[ReportedTable, ReportedRow] | None = field(default=None, compare=False, repr=False)
+    unregistered: bool = False
 
     @property
     def id(self) -> str:
@@ -151,6 +154,7 @@ def external_json(row: ExternalRow) -> dict[str, Any]:
         "spec": row.spec,
         "family": short_text(facts.get("family")),
         marks.BASELINE.key: False,
+        marks.UNREGISTERED.key: row.unregistered,
         "instruction_aware": use if isinstance(use, bool) else None,
         "n_parameters": n_parameters,
         "size_source": (row.label if own_size else "MTEB's model registry, by the spec's hub id")

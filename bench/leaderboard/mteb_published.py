@@ -19,12 +19,20 @@ and `generic-sts`, not `metaeol-sts` (its SentEval copies hold other pairs). A m
 scores of the suites it completes, the facts of its ModelMeta (model_meta.json in its folder, else MTEB's
 registry entry), and notes where MTEB's setting differs from the harness's task (`_task_notes`).
 
-Reading never trusts the folder: a missing or wrong PATH is one error; a model folder with an unreadable,
-oversized, too deeply nested or malformed file (each checked within bench/core/bounded.py's bounds before
-MTEB's loader reads it: a file is parsed twice, a KB each, so that MTEB's own reader converts its older
-formats), a file or folder that is a link, a model name that imitates another (bench/leaderboard/names.py,
-as for a submission), or a score outside its metric's range, is skipped with a warning (all of them
-skipped is an error). MTEB is imported here only, so a build without --mteb-results never loads it.
+A model MTEB's registry does not know (a `ResultCache` folder holding the user's own run) is read as
+`ResultCache.load_results` reads it: its name and revision from its model_meta.json, else from its folder's
+names; its row is marked `marks.UNREGISTERED`, with no run spec and no link into MTEB's repository. Which
+names are registered is read once from the whole registry (`registered_names`), never by asking MTEB for
+the names found, which raises a KeyError for one it does not know.
+
+Reading never trusts the folder, and nothing in one model folder stops the build: a missing or wrong PATH
+is one error; a model folder with an unreadable, oversized, too deeply nested or malformed file (each
+checked within bench/core/bounded.py's bounds before MTEB's loader reads it: a file is parsed twice, a KB
+each, so that MTEB's own reader converts its older formats), a file or folder that is a link, a model name
+that imitates another (bench/leaderboard/names.py, as for a submission), a score MTEB cannot read or one
+outside its metric's range, or any other error MTEB's loader raises on it, is left out with one warning
+naming the folder and the cause (all of them left out is an error). MTEB is imported here only, so a build
+without --mteb-results never loads it.
 """
 
 from __future__ import annotations
@@ -68,6 +76,11 @@ SETTING_NOTE = (
     "not the harness's task instruction); not re-run by this harness"
 )
 
+UNREGISTERED_NOTE = (
+    "not in MTEB's model registry: the model's name, revision and facts are its own folder's (model_meta.json, "
+    "else the folder's name and revision), which MTEB has not checked; `bench run --model mteb:...` cannot run it"
+)
+
 
 class _Skip(Exception):
     """A model folder that cannot be read as MTEB publishes results: left out, with this reason."""
@@ -102,19 +115,28 @@ def published_rows(path: Path | str, suites: Mapping[str, Sequence[str]] | None 
         )
     if not files:
         logger.warning("--mteb-results %s holds no result of the tasks %s", path, ", ".join(tasks))
-    joined = mteb.BenchmarkResults.model_construct(model_results=loaded, benchmark=None).join_revisions()
     task_objects = {t: mteb.get_task(t) for t in tasks}
-    registered = {m.name for m in mteb.get_model_metas(model_names={r.model_name for r in joined})}
+    registered = registered_names()
     rows = []
-    for name, results in _by_model(joined).items():
+    for name, (results, where) in _joined(mteb, loaded).items():
         try:
             row = _row(name, results, chosen, task_objects, name in registered)
-        except _Skip as e:
-            logger.warning("--mteb-results: %s left out: %s", printable(name), e)
+        except Exception as e:  # noqa: BLE001 - one model's files never stop the build (see _load_folders)
+            _left_out(where, name, e)
             continue
         if row is not None:
             rows.append(row)
     return sorted(rows, key=lambda r: r.model)
+
+
+def registered_names() -> frozenset[str]:
+    """The names MTEB's model registry holds, read once from the whole registry (`mteb.get_model_metas()`
+    with no names, as `join_revisions` reads it), never by asking for the models found: MTEB raises a
+    KeyError for a name it does not know, and a `ResultCache` folder may hold any model's results (the
+    user's own run of a model MTEB does not list)."""
+    import mteb
+
+    return frozenset(m.name for m in mteb.get_model_metas() if m.name)
 
 
 def mteb_suites(suites: Mapping[str, Sequence[str]] | None = None) -> dict[str, tuple[str, ...]]:
@@ -172,19 +194,59 @@ def _results_folder(path: Path) -> Path:
     return path
 
 
-def _load_folders(folders: Mapping[Path, list[Path]]) -> tuple[list[ModelResult], list[str]]:
-    """Each revision folder's results as MTEB's loader reads them; a folder that cannot be read is skipped."""
-    loaded, skipped = [], []
+def _load_folders(folders: Mapping[Path, list[Path]]) -> tuple[dict[Path, ModelResult], list[str]]:
+    """Each revision folder's results as MTEB's loader reads them; a folder that cannot be read, whatever
+    the error (MTEB's loader and pydantic raise many kinds on odd files), is skipped with one warning
+    naming it and the cause, so that nothing in one folder stops the build."""
+    loaded: dict[Path, ModelResult] = {}
+    skipped: list[str] = []
     for folder, files in sorted(folders.items()):
         try:
-            loaded.append(_folder_result(folder, files))
-        except _Skip as e:
-            problem = f"{folder}: {e}"
-            skipped.append(problem)
-            logger.warning("--mteb-results: model folder skipped: %s", printable(problem, 400))
+            loaded[folder] = _folder_result(folder, files)
         except _Experiment:
             continue
+        except Exception as e:  # noqa: BLE001 - see the docstring
+            problem = f"{folder}: {_cause(e)}"
+            skipped.append(problem)
+            logger.warning("--mteb-results: model folder skipped: %s", printable(problem, 400))
     return loaded, skipped
+
+
+def _joined(mteb: Any, loaded: Mapping[Path, ModelResult]) -> dict[str, tuple[list[ModelResult], list[Path]]]:
+    """Model name -> its results as `BenchmarkResults.join_revisions` keeps them, and the revision folders
+    they were read from (what a warning names). Joined at once; should MTEB's join fail on some folder's
+    values, each model is joined alone, and only the model it fails on is left out."""
+    where: dict[str, list[Path]] = defaultdict(list)
+    for folder, result in loaded.items():
+        where[result.model_name].append(folder)
+
+    def join(results: Iterable[ModelResult]) -> list[ModelResult]:
+        found = mteb.BenchmarkResults.model_construct(model_results=list(results), benchmark=None)
+        return list(found.join_revisions())
+
+    try:
+        joined = join(loaded.values())
+    except Exception:  # noqa: BLE001 - which model's values MTEB's join fails on is found below
+        joined = []
+        for name, folders in where.items():
+            try:
+                joined += join(loaded[f] for f in folders)
+            except Exception as e:  # noqa: BLE001 - one model's files never stop the build
+                _left_out(folders, name, e)
+    return {name: (results, where[name]) for name, results in _by_model(joined).items()}
+
+
+def _left_out(folders: Iterable[Path], name: str, error: BaseException) -> None:
+    """The one warning for a model whose results cannot make a row: its folders, its name and the cause."""
+    shown = ", ".join(str(f) for f in sorted(folders))
+    logger.warning(
+        "--mteb-results: model folder %s (%s) left out: %s", printable(shown, 400), printable(name), _cause(error)
+    )
+
+
+def _cause(error: BaseException) -> str:
+    """A `_Skip`'s reason as given; any other error as its type and first line."""
+    return printable(str(error), 400) if isinstance(error, _Skip) else f"{type(error).__name__}: {_first_line(error)}"
 
 
 class _Experiment(Exception):
@@ -284,15 +346,19 @@ def _row(
     kept = sorted({t for s in complete for t in suites[s]})
     main = max(results, key=lambda r: sum(t.task_name in kept for t in r.task_results))
     notes = [n for t in kept for n in _task_notes(t, published[t])]
+    if not registered:
+        notes.insert(0, UNREGISTERED_NOTE)
     return ExternalRow(
         source="mteb",
         model=name,
         scores={t: 100 * scores[t] for t in kept},
         label=marks.PUBLISHED.label,
-        url=f"{RESULTS_REPO}/tree/main/results/{name.replace('/', '__').replace(' ', '_')}",
+        # a model MTEB does not list is most likely the user's own run, not in MTEB's repository: no link
+        url=f"{RESULTS_REPO}/tree/main/results/{name.replace('/', '__').replace(' ', '_')}" if registered else "",
         notes=(SETTING_NOTE, *notes),
         facts=_facts(main),
         spec={"model": f"mteb:{name}"} if registered else None,
+        unregistered=not registered,
     )
 
 

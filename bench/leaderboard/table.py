@@ -144,6 +144,7 @@ CSV_COLUMNS = (
     "source",  # submitted | reported | mteb (bench/leaderboard/external.py)
     "source_label",  # an external row's mark words: "reported in <paper>, Table N" / "published by MTEB"
     "source_url",
+    marks.UNREGISTERED.key,  # an MTEB row of a model MTEB's registry does not know: True/False; empty for others
 )
 CSV_NUMBERS = frozenset({"n_parameters", "main_score", "main_score_x100"})  # written from numbers, never neutralised
 SHOWN_TWINS = 3  # rows named in a "same scores" note; the rest are counted
@@ -958,6 +959,7 @@ def _external_csv_row(x: dict[str, Any], task: str, value: float) -> dict[str, A
         "source": x["source"],
         "source_label": x["source_label"],
         "source_url": x["url"],
+        marks.UNREGISTERED.key: _csv_bool(x.get(marks.UNREGISTERED.key)) if x["source"] == "mteb" else "",
     }
 
 

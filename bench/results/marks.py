@@ -13,6 +13,8 @@ its words and its explanation from here, and explains each mark it uses once (`l
 - subset (⊂): a `--limit` run, scored on N of the task's M texts: shown, never ranked or shaded best.
 - reported (§): a number a paper printed (`bench.results.literature`), never verified.
 - published by MTEB (◇): a number from MTEB's results repository, read with MTEB's loader.
+- not in MTEB's registry (∉): a row read with MTEB's loader (`--mteb-results`) for a model MTEB's model
+  registry does not know: its name, revision and facts are its own files', unchecked by MTEB.
 """
 
 from __future__ import annotations
@@ -85,7 +87,16 @@ PUBLISHED = Mark(
     "published in MTEB's results repository and read with MTEB's own loader: not computed by this harness",
 )
 
-MARKS: tuple[Mark, ...] = (LOCAL_COPY, STAND_IN, VERIFIED, BASELINE, SUBSET, REPORTED, PUBLISHED)
+UNREGISTERED = Mark(
+    "unregistered",
+    "∉",
+    r"$^\notin$",
+    "not in MTEB's registry",
+    "a model MTEB's model registry does not know (read from a ResultCache folder, such as your own run): its name, "
+    "revision and facts are its own files' (model_meta.json, else the folder's name and revision), unchecked by MTEB",
+)
+
+MARKS: tuple[Mark, ...] = (LOCAL_COPY, STAND_IN, VERIFIED, BASELINE, SUBSET, REPORTED, PUBLISHED, UNREGISTERED)
 
 
 def legend(used: Iterable[Mark | str]) -> list[str]:

@@ -10,6 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from bench.results.marks import UNREGISTERED
+
 EPILOG = """examples:
   python -m bench leaderboard build --results results/ --out site/
   python -m bench leaderboard build --results a.zip b.zip results/ --data-dir data/ --out site/
@@ -84,7 +86,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="a local clone of MTEB's results repository (github.com/embeddings-benchmark/results) or an "
         "mteb.ResultCache folder: adds, to each suite made of MTEB tasks (generic, generic-sts), every model "
-        "it has all the suite's tasks for, marked 'published by MTEB' (bench/leaderboard/mteb_published.py)",
+        "it has all the suite's tasks for, marked 'published by MTEB', and also 'not in MTEB's registry' for a "
+        "model MTEB does not list, such as your own run (bench/leaderboard/mteb_published.py)",
     )
     p.set_defaults(func=_cmd_build)
     v = actions.add_parser(
@@ -169,7 +172,9 @@ def _external_line(data: dict) -> str:
     mteb = len(rows) - len(reported)
     tables = len({x["table"] for x in reported})
     parts = [f"{len(reported)} reported row(s) from {tables} paper table(s)"] if reported else []
-    parts += [f"{mteb} row(s) published by MTEB"] if mteb else []
+    unregistered = sum(bool(x.get(UNREGISTERED.key)) for x in rows)
+    not_listed = f" ({unregistered} {UNREGISTERED.symbol} {UNREGISTERED.label})" if unregistered else ""
+    parts += [f"{mteb} row(s) published by MTEB{not_listed}"] if mteb else []
     return f"{' and '.join(parts)}: shown beside the submitted ones, marked, never verified"
 
 
