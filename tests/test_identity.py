@@ -15,7 +15,8 @@ import pytest
 
 from bench import tasks
 from bench.adapters.base import BaseEncoder
-from bench.adapters.identity import PUBLISHED, published_match, safetensors_parameters
+from bench.adapters.identity import PUBLISHED, published_match
+from bench.adapters.model_card import safetensors_parameters
 from bench.adapters.options import experiment_label, family_options
 from bench.adapters.registry import FAMILIES, load_model
 from bench.core.errors import ConfigError
