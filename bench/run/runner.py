@@ -12,7 +12,7 @@ would send to the model (after the cache), and an encoder with `estimate_usage(i
 its token/cost estimate.
 
 Launched with `torchrun`/`accelerate launch`, every rank calls `run`: rank 0 evaluates as above and
-shares encoding with the others, which only `serve` it (`bench/adapters/distributed.py`) and return no
+shares encoding with the others, which only `serve` it (`bench/adapters/distributed/`) and return no
 outcomes; results, run records and the table come from rank 0 alone.
 """
 
