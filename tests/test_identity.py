@@ -20,7 +20,7 @@ from bench.adapters.model_card import safetensors_parameters
 from bench.adapters.options import experiment_label, family_options
 from bench.adapters.registry import FAMILIES, load_model
 from bench.core.errors import ConfigError
-from bench.leaderboard.validate import model_key
+from bench.leaderboard.entries import model_key
 from bench.results.store import AtomicResultCache, result_path
 from toy_encoders import HashEncoder
 
