@@ -21,7 +21,8 @@ from bench.adapters.options import experiment_label, family_options
 from bench.adapters.registry import FAMILIES, load_model
 from bench.core.errors import ConfigError
 from bench.leaderboard.entries import model_key
-from bench.results.store import AtomicResultCache, result_path
+from bench.results.result_cache import AtomicResultCache
+from bench.results.store import result_path
 from toy_encoders import HashEncoder
 
 
