@@ -114,7 +114,7 @@ def test_a_real_gguf_reads_as_ggufs_reader_reads_it_in_either_byte_order_and_a_c
     gguf = pytest.importorskip("gguf")
     import numpy as np
 
-    from bench.adapters.identity import _GGUF_KEPT_ITEMS, _gguf_reader_fields, _scan_gguf
+    from bench.adapters.gguf_file import _GGUF_KEPT_ITEMS, _gguf_reader_fields, _scan_gguf
 
     for endian in (gguf.GGUFEndian.LITTLE, gguf.GGUFEndian.BIG):
         file = tmp_path / f"{endian.name}.gguf"
@@ -146,7 +146,7 @@ def test_a_real_gguf_reads_as_ggufs_reader_reads_it_in_either_byte_order_and_a_c
 
 def test_a_damaged_gguf_is_a_model_load_error_naming_it(tmp_path):
     pytest.importorskip("gguf")
-    from bench.adapters.identity import gguf_check
+    from bench.adapters.gguf_file import gguf_check
 
     bad = tmp_path / "nested.gguf"
     nested = b"".join(struct.pack("<IQ", 9, 1) for _ in range(9)) + struct.pack("<IQ", 0, 1) + b"\0"

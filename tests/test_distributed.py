@@ -75,13 +75,13 @@ def test_vectors_travel_in_half_precision_only_when_nothing_changes():
 
 
 def test_another_ranks_failure_keeps_its_kind():
-    from bench.adapters.distributed import _failure_error
+    from bench.adapters.distributed import failure_error
     from bench.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="rank 1: no transform serves"):  # an expected error: one error line
-        raise _failure_error(1, "encoding its share", ("ConfigError", "no transform serves it"))
+        raise failure_error(1, "encoding its share", ("ConfigError", "no transform serves it"))
     with pytest.raises(RuntimeError, match=r"(?s)rank 1 failed.*Traceback.*ZeroDivisionError"):  # a bug: its traceback
-        raise _failure_error(1, "scoring", ("", "Traceback (most recent call last):\nZeroDivisionError: x"))
+        raise failure_error(1, "scoring", ("", "Traceback (most recent call last):\nZeroDivisionError: x"))
 
 
 def test_a_failed_task_leaves_no_job_queued_for_the_other_ranks():

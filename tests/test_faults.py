@@ -901,7 +901,7 @@ PROBES = [
         ("--device cuda:3", "--device cpu"),
         no_cuda,
     ),
-    # --- GGUF files that are not GGUF: read before anything loads (bench/adapters/identity.py gguf_facts)
+    # --- GGUF files that are not GGUF: read before anything loads (bench/adapters/gguf_file.py gguf_header)
     Probe(
         "gguf-garbage",
         lambda c: _gguf_run(c, b"this is not a model\n" * 100),

@@ -15,12 +15,14 @@ import pytest
 
 from bench import tasks
 from bench.adapters.base import BaseEncoder
-from bench.adapters.identity import PUBLISHED, published_match, safetensors_parameters
+from bench.adapters.identity import PUBLISHED, published_match
+from bench.adapters.model_card import safetensors_parameters
 from bench.adapters.options import experiment_label, family_options
 from bench.adapters.registry import FAMILIES, load_model
 from bench.core.errors import ConfigError
-from bench.leaderboard.validate import model_key
-from bench.results.store import AtomicResultCache, result_path
+from bench.leaderboard.entries import model_key
+from bench.results.result_cache import AtomicResultCache
+from bench.results.store import result_path
 from toy_encoders import HashEncoder
 
 

@@ -103,7 +103,8 @@ def test_gguf_record_facts(tmp_path):
     gguf = pytest.importorskip("gguf")
     import numpy as np
 
-    from bench.adapters.identity import gguf_facts, gguf_record_facts
+    from bench.adapters.gguf_file import gguf_record_facts
+    from bench.adapters.model_card import gguf_facts
 
     file = tmp_path / "m.gguf"
     writer = gguf.GGUFWriter(file, "llama")

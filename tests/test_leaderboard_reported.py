@@ -285,8 +285,8 @@ def test_reported_rows_in_a_browser(site, browser):
 def test_a_reproduced_cell_on_stand_in_data_is_marked_and_not_in_the_mean(demo_results):
     """A result on stand-in data (InBedder's NYT, whose texts could not be had) is set beside the paper's
     cell, marked, and left out of the model page's mean |Δ|: it compares the paper with another dataset."""
+    from bench.leaderboard.entries import Entry
     from bench.leaderboard.external import reported_rows, reproductions
-    from bench.leaderboard.validate import Entry
     from bench.results.store import find_results
 
     table = load_table(DEMO_TABLE)

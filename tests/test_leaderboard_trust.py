@@ -22,10 +22,11 @@ import pytest
 
 from bench.cli.main import main
 from bench.leaderboard import REASONS, build, validate_all
+from bench.leaderboard.entries import Entry, ModelKey
 from bench.leaderboard.schema import check
 from bench.leaderboard.submission import read_submission
 from bench.leaderboard.table import same_scores
-from bench.leaderboard.validate import Entry, ModelKey, validate
+from bench.leaderboard.validate import validate
 from bench.leaderboard.verify import FORMAT, entry_sha256
 from leaderboard_fixtures import copy_model, copy_results, edit_json, result_files
 

@@ -1,5 +1,5 @@
 """model_meta.json of a model MTEB does not register says what the model's own files say, and no more
-(bench/adapters/identity.py `model_facts`): a GGUF header, a sentence-transformers folder's configs and card."""
+(bench/adapters/model_card.py `model_facts`): a GGUF header, a sentence-transformers folder's configs and card."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from bench.adapters.identity import (
+from bench.adapters.gguf_file import gguf_check
+from bench.adapters.identity import resolve_identity
+from bench.adapters.model_card import (
     SINGLE_SCRIPT_LANGUAGES,
     card_front_matter,
-    gguf_check,
     gguf_facts,
     model_facts,
     mteb_languages,
     mteb_license,
-    resolve_identity,
 )
 from bench.core.errors import ModelLoadError
 
@@ -58,11 +58,11 @@ def test_a_gguf_header_gives_context_license_languages_and_size_but_no_dimension
 
 @pytest.mark.slow
 def test_the_fast_header_scan_reads_what_ggufs_own_reader_reads():
-    """bench/adapters/identity.py `_scan_gguf` steps over long arrays (the vocabulary) instead of decoding them:
+    """bench/adapters/gguf_file.py `_scan_gguf` steps over long arrays (the vocabulary) instead of decoding them:
     every other field and every tensor's size and type equal gguf's GGUFReader's, on the real file."""
     import gguf
 
-    from bench.adapters.identity import _GGUF_KEPT_ITEMS, _gguf_reader_fields, _scan_gguf
+    from bench.adapters.gguf_file import _GGUF_KEPT_ITEMS, _gguf_reader_fields, _scan_gguf
 
     fast, fast_tensors = _scan_gguf(_smollm2_gguf())
     full, full_tensors = _gguf_reader_fields(gguf, _smollm2_gguf())

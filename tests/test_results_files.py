@@ -1,18 +1,22 @@
 """The files beside a result are MTEB's own, byte for byte: the TaskResult, model_meta.json and
-run_settings.jsonl (merged as MTEB merges it), written atomically (bench/results/store.py)."""
+run_settings.jsonl (merged as MTEB merges it), written atomically (bench/results/result_cache.py)."""
 
 from __future__ import annotations
 
 import errno
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import mteb
 import pytest
 
 from bench.core.errors import StorageError
-from bench.results.store import SCRATCH_PREFIX, AtomicResultCache, find_results
+from bench.results.result_cache import AtomicResultCache
+from bench.results.store import SCRATCH_PREFIX, find_results
 from bench.tasks import get_tasks
+from conftest import ROOT
 from results_repo_check import folder_problems, result_file_problems
 from toy_encoders import HashEncoder
 
@@ -72,6 +76,15 @@ def test_save_to_cache_writes_what_mteb_writes_byte_for_byte(task_results, tmp_p
     assert next(r for r in rows if r["task"] == "DemoInstructSTS")["encode_kwargs"] == {"batch_size": 4}
     assert not list((tmp_path / "ours").glob(f"{SCRATCH_PREFIX}*"))  # the scratch cache is gone
     assert folder_problems(tmp_path / "ours" / "results") == []  # the results repository's check passes
+
+
+def test_the_result_cache_is_a_plain_class_and_reading_results_imports_no_mteb():
+    """`AtomicResultCache` is a class of its own module (typed where it is used: a module `__getattr__` made
+    every use `Any`), MTEB's ResultCache underneath; the result files are read without importing MTEB."""
+    assert issubclass(AtomicResultCache, mteb.ResultCache) and AtomicResultCache.__module__.endswith("result_cache")
+    code = "import sys, bench.results.store as s; print(hasattr(s, '__getattr__'), 'mteb' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["False", "False"], done.stderr
 
 
 def test_a_string_model_name_is_saved_as_mteb_saves_it(task_results, tmp_path):

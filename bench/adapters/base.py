@@ -352,7 +352,7 @@ class BaseEncoder(AbsEncoder):
         """ModelMeta fields known before loading (n_parameters, embed_dim, max_tokens, license, ...)."""
         if self._source is None:
             return {}
-        from bench.adapters.identity import model_facts
+        from bench.adapters.model_card import model_facts
 
         return model_facts(self._source, self.name)
 
@@ -361,7 +361,8 @@ class BaseEncoder(AbsEncoder):
         model it derives from), for the run record's `model.facts`; {} when there are none."""
         if self._source is None:
             return {}
-        from bench.adapters.identity import gguf_record_facts, is_local
+        from bench.adapters.gguf_file import gguf_record_facts
+        from bench.adapters.identity import is_local
 
         return gguf_record_facts(self._source) if is_local(self._source) else {}
 

@@ -18,7 +18,7 @@ memory until committed; one lock keeps the connection to one thread at a time; `
 writer. The encoder flushes at the end of each call and on every failure path, and the process's exit
 flushes too, so nothing handed over is lost.
 
-Shards (a launched run, `bench/adapters/distributed.py`): each rank other than 0 commits the vectors it
+Shards (a launched run, `bench/adapters/distributed/`): each rank other than 0 commits the vectors it
 encodes to its own file, `<main stem>.shards/rank<R>.sqlite` beside the main file (`EmbeddingCache(...,
 rank=R)`), so no two processes of a run write one SQLite file and rank 0 commits only its own batches.
 The main file's reader (rank 0, a plain run) serves main + every shard it finds as one cache: a lookup

@@ -27,7 +27,7 @@ ARCHITECTURES = ("auto", "causal", "masked", "seq2seq")
 
 def _source(path: str, revision: str | None) -> tuple[str, dict[str, Any]]:
     """(folder or hub id, from_pretrained kwargs) for a model path, hub id or GGUF file."""
-    from bench.adapters.identity import split_gguf
+    from bench.adapters.gguf_file import split_gguf
 
     folder, gguf = split_gguf(path)
     kwargs: dict[str, Any] = {"revision": _hub_revision(path, revision)}
@@ -39,7 +39,7 @@ def _source(path: str, revision: str | None) -> tuple[str, dict[str, Any]]:
 def _gguf_cache(path: str) -> GGUFCache | None:
     """The on-disk cache of a local GGUF file's loads, or None (not a GGUF file, or not a local one)."""
     from bench.adapters.gguf_cache import gguf_cache
-    from bench.adapters.identity import split_gguf
+    from bench.adapters.gguf_file import split_gguf
 
     folder, gguf = split_gguf(path)
     return gguf_cache(Path(folder) / gguf) if gguf else None

@@ -7,7 +7,7 @@ process that drives the evaluation, it leaves every accelerator idle meanwhile. 
 
 * in a plain run (one process) this module's scoring thread (`LocalWorker`) runs the jobs beside the
   encoding of the next view;
-* in a launched run (torchrun) the distributed team (`bench/adapters/distributed.py`) registers itself as the
+* in a launched run (torchrun) the distributed team (`bench/adapters/distributed/`) registers itself as the
   executor, and each job goes to another rank's scoring thread, which runs beside that rank's
   encoding; a job no rank has taken when the task gathers runs on the caller.
 

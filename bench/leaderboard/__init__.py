@@ -6,6 +6,8 @@ reference.py    what the harness says about each task (versions, revisions, hash
 limits.py       bounds on hostile input (archive size, member count and size, names, links, JSON depth)
 names.py        look-alike model names: NFKC, Unicode confusables (UTS #39 skeleton)
 validate.py     every check, and every reason a submission is rejected (REASONS)
+entries.py      what validation accepts: a result (Entry) under its row (ModelKey), the verdict (Report)
+trust.py        across submissions: re-runs merge, a verified result outranks, conflicts are held back
 rerun.py        when two submitted results are one result (a re-run: merged) and where they differ
 verify.py       `bench leaderboard verify`: re-run a submission; which results the site calls verified
 facts.py        model facts (size, licence, dates, links) checked once for every row, from any source

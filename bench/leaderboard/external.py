@@ -35,7 +35,7 @@ from bench.results.literature import ReportedRow, ReportedTable, all_tables
 from bench.results.store import main_score
 
 if TYPE_CHECKING:
-    from bench.leaderboard.validate import Entry, ModelKey
+    from bench.leaderboard.entries import Entry, ModelKey
 
 Source = Literal["reported", "mteb"]
 SUBMITTED = "submitted"  # the `source` of every submitted row in leaderboard.json and the CSV

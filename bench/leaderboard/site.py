@@ -33,12 +33,14 @@ from markupsafe import Markup, escape
 from bench.core.errors import BenchError
 from bench.core.fileio import atomic_write_text, ensure_dir
 from bench.core.redact import redact_value
+from bench.leaderboard.entries import Report
 from bench.leaderboard.external import SUBMITTED, ExternalRow
 from bench.leaderboard.plots import bars_svg, robustness_svg, robustness_values, sensitivity_svg, size_svg
 from bench.leaderboard.reference import metric_range
 from bench.leaderboard.submission import read_submission
 from bench.leaderboard.table import by_id, leaderboard_data, size_label, write_exports
-from bench.leaderboard.validate import Conflict, Report, conflicts, internal_error, settle_conflicts, validate
+from bench.leaderboard.trust import Conflict, conflicts, settle_conflicts
+from bench.leaderboard.validate import internal_error, validate
 from bench.leaderboard.verify import load_verifications
 
 logger = logging.getLogger(__name__)

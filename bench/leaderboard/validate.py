@@ -30,20 +30,9 @@ their instructions are by design not the task's: instead of matching the task's 
 the variant must agree with itself (label, instruction hash) and with its experiment (`variant`).
 The site shows them apart from the model rows (table.py `sensitivity`).
 
-Across submissions, conflicts are decided by trust, not by order (`settle_conflicts`). Two results
-for one (model, revision, setting, task) are the same result when their scores and identity are equal
-(`result_identity`, bench/leaderboard/rerun.py: every score exactly; model content, dataset revision,
-instructions, every setting that is not a runtime one, model_meta.json; never dates, timings, package
-versions or paths): a re-run merges, shown once and "seen in" every submission that gave it
-(`Entry.seen_in`, `Report.merged`), so a run folder that repeats the default results beside its
-instruction variants can be submitted after the default run. When they differ (a score in its last
-digit, a dataset revision, a dtype, an inflated model_meta.json), a result verified by a `--verification`
-file is kept over self-reported ones; when no one result is verified (none is, or two differing ones
-are), all are held back (`Report.held`) and listed as a `conflict` naming the first field they differ in
-and each one's value. So a forgery listed first cannot push the genuine, verified result out, and a copy
-with an inflated model_meta.json cannot replace the row it copies. Of a merged re-run the verified copy
-is shown, if any: a verification names one exact copy (`entry_sha256`), so a re-run never makes another
-copy verified. A repeat within one submission is a `duplicate`.
+Across submissions, conflicts are decided by trust, not by order (bench/leaderboard/trust.py
+`settle_conflicts`); what a result is (`Entry`, `ModelKey`) and the verdict (`Report`) are
+bench/leaderboard/entries.py. A repeat within one submission is a `duplicate`.
 """
 
 from __future__ import annotations
@@ -55,8 +44,7 @@ import json
 import logging
 import math
 import sys
-from collections.abc import Container, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -65,6 +53,10 @@ from bench.core.bounded import printable
 from bench.core.fileio import sha256_json
 from bench.core.variants import EXPERIMENT_KEY, variant_label
 from bench.leaderboard import names, schema
+from bench.leaderboard.entries import Entry, Report, model_key, result_key
+from bench.leaderboard.entries import ModelKey as ModelKey  # re-exported: table.py reads it here
+from bench.leaderboard.entries import base_key as base_key  # re-exported: table.py reads it here
+from bench.leaderboard.entries import identity as identity  # re-exported: table.py reads it here
 from bench.leaderboard.limits import (
     MAX_ARCHIVE_BYTES,
     MAX_FILE_BYTES,
@@ -74,7 +66,6 @@ from bench.leaderboard.limits import (
     json_depth,
 )
 from bench.leaderboard.reference import TaskReference, metric_range, task_reference
-from bench.leaderboard.rerun import first_difference, result_identity, same_result_view
 from bench.leaderboard.schema import Plain, Problem
 from bench.leaderboard.submission import (
     MANIFEST,
@@ -84,8 +75,9 @@ from bench.leaderboard.submission import (
     result_path_of,
     role,
 )
+from bench.leaderboard.trust import Conflict as Conflict  # re-exported: table.py reads it here
+from bench.leaderboard.trust import conflicts as conflicts  # re-exported: table.py reads it here
 from bench.results import task_catalog
-from bench.results.sensitivity import base_experiment
 
 logger = logging.getLogger(__name__)
 
@@ -145,176 +137,6 @@ REASONS: dict[str, str] = {
         "a name already on the board with look-alike characters (Unicode confusables, UTS #39)"
     ),
 }
-
-
-@dataclass(frozen=True, order=True)
-class ModelKey:
-    """One leaderboard row: a model at a revision under one setting (MTEB experiment)."""
-
-    name: str
-    revision: str
-    experiment: str  # "default", or the options that differ from the family's defaults
-
-    @property
-    def label(self) -> str:
-        return self.name if self.experiment == "default" else f"{self.name} [{self.experiment}]"
-
-
-@dataclass
-class Entry:
-    """One accepted result: a model's scores on one task, with the run record that says how."""
-
-    submission: str
-    file: str
-    task: str
-    model: ModelKey
-    result: dict[str, Any]
-    record: dict[str, Any]
-    model_meta: dict[str, Any] | None = None
-    digest: str | None = field(default=None, repr=False, compare=False)  # its entry_sha256, once computed: `identity`
-    same: str | None = field(default=None, repr=False, compare=False)  # its `result_identity`, once computed
-    # Every copy of this result that submissions gave (itself included; the one shown first) when re-runs merged.
-    seen_in: list[Entry] = field(default_factory=list, repr=False, compare=False)
-
-
-@dataclass
-class Report:
-    """The verdict on one submission."""
-
-    submission: str
-    entries: list[Entry] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    merged: list[Entry] = field(default_factory=list)  # re-runs of a result another submission gave, not shown
-    held: list[Entry] = field(default_factory=list)  # results held back in a conflict (`settle_conflicts`)
-
-    @property
-    def valid(self) -> bool:
-        return not self.problems
-
-    def summary(self) -> str:
-        if self.valid:
-            variants = sum(1 for e in self.entries if e.record.get("variant"))
-            models = sorted({printable(base_key(e).label) for e in self.entries})  # no terminal escapes from a setting
-            extra = f" ({variants} of them under instruction variants)" if variants else ""
-            if self.merged:
-                extra += (
-                    f"; {len(self.merged)} re-run(s) of results another submission gave (same identity and scores: "
-                    "merged, not added twice)"
-                )
-            if self.held:
-                extra += f"; {len(self.held)} held back: they conflict with another submission's (listed below)"
-            given = f"{len(self.entries)} results of {', '.join(models)}" if self.entries else "no new results"
-            return f"accepted {self.submission}: {given}{extra}"
-        lines = [f"REJECTED {self.submission}: {len(self.problems)} problem(s)"]
-        lines += [f"  - {p}" for p in self.problems]
-        return "\n".join(lines)
-
-
-@dataclass
-class Conflict:
-    """Differing results that submissions give for one (model, revision, setting, task), and what trust decided."""
-
-    model: ModelKey
-    task: str
-    kept: Entry | None  # the one verified result, shown; None when no one result is verified: all held back
-    held: list[Entry]
-
-    @property
-    def results(self) -> list[Entry]:
-        """Every result of the conflict: the one kept (if any) first, then those held back."""
-        return ([self.kept] if self.kept is not None else []) + self.held
-
-    def difference(self) -> tuple[str, list[tuple[Entry, Any]], int] | None:
-        """(field, (result, its value) for each result, how many fields differ) for the first field the
-        results differ in, scores first (`rerun.first_difference`); None if they do not differ (never here)."""
-        found = first_difference([view(e) for e in self.results])
-        if found is None:
-            return None
-        path, values, count = found
-        return path, list(zip(self.results, values, strict=True)), count
-
-    def summary(self, limit: int = 3) -> str:
-        """One line for the build's output: the key, the decision, a few of the results held back, and the
-        first field they differ in with each one's value."""
-        where = f"{printable(self.model.label)} @ {printable(self.model.revision, 60)} on {self.task}"
-        named = ", ".join(_where(e) for e in self.held[:limit]) + (
-            f" and {len(self.held) - limit} more" if len(self.held) > limit else ""
-        )
-        if self.kept is not None:
-            line = f"{where}: kept the verified result of {_where(self.kept)}; held back (self-reported) {named}"
-        else:
-            line = f"{where}: {len(self.held)} differing results, no one of them verified: all held back ({named})"
-        return f"{line}; {self.differs(limit)}"
-
-    def differs(self, limit: int = 3) -> str:
-        """The first field the results differ in and each one's value, exactly as submitted:
-        `scores.test[0].main_score: -0.098163 (a.zip), -0.098164 (b.zip)`."""
-        found = self.difference()
-        if found is None:
-            return "they differ in no compared field"
-        path, values, count = found
-        shown = ", ".join(f"{shown_value(v)} ({printable(e.submission, 80)})" for e, v in values[:limit])
-        more = f" and {len(values) - limit} more" if len(values) > limit else ""
-        other = f" (and {count - 1} more field(s))" if count > 1 else ""
-        return f"they differ in {printable(path, 120)}: {shown}{more}{other}"
-
-
-def shown_value(value: Any) -> str:
-    """A value as a conflict names it: exactly as submitted (JSON), never rounded, and bounded."""
-    return printable(json.dumps(value, ensure_ascii=False), 80)
-
-
-def _where(entry: Entry) -> str:
-    return printable(f"{entry.submission}:{entry.file}", 200)
-
-
-def experiment_label(experiment: dict[str, Any] | None) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted((experiment or {}).items())) or "default"
-
-
-def model_key(record: dict[str, Any]) -> ModelKey:
-    m = record["model"]
-    return ModelKey(str(m["name"]), str(m["revision"]), experiment_label(m.get("experiment")))
-
-
-def base_key(entry: Entry) -> ModelKey:
-    """The model row an entry belongs to; for an instruction-variant result, the row of its siblings
-    (its experiment without the `instruction` key)."""
-    if not entry.record.get("variant"):
-        return entry.model
-    return ModelKey(entry.model.name, entry.model.revision, base_experiment(entry.record["model"].get("experiment")))
-
-
-def result_key(entry: Entry) -> tuple[str, str, str, str]:
-    """What one result is of: (model, revision, setting, task); at most one per key is shown."""
-    return (entry.model.name, entry.model.revision, entry.model.experiment, entry.task)
-
-
-def entry_sha256(entry: Entry) -> str:
-    """The identity of a result as submitted: its result file, run record and model_meta.json (key order
-    ignored). The model's facts are in it, so editing the size or card link after verification unverifies."""
-    return sha256_json({"result": entry.result, "record": entry.record, "model_meta": entry.model_meta})
-
-
-def identity(entry: Entry) -> str:
-    """What a verification file names: `entry_sha256` (result file, run record, model_meta.json as canonical
-    JSON), computed once per entry (a build asks ~6 times)."""
-    if entry.digest is None:
-        entry.digest = entry_sha256(entry)
-    return entry.digest
-
-
-def view(entry: Entry) -> dict[str, Any]:
-    """What two results of one key must agree in to be one result (bench/leaderboard/rerun.py)."""
-    return same_result_view(entry.result, entry.record, entry.model_meta)
-
-
-def same_result(entry: Entry) -> str:
-    """`result_identity` of an entry, computed once: equal for re-runs of one result (same scores, same
-    identity), which merge; different for a conflict."""
-    if entry.same is None:
-        entry.same = result_identity(entry.result, entry.record, entry.model_meta)
-    return entry.same
 
 
 def validate(submission: Submission, *, data_dirs: Iterable[Path] = (), board: set[str] | None = None) -> Report:
@@ -390,54 +212,6 @@ def _validate(submission: Submission, data_dirs: tuple[Path, ...], board: set[st
     if report.valid and board is not None:
         board.update(model_names)
     return report
-
-
-def settle_conflicts(reports: list[Report], verified: Container[str] = frozenset()) -> None:
-    """Decide, over all accepted submissions at once, which result of each key is shown.
-
-    Re-runs (results whose scores and identity are equal: `same_result`) merge: one copy is shown, the
-    verified one if any (a verification names one exact copy), else the first; the others are counted in
-    their report's `merged`, and every copy's `seen_in` lists them all. Differing results: the one verified
-    (a copy's sha256 in `verified`, from the maintainer's verification files) is shown; when no one result
-    is verified (none is, or two differing ones are), every one is held back (`Report.held`), since a
-    self-reported result cannot outrank another by being listed first.
-    """
-    versions: dict[tuple[str, str, str, str], dict[str, list[tuple[Report, Entry]]]] = {}
-    for report in reports:
-        for entry in report.entries if report.valid else ():
-            versions.setdefault(result_key(entry), {}).setdefault(same_result(entry), []).append((report, entry))
-    dropped: set[int] = set()
-    for found in versions.values():
-        trusted = [same for same, copies in found.items() if any(identity(e) in verified for _, e in copies)]
-        shown = next(iter(found)) if len(found) == 1 else trusted[0] if len(trusted) == 1 else None
-        for same, copies in found.items():
-            first = next((c for c in copies if identity(c[1]) in verified), copies[0])
-            if same == shown and len(copies) > 1:  # the copy shown first, then the others in submission order
-                seen_in = [first[1], *(e for _, e in copies if e is not first[1])]
-                for _, entry in copies:
-                    entry.seen_in = seen_in
-            for report, entry in copies:
-                if same == shown and entry is first[1]:
-                    continue
-                dropped.add(id(entry))
-                if same == shown:
-                    report.merged.append(entry)
-                else:
-                    report.held.append(entry)
-    for report in reports:
-        report.entries = [e for e in report.entries if id(e) not in dropped]
-
-
-def conflicts(reports: list[Report]) -> list[Conflict]:
-    """The conflicts `settle_conflicts` decided, one per key with results held back, in key order."""
-    held: dict[tuple[str, str, str, str], list[Entry]] = {}
-    for report in reports:
-        for entry in report.held:
-            held.setdefault(result_key(entry), []).append(entry)
-    kept = {result_key(e): e for r in reports if r.valid for e in r.entries if result_key(e) in held}
-    return [
-        Conflict(entries[0].model, entries[0].task, kept.get(key), entries) for key, entries in sorted(held.items())
-    ]
 
 
 def _load(path: str, files: dict[str, bytes]) -> tuple[Any, list[Problem]]:

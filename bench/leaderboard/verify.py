@@ -56,9 +56,9 @@ from typing import Any
 from bench.core.bounded import printable
 from bench.core.errors import BenchError, DataError
 from bench.core.fileio import sha256_json
+from bench.leaderboard.entries import Entry, Report, entry_sha256
 from bench.leaderboard.limits import MAX_JSON_DEPTH, json_depth
 from bench.leaderboard.submission import MODEL_META
-from bench.leaderboard.validate import Entry, Report, entry_sha256
 from bench.results.store import run_settings
 
 logger = logging.getLogger(__name__)

@@ -9,7 +9,8 @@ MTEB's own loaders (`mteb.ResultCache(OUTPUT).load_results()`) read the TaskResu
 record says how the number was made (versions, revisions, instructions and their hashes, seed, encode
 counts and time) and is what `bench run` checks before reusing a finished task.
 
-The three MTEB files are written by MTEB's own `ResultCache.save_to_cache`, byte for byte as it writes
+The three MTEB files are written (bench/results/result_cache.py `AtomicResultCache`) by MTEB's own
+`ResultCache.save_to_cache`, byte for byte as it writes
 them (run_settings.jsonl merged with the one already there, as MTEB merges it; the results repository's
 CI refuses a result without it), but into a scratch cache inside OUTPUT; each file then replaces its
 destination atomically (bench.core.fileio.atomic_write), the result last. A crash leaves the old files or the new ones,
@@ -18,21 +19,16 @@ never half a file; a leftover scratch folder (`OUTPUT/.saving-*`) is never read 
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import shutil
-import tempfile
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.bounded import brief, load_json_bounded
-from bench.core.errors import DataError, EncodingError, storage_error
-from bench.core.fileio import atomic_write, ensure_dir
+from bench.core.errors import DataError, EncodingError
 
 if TYPE_CHECKING:
-    from mteb import ResultCache, TaskResult
+    from mteb import ResultCache
     from mteb.models import ModelMeta
 
 logger = logging.getLogger(__name__)
@@ -50,88 +46,6 @@ MAX_RESULT_BYTES = 64 * 2**20  # a TaskResult is a few KB; MTEB's largest multil
 DAMAGED_FIX = (
     "Rerun its task with `bench run` (a damaged result is recomputed), or move the file out of the results folder."
 )
-
-
-def __getattr__(name: str) -> Any:
-    # `AtomicResultCache` subclasses MTEB's ResultCache, so it is defined on first use: reading result
-    # files (`find_results`, `bench results`) does not import MTEB.
-    if name == "AtomicResultCache":
-        cls = _atomic_result_cache()
-        globals()[name] = cls
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _atomic_result_cache() -> type:
-    from mteb import ResultCache
-    from mteb.models import ModelMeta
-
-    class AtomicResultCache(ResultCache):
-        """MTEB's ResultCache with atomic writes, and a damaged result file treated as missing."""
-
-        def __init__(self, cache_path: str | Path | None = None) -> None:
-            # MTEB creates the folder itself: a file in the way or a read-only parent becomes one error line.
-            if cache_path is not None:
-                ensure_dir(Path(cache_path), **RESULTS)
-            super().__init__(cache_path)
-
-        def save_to_cache(
-            self,
-            task_result: TaskResult,
-            model_name: str | ModelMeta,
-            model_revision: str | None = None,
-            *,
-            encode_kwargs: Any = None,
-        ) -> None:
-            """MTEB's `ResultCache.save_to_cache`, atomically: the same files, byte for byte; a result whose
-            main score is NaN or infinite is refused (`refuse_undefined_main_score`), never written.
-
-            MTEB writes the TaskResult, model_meta.json (a ModelMeta given) and run_settings.jsonl
-            (merged with the existing one) in place, so a crash can leave any of them half written.
-            Here MTEB's own method writes them into a scratch cache inside this one, after the existing
-            run_settings.jsonl is copied there for it to merge; each file then replaces its
-            destination through `atomic_write` (a temporary file beside it, one rename: the one place
-            where the harness writes files, and where a storage error becomes one line),
-            model_meta.json and run_settings.jsonl first and the result last, so a result never
-            appears without them.
-            """
-            refuse_undefined_main_score(task_result.task_name, task_result.scores)
-            path = self.get_task_result_path(task_result.task_name, model_name, model_revision)
-            if not isinstance(model_name, ModelMeta) and model_revision is None:
-                model_revision = path.parent.name  # the revision MTEB resolved here, not the scratch cache's
-            folder = ensure_dir(path.parent, **RESULTS)
-            scratch: Path | None = None
-            try:
-                scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=self.cache_path))
-                stage = ResultCache(scratch)
-                staged = stage.get_task_result_path(task_result.task_name, model_name, model_revision)
-                if (folder / RUN_SETTINGS).is_file():  # MTEB merges what is there
-                    staged.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(folder / RUN_SETTINGS, staged.parent / RUN_SETTINGS)
-                stage.save_to_cache(task_result, model_name, model_revision, encode_kwargs=encode_kwargs)
-                for name in (MODEL_META, RUN_SETTINGS, path.name):
-                    if (staged.parent / name).is_file():
-                        atomic_write(folder / name, partial(shutil.copyfile, staged.parent / name), **RESULTS)
-            except OSError as e:
-                mapped = storage_error(e, path, **RESULTS)
-                if mapped is None:
-                    raise
-                raise mapped from e
-            finally:
-                if scratch is not None:
-                    shutil.rmtree(scratch, ignore_errors=True)
-
-        def load_task_result(
-            self, task_name: str, model_name: str | ModelMeta, *args: Any, **kwargs: Any
-        ) -> TaskResult | None:
-            try:
-                return super().load_task_result(task_name, model_name, *args, **kwargs)
-            except (json.JSONDecodeError, ValueError) as e:
-                logger.warning("Result for %s is unreadable (%s); it will be recomputed.", task_name, e)
-                return None
-
-    AtomicResultCache.__qualname__ = "AtomicResultCache"
-    return AtomicResultCache
 
 
 def results_root(output_dir: str | Path, *, mtebs: bool) -> Path:

@@ -12,7 +12,7 @@ would send to the model (after the cache), and an encoder with `estimate_usage(i
 its token/cost estimate.
 
 Launched with `torchrun`/`accelerate launch`, every rank calls `run`: rank 0 evaluates as above and
-shares encoding with the others, which only `serve` it (`bench/adapters/distributed.py`) and return no
+shares encoding with the others, which only `serve` it (`bench/adapters/distributed/`) and return no
 outcomes; results, run records and the table come from rank 0 alone.
 """
 
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.adapters.options import public_value
 from bench.core.errors import ConfigError, DataError, MissingDataError
@@ -40,7 +40,6 @@ from bench.results.deltas import public_spec
 from bench.results.outcome import TaskOutcome
 from bench.results.store import (
     RESULTS,
-    AtomicResultCache,
     read_json,
     result_path,
     result_problem,
@@ -49,6 +48,9 @@ from bench.results.store import (
 )
 from bench.results.tables import format_score
 from bench.run.instruction_style import instruction_style_for
+
+if TYPE_CHECKING:  # it imports MTEB: imported where a result is stored (`result_store`)
+    from bench.results.result_cache import AtomicResultCache
 
 logger = logging.getLogger("bench")
 
@@ -107,7 +109,7 @@ def _evaluate(options: RunOptions) -> list[TaskOutcome]:
     variants = load_run_variants(options)
     jobs = task_jobs(build_tasks(options, variants), variants)
     model = build_model(options)
-    stores: dict[Path, Any] = {}
+    stores: dict[Path, AtomicResultCache] = {}
     outcomes = []
     for i, (task, variant) in enumerate(jobs, start=1):
         store = result_store(stores, options.output_dir, task)
@@ -143,9 +145,10 @@ def rank_busy(
     return rows
 
 
-def result_store(stores: dict[Path, Any], output_dir: str, task: Any) -> Any:
+def result_store(stores: dict[Path, AtomicResultCache], output_dir: str, task: Any) -> AtomicResultCache:
     """The result cache a task's result goes to (bench/results/store.py `results_root`): MTEB's tasks on MTEB's
     data in OUTPUT, where `mteb submit-results` looks; anything else under OUTPUT/instruct-bench."""
+    from bench.results.result_cache import AtomicResultCache
     from bench.tasks.mteb_compat import is_mtebs_task
 
     root = results_root(output_dir, mtebs=is_mtebs_task(task))

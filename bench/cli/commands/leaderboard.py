@@ -179,7 +179,7 @@ def _external_line(data: dict) -> str:
 
 
 def _print_conflicts(result: Any) -> None:
-    """Differing results for one key across submissions (bench/leaderboard/validate.py `settle_conflicts`):
+    """Differing results for one key across submissions (bench/leaderboard/trust.py `settle_conflicts`):
     kept when one is verified, else all held back; each listed once, as on the site."""
     found = result.conflicts
     if found:
