@@ -4,7 +4,8 @@ submission.py   reading a submission (zip, packed folder, plain results folder);
 schema.py       JSON Schemas of result files, run records and manifests (schemas/*.json)
 reference.py    what the harness says about each task (versions, revisions, hashes, metric ranges)
 limits.py       bounds on hostile input (archive size, member count and size, names, links, JSON depth)
-names.py        look-alike model names: NFKC, Unicode confusables (UTS #39 skeleton)
+names.py        look-alike model names: NFKC, Unicode confusables (UTS #39 skeleton), mixed scripts
+scripts.py      the scripts of a name's words (UTS #39 highly restrictive, Script_Extensions from `regex`)
 validate.py     every check, and every reason a submission is rejected (REASONS)
 rerun.py        when two submitted results are one result (a re-run: merged) and where they differ
 verify.py       `bench leaderboard verify`: re-run a submission; which results the site calls verified
