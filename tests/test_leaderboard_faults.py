@@ -338,7 +338,9 @@ def test_a_lookalike_name_is_rejected_naming_the_name_it_imitates(bad_submission
             ["org/\u03bba"],
             "org/\u03bba",
         ),  # Cyrillic а beside Greek λ: only the board's name is imitated
-        ("org/\u03bba", [], None),  # honest names: Greek, Chinese, mixed with Latin or not
+        # Greek λ and Latin a in one word: mixed scripts, refused since issue 40 (the allowance: test_name_lookalikes.py)
+        ("org/\u03bba", [], "mixes scripts within the word '\u03bba' (Greek, Latin)"),
+        ("org/\u03bb-a", [], None),  # honest names: Greek, Chinese, beside Latin words or not
         ("nlpaueb/\u0395\u03bb\u03bb\u03b7\u03bd\u03b9\u03ba\u03cc-BERT", [], None),
         ("\u667a\u6e90/\u4e2d\u6587\u5411\u91cf\u6a21\u578b", ["sentence-transformers/all-MiniLM-L6-v2"], None),
         ("BAAI/bge-\u4e2d\u6587", [], None),

@@ -4,7 +4,8 @@ submission.py   reading a submission (zip, packed folder, plain results folder);
 schema.py       JSON Schemas of result files, run records and manifests (schemas/*.json)
 reference.py    what the harness says about each task (versions, revisions, hashes, metric ranges)
 limits.py       bounds on hostile input (archive size, member count and size, names, links, JSON depth)
-names.py        look-alike model names: NFKC, Unicode confusables (UTS #39 skeleton)
+names.py        look-alike model names: NFKC, Unicode confusables (UTS #39 skeleton), mixed scripts
+scripts.py      the scripts of a name's words (UTS #39 highly restrictive, Script_Extensions from `regex`)
 validate.py     every check, and every reason a submission is rejected (REASONS)
 entries.py      what validation accepts: a result (Entry) under its row (ModelKey), the verdict (Report)
 trust.py        across submissions: re-runs merge, a verified result outranks, conflicts are held back

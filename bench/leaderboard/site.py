@@ -66,21 +66,28 @@ class BuildResult:
 
 
 def validate_all(
-    inputs: Sequence[str | Path], *, data_dirs: Iterable[Path] = (), verified: Container[str] = frozenset()
+    inputs: Sequence[str | Path],
+    *,
+    data_dirs: Iterable[Path] = (),
+    verified: Container[str] = frozenset(),
+    allow_mixed_script: Container[str] = frozenset(),
 ) -> list[Report]:
     """One report per input, in order, with conflicts across them settled by trust (`settle_conflicts`):
     identical results merge; of differing results for one key, the one sha256 in `verified` is kept, and
     when no one is, all are held back. Reading or checking one input never stops the others: whatever it
     raises (other than the maintainer's own usage errors, such as a path that does not exist) is its
-    rejection reason."""
+    rejection reason. `allow_mixed_script`: model names whose words may mix scripts (the maintainer's
+    `--allow-mixed-script`, bench/leaderboard/names.py)."""
     board: set[str] = set()
     data_dirs = tuple(data_dirs)
-    reports = [_validate_one(p, data_dirs, board) for p in inputs]
+    reports = [_validate_one(p, data_dirs, board, allow_mixed_script) for p in inputs]
     settle_conflicts(reports, verified)
     return reports
 
 
-def _validate_one(path: str | Path, data_dirs: tuple[Path, ...], board: set[str]) -> Report:
+def _validate_one(
+    path: str | Path, data_dirs: tuple[Path, ...], board: set[str], allow_mixed_script: Container[str]
+) -> Report:
     try:
         submission = read_submission(path)
     except BenchError:
@@ -88,7 +95,7 @@ def _validate_one(path: str | Path, data_dirs: tuple[Path, ...], board: set[str]
     except Exception as e:  # a reader bug on hostile input is this submission's problem, not the build's
         logger.debug("reading %s raised", path, exc_info=True)
         return Report(str(path), problems=[internal_error(str(path), e)])
-    return validate(submission, data_dirs=data_dirs, board=board)
+    return validate(submission, data_dirs=data_dirs, board=board, allow_mixed_script=allow_mixed_script)
 
 
 def build(
@@ -98,16 +105,18 @@ def build(
     data_dirs: Iterable[Path] = (),
     verifications: Iterable[str | Path] = (),
     external: Sequence[ExternalRow] = (),
+    allow_mixed_script: Container[str] = frozenset(),
 ) -> BuildResult:
     """Validate `inputs` and write the site; results reproduced in `verifications` files are shown as
     verified, and win a conflict against self-reported ones. `external` rows (a paper's reported numbers,
     MTEB's published results: bench/leaderboard/external.py) are shown beside the submitted ones, marked
-    with their source, never verified."""
+    with their source, never verified. A model name in `allow_mixed_script` may mix scripts within a
+    word (bench/leaderboard/names.py rule 4)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BenchError(f"--out {out} exists and is not a folder")
     verified = load_verifications(verifications)
-    reports = validate_all(inputs, data_dirs=data_dirs, verified=verified)
+    reports = validate_all(inputs, data_dirs=data_dirs, verified=verified, allow_mixed_script=allow_mixed_script)
     # A credential a run record should never have held (a URL's userinfo or query values, from an older
     # harness or an edited file) is masked before anything is published (bench/core/redact.py).
     data = redact_value(leaderboard_data(reports, verified, external))

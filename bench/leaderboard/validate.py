@@ -9,7 +9,7 @@ in the order they run for each result file:
     -> score_range -> duplicate
 
 then, over the accepted results' model names, `lookalike_name` (a name that imitates an ASCII name or
-a name already on the board: bench/leaderboard/names.py), plus `manifest` (files changed, missing or
+a name already on the board, or mixes scripts within a word: bench/leaderboard/names.py), plus `manifest` (files changed, missing or
 unlisted since `bench submit` packed them) and `empty`. Before any of these, limits on hostile input
 (bench/leaderboard/limits.py): `link` (a symbolic link anywhere in the submission, a second hard link, a
 swap while reading: never followed), `too_many_files`, `too_large` and `unsafe_path` from the folder
@@ -44,7 +44,7 @@ import json
 import logging
 import math
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -133,13 +133,20 @@ REASONS: dict[str, str] = {
         "a second hard link, or a file or folder swapped while it was read: never followed"
     ),
     "lookalike_name": (
-        "a model name that is not NFKC-normalised, holds an invisible character, or imitates an ASCII name or "
-        "a name already on the board with look-alike characters (Unicode confusables, UTS #39)"
+        "a model name that is not NFKC-normalised, holds an invisible character, imitates an ASCII name or "
+        "a name already on the board with look-alike characters (Unicode confusables, UTS #39 skeleton, marks and "
+        "signs aside), or mixes scripts within a word without the maintainer's --allow-mixed-script"
     ),
 }
 
 
-def validate(submission: Submission, *, data_dirs: Iterable[Path] = (), board: set[str] | None = None) -> Report:
+def validate(
+    submission: Submission,
+    *,
+    data_dirs: Iterable[Path] = (),
+    board: set[str] | None = None,
+    allow_mixed_script: Container[str] = frozenset(),
+) -> Report:
     """Check every file of `submission`; whatever a check did not foresee is the submission's `internal_error`.
 
     Args:
@@ -147,9 +154,11 @@ def validate(submission: Submission, *, data_dirs: Iterable[Path] = (), board: s
         board: model names accepted earlier in the same build, which a look-alike name may not imitate;
             filled in with this submission's names when it is accepted. Results that differ from another
             submission's are settled afterwards, over all submissions at once (`settle_conflicts`).
+        allow_mixed_script: model names whose words may mix scripts (`--allow-mixed-script`: the
+            maintainer knows them to be genuine; bench/leaderboard/names.py rule 4).
     """
     try:
-        return _validate(submission, tuple(Path(d) for d in data_dirs), board)
+        return _validate(submission, tuple(Path(d) for d in data_dirs), board, allow_mixed_script)
     except Exception as e:  # one submission's problem must not stop the build of the others
         logger.debug("validating %s raised", submission.source, exc_info=True)
         return Report(submission.source, problems=[internal_error(submission.source, e)])
@@ -166,7 +175,9 @@ def internal_error(source: str, error: BaseException) -> Problem:
     )
 
 
-def _validate(submission: Submission, data_dirs: tuple[Path, ...], board: set[str] | None) -> Report:
+def _validate(
+    submission: Submission, data_dirs: tuple[Path, ...], board: set[str] | None, allow_mixed_script: Container[str]
+) -> Report:
     report = Report(submission.source)
     if submission.problems:
         report.problems += submission.problems
@@ -208,7 +219,7 @@ def _validate(submission: Submission, data_dirs: tuple[Path, ...], board: set[st
         entry.submission = submission.source
         report.entries.append(entry)
     model_names = {e.model.name: record_path_of(e.file) for e in reversed(report.entries)}  # first file naming each
-    report.problems += names.problems(model_names, board=board or ())
+    report.problems += names.problems(model_names, board=board or (), allowed=allow_mixed_script)
     if report.valid and board is not None:
         board.update(model_names)
     return report

@@ -47,6 +47,19 @@ shown as self-reported. Exit status 1 when any result is not verified.
 """
 
 
+def add_allow_mixed_script(parser: argparse.ArgumentParser) -> None:
+    """`--allow-mixed-script NAME`, on every command that checks model names (build, verify, submit)."""
+    parser.add_argument(
+        "--allow-mixed-script",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="accept this exact model name though a word of it mixes scripts (Latin and Greek in one word: "
+        "refused by default, as look-alikes are built that way); look-alikes of other names are refused all the "
+        "same (repeatable)",
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     lb = sub.add_parser("leaderboard", help="build the static leaderboard site")
     actions = lb.add_subparsers(dest="action", required=True)
@@ -89,6 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "it has all the suite's tasks for, marked 'published by MTEB', and also 'not in MTEB's registry' for a "
         "model MTEB does not list, such as your own run (bench/leaderboard/mteb_published.py)",
     )
+    add_allow_mixed_script(p)
     p.set_defaults(func=_cmd_build)
     v = actions.add_parser(
         "verify",
@@ -118,6 +132,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="let this registered model's own hub code run (MTEB's loader asks for trust_remote_code), at MTEB's "
         "revision only; repeat for each model (default: such results stay self-reported)",
     )
+    add_allow_mixed_script(v)
     v.set_defaults(func=_cmd_verify)
 
 
@@ -136,6 +151,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         data_dirs=[Path(d) for d in args.data_dir],
         verifications=args.verification,
         external=external,
+        allow_mixed_script=frozenset(args.allow_mixed_script),
     )
     for report in result.reports:
         print(report.summary())
@@ -228,7 +244,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.is_dir():
         raise BenchError(f"--out {out} is a folder; give a file name such as verification.json")
-    report = validate(read_submission(args.submission), data_dirs=[Path(args.data_dir)] if args.data_dir else [])
+    report = validate(
+        read_submission(args.submission),
+        data_dirs=[Path(args.data_dir)] if args.data_dir else [],
+        allow_mixed_script=frozenset(args.allow_mixed_script),
+    )
     if not report.valid:
         print(report.summary())
         raise BenchError(

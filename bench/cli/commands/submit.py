@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bench.cli.commands.leaderboard import add_allow_mixed_script
 from bench.core.errors import BenchError, DataError
 
 EPILOG = """examples:
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="local data folder the results were computed on (repeatable); its revisions count as known",
     )
+    add_allow_mixed_script(p)
     p.set_defaults(func=_cmd_submit)
 
 
@@ -57,7 +59,9 @@ def _cmd_submit(args: argparse.Namespace) -> int:
             f"{source} {where}; a submission never follows links, so nothing was packed: "
             "put a copy of the file itself in its place."
         )
-    report = validate(submission, data_dirs=[Path(d) for d in args.data_dir])
+    report = validate(
+        submission, data_dirs=[Path(d) for d in args.data_dir], allow_mixed_script=frozenset(args.allow_mixed_script)
+    )
     if not report.valid:
         print(report.summary())
         raise BenchError(f"{len(report.problems)} problem(s) in {source}; nothing was packed (see the list above).")
