@@ -8,7 +8,8 @@ Every keyword parameter of a family class's `__init__` (and of the base `__init_
   adds an option changing vectors cannot be served another setting's cached vectors;
 * the MTEB experiment (the result folder): the family (unless MTEB itself would load the model with it)
   and every vector option that differs from its default, as short filesystem-safe labels;
-* `bench list models`, `--model-args` type conversion and the family's CLI flags (`cli_flags`).
+* `bench list models`, the conversion of every option value against its annotation, whichever source
+  gave it (`bench/adapters/option_values.py`), and the family's CLI flags (`cli_flags`).
 
 Nothing here imports torch or mteb.
 """
@@ -67,8 +68,9 @@ def family_options(cls: type) -> dict[str, OptionInfo]:
                 continue
             elif p.name not in options:
                 default = None if p.default is p.empty else p.default
-                annotation = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
-                options[p.name] = OptionInfo(p.name, default, "" if p.annotation is p.empty else str(annotation))
+                # as written: a string under `from __future__ import annotations`, else the object's own text
+                annotation = p.annotation if isinstance(p.annotation, str) else inspect.formatannotation(p.annotation)
+                options[p.name] = OptionInfo(p.name, default, "" if p.annotation is p.empty else annotation)
         if not forwards:
             break
     return options

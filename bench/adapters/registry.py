@@ -36,15 +36,16 @@ import inspect
 import pkgutil
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.adapters.option_values import OptionSource, coerce_option
 from bench.adapters.options import family_options, option_defaults, runtime_options
 from bench.core.bounded import brief
 from bench.core.config_files import read_yaml_or_json
-from bench.core.errors import ConfigError, ModelLoadError, UnknownNameError
+from bench.core.errors import BenchError, ConfigError, ModelLoadError, UnknownNameError
 from bench.core.fileio import read_cached, tree_fingerprint, write_cached
 from bench.core.paths import cache_root
 
@@ -58,6 +59,7 @@ _NOT_FAMILIES = {
     "cache",
     "distributed",
     "options",
+    "option_values",
     "identity",
     "registry",
     "lm",
@@ -273,30 +275,29 @@ def check_options(family: str, cls: type, options: Mapping[str, Any]) -> None:
             )
 
 
-def coerce_option(key: str, value: Any, annotation: str) -> Any:
-    """A `--model-args` string converted to the type the constructor's annotation names.
+def convert_options(spec: str, layers: Sequence[tuple[OptionSource, Mapping[str, Any]]]) -> dict[str, Any]:
+    """The options of `layers` (a `--model-config` file, `--model-args`, each flag), later ones winning, each
+    converted by `coerce_option` against the constructor of the family `spec` runs under with them, so a
+    value that does not fit is one error naming its source before any task or model loads (`--dry-run` too).
 
-    Values from a YAML/JSON file or from Python arrive typed and pass through unchanged.
+    An option the family does not take is left as given: `load_model` refuses it, listing the ones it takes;
+    so is every option when the spec names no model or family, which `load_model` reports the same way.
     """
-    if not isinstance(value, str):
-        return value
-    types = set(re.findall(r"[A-Za-z_]+", annotation)) or {"Any"}
-    low = value.strip().lower()
-    if low in ("none", "null") and ("None" in types or "Any" in types):
-        return None
-    if low in ("true", "false") and types & {"bool", "Any"}:
-        return low == "true"
-    if "bool" in types and not types & {"int", "float", "str"} and low in ("yes", "no", "on", "off", "1", "0"):
-        return low in ("yes", "on", "1")
-    for name, convert in (("int", int), ("float", float)):
-        if name in types or "Any" in types:
-            try:
-                return convert(value)
-            except ValueError:
-                pass
-    if types & {"str", "Path", "Any", "Literal"}:
-        return value
-    raise ConfigError(f"Model option {key}={brief(value)} is not a valid {annotation}; e.g. {key}=<{annotation}>.")
+    merged: dict[str, Any] = {}
+    source_of: dict[str, OptionSource] = {}
+    for source, values in layers:
+        for key, value in values.items():
+            merged[key], source_of[key] = value, source
+    try:
+        info = family_options(family_class(spec_family(spec, merged)))
+    except BenchError:
+        return merged
+    return {
+        key: coerce_option(key, value, info[key].annotation, source_of[key], default=info[key].default)
+        if key in info
+        else value
+        for key, value in merged.items()
+    }
 
 
 def parse_model_args(text: str) -> dict[str, str]:
@@ -324,18 +325,31 @@ def read_model_config(path: str | Path) -> tuple[str | None, dict[str, Any]]:
     Options may also sit under a `model_args:` mapping; top-level keys win over it.
     """
     data, _ = read_yaml_or_json(Path(path), "--model-config")
-    if data is None:
-        data = {}
+    if data is None or data == {}:  # a file of nothing (or only comments) would silently run the default model
+        raise ConfigError(
+            f"--model-config {path} is empty: it holds a mapping of `model: SPEC` and family options "
+            "(`option: value`), e.g. `model: all-MiniLM-L6-v2`."
+        )
     if not isinstance(data, dict):
-        raise ConfigError(f"--model-config {path} must hold a mapping (model: SPEC, option: value, ...).")
+        raise ConfigError(
+            f"--model-config {path} must hold a mapping (model: SPEC, option: value, ...), not {_kind(data)}."
+        )
     data = _option_names(data, path)
-    nested = data.pop("model_args", None) or {}
+    nested = data.pop("model_args", None)
+    if nested is None:
+        nested = {}
     if not isinstance(nested, dict):
-        raise ConfigError(f"--model-config {path}: model_args must be a mapping of option: value.")
+        raise ConfigError(f"--model-config {path}: model_args must be a mapping of option: value, not {_kind(nested)}.")
     spec = data.pop("model", None)
     if spec is not None and not isinstance(spec, str):
         raise ConfigError(f"--model-config {path}: model must be a string spec such as openai:text-embedding-3-small.")
     return spec, {**_option_names(nested, path), **data}
+
+
+def _kind(value: Any) -> str:
+    """What a config value is, in words: `a list`, `a string`."""
+    words = {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return words.get(type(value), f"a {type(value).__name__}")
 
 
 def _option_names(mapping: dict[Any, Any], path: str | Path) -> dict[str, Any]:
@@ -356,8 +370,8 @@ def _option_names(mapping: dict[Any, Any], path: str | Path) -> dict[str, Any]:
 def load_model(spec: str, *, model_name: str | None = None, model_revision: str | None = None, **options: Any) -> Any:
     """An encoder for `spec`; weights load lazily, on the first text the cache cannot serve.
 
-    `options` go to the family's constructor (None means "the family's default"); strings are
-    converted to the annotated type, so `--model-args batch_size=8` arrives as an int. The encoder
+    `options` go to the family's constructor (None means "the family's default"), each converted and
+    checked against its annotation (`coerce_option`: `batch_size="8"` arrives as 8, `batch_size=2.5` is refused). The encoder
     derives its cache fingerprint and MTEB experiment from its options (bench/adapters/options.py).
     `model_name` / `model_revision` file a local model under MTEB's names (`--model-name ORG/NAME`).
 
@@ -375,7 +389,7 @@ def load_model(spec: str, *, model_name: str | None = None, model_revision: str 
         given["revision"] = model_revision
     check_options(family, cls, {**entry_defaults, **given})
     info = family_options(cls)
-    given = {k: coerce_option(k, v, info[k].annotation) for k, v in given.items()}
+    given = {k: coerce_option(k, v, info[k].annotation, default=info[k].default) for k, v in given.items()}
     return cls(path, name=model_name, experiment_defaults=entry_defaults, **{**entry_defaults, **given})
 
 

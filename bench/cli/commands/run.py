@@ -11,10 +11,13 @@ import argparse
 import logging
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.results.store import HARNESS_RESULTS
 from bench.run.instruction_style import AUTO, STYLE_CHOICES
+
+if TYPE_CHECKING:
+    from bench.adapters.option_values import OptionSource
 
 logger = logging.getLogger(__name__)
 
@@ -150,28 +153,44 @@ def run_option_values(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    """The model spec and its options: config file, then --model-args, then family flags."""
+def model_option_layers(args: argparse.Namespace) -> tuple[str, list[tuple[OptionSource, dict[str, Any]]]]:
+    """The model spec, and its options as each place gave them, in the order later ones win: the config file,
+    --model-args, each family flag. Nothing converted yet (that needs the families' constructors, hence MTEB:
+    `convert_options` does it in `_cmd_run`), so parsing a run imports no MTEB."""
+    from bench.adapters.option_values import MODEL_ARGS, OptionSource
     from bench.adapters.registry import DEFAULT_MODEL, parse_model_args, read_model_config
 
-    spec, options = read_model_config(args.model_config) if args.model_config else (None, {})
-    options.update(parse_model_args(args.model_args or ""))
+    layers: list[tuple[OptionSource, dict[str, Any]]] = []
+    spec = None
+    if args.model_config:
+        spec, file_options = read_model_config(args.model_config)
+        layers.append((OptionSource("file", str(args.model_config)), file_options))
+    layers.append((MODEL_ARGS, parse_model_args(args.model_args or "")))
     for dest, value in vars(args).items():
         if dest.startswith("family_") and value is not None:
-            options[dest.removeprefix("family_")] = value
+            option = dest.removeprefix("family_")
+            layers.append((OptionSource("flag", f"--{option.replace('_', '-')}"), {option: value}))
     if getattr(args, "trust_remote_code", False):
-        options["trust_remote_code"] = True
-    return args.model or spec or DEFAULT_MODEL, options
+        layers.append((OptionSource("flag", "--trust-remote-code"), {"trust_remote_code": True}))
+    return args.model or spec or DEFAULT_MODEL, layers
+
+
+def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The model spec and its options as given: config file, then --model-args, then family flags."""
+    spec, layers = model_option_layers(args)
+    return spec, {key: value for _, options in layers for key, value in options.items()}
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     if (warning := single_process_launch_warning()) is not None:
         logger.warning(warning)
     from bench.adapters.distributed import is_worker
+    from bench.adapters.registry import convert_options
     from bench.results.summary import run_table
     from bench.run.runner import RunOptions, dry_run, run
 
-    spec, model_options = model_spec_and_options(args)
+    spec, layers = model_option_layers(args)
+    model_options = convert_options(spec, layers)  # each value checked, an error naming its file or flag
     options = RunOptions(
         model=spec,
         model_options=model_options,
