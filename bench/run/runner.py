@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.adapters.options import public_value
 from bench.core.errors import ConfigError, DataError, MissingDataError
@@ -40,7 +40,6 @@ from bench.results.deltas import public_spec
 from bench.results.outcome import TaskOutcome
 from bench.results.store import (
     RESULTS,
-    AtomicResultCache,
     read_json,
     result_path,
     result_problem,
@@ -48,7 +47,11 @@ from bench.results.store import (
     run_record_path,
 )
 from bench.results.tables import format_score
+from bench.run import reuse
 from bench.run.instruction_style import instruction_style_for
+
+if TYPE_CHECKING:
+    from bench.results.store import AtomicResultCache
 
 logger = logging.getLogger("bench")
 
@@ -93,7 +96,8 @@ def run(options: RunOptions) -> list[TaskOutcome]:
 
     world = world_from_env()
     if world is None:
-        return _evaluate(options)
+        reused = reuse.reused_run(options)  # every task finished with these settings: no MTEB, no model
+        return reused if reused is not None else _evaluate(options)
     from bench.adapters.distributed import serve, session
 
     with session(world):
@@ -104,9 +108,12 @@ def run(options: RunOptions) -> list[TaskOutcome]:
 
 
 def _evaluate(options: RunOptions) -> list[TaskOutcome]:
+    digest = reuse.request_digest(options) if reuse.eligible(options) else None
     variants = load_run_variants(options)
     jobs = task_jobs(build_tasks(options, variants), variants)
     model = build_model(options)
+    if build_model.__module__ != __name__ or not reuse.from_package(model):  # not the options' model: no plan
+        digest = None
     stores: dict[Path, Any] = {}
     outcomes = []
     for i, (task, variant) in enumerate(jobs, start=1):
@@ -114,6 +121,7 @@ def _evaluate(options: RunOptions) -> list[TaskOutcome]:
         with variant_experiment(model, variant):
             outcomes.append(_evaluate_one(model, task, options, store, f"[{i}/{len(jobs)}]", variant, variants))
     model_catalog.registry_facts()  # MTEB is imported now: cache its model facts, so a leaderboard build needs no MTEB
+    reuse.remember(options, digest, outcomes)  # so that a rerun of it decides "reused" without MTEB
     return outcomes
 
 
@@ -146,6 +154,7 @@ def rank_busy(
 def result_store(stores: dict[Path, Any], output_dir: str, task: Any) -> Any:
     """The result cache a task's result goes to (bench/results/store.py `results_root`): MTEB's tasks on MTEB's
     data in OUTPUT, where `mteb submit-results` looks; anything else under OUTPUT/instruct-bench."""
+    from bench.results.store import AtomicResultCache
     from bench.tasks.mteb_compat import is_mtebs_task
 
     root = results_root(output_dir, mtebs=is_mtebs_task(task))
