@@ -125,3 +125,28 @@ def test_the_task_catalogue_is_derived_from_the_task_sources(tmp_path, monkeypat
     assert task_catalog.fingerprint() != before
     task_catalog._cache_once.cache_clear()
     task_catalog._cached.cache_clear()
+
+
+@pytest.mark.slow
+def test_a_rerun_that_reuses_every_task_imports_no_mteb_and_a_changed_key_recomputes(tmp_path):
+    """A rerun decides "reused" from the first run's plan (bench/run/reuse.py), importing no MTEB; a run record
+    whose resume key another setting wrote is not reused by it, but recomputed by the full run."""
+    out = tmp_path / "out"
+    args = ["run", "-t", "DemoInstructSTS", "--output-dir", str(out), "--cache-dir", str(tmp_path / "emb"), "-q"]
+    env = {"INSTRUCT_BENCH_CACHE": str(tmp_path / "cache")}
+    assert "mteb" in imported(*args, env=env)  # the first run computes, and keeps its plan
+    assert imported(*args, env=env) == []
+    [record] = out.glob("instruct-bench/results/*/*/run_records/DemoInstructSTS.json")
+    data = json.loads(record.read_text(encoding="utf-8"))
+    data["resume_key"]["seed"] = 7  # as a run with --seed 7 would have written it
+    record.write_text(json.dumps(data), encoding="utf-8")
+    assert "mteb" in imported(*args, env=env)  # recomputed
+    assert json.loads(record.read_text(encoding="utf-8"))["resume_key"]["seed"] == 42
+
+
+@pytest.mark.slow
+def test_listing_tasks_and_suites_from_a_cached_catalogue_imports_no_mteb(tmp_path):
+    env = {"INSTRUCT_BENCH_CACHE": str(tmp_path / "cache")}
+    assert "mteb" in imported("list", "tasks", env=env)  # the first listing derives the catalogue
+    assert imported("list", "tasks", env=env) == []
+    assert imported("list", "suites", env=env) == []

@@ -344,9 +344,18 @@ class EmbeddingCache:
             return int(self._conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
 
     def close(self) -> None:
+        """Commit what was handed over, then fold the write-ahead log into the file and close it: a closed
+        cache is one file, with no `-wal` (which can grow to the size of a run's vectors) left beside it."""
         self.flush()
         if self._conn is not None:
-            self._conn.close()
+            with self._lock:
+                if not self.read_only:
+                    try:
+                        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    except sqlite3.Error as e:  # another process is reading it: its last close folds the log
+                        logger.debug("Embedding cache %s: log not folded in (%s)", self.path, e)
+                self._conn.close()
+                self._conn = None
         for conn in self._shards.values():
             if conn is not None:
                 conn.close()
@@ -399,12 +408,17 @@ _OPEN: weakref.WeakSet[EmbeddingCache] = weakref.WeakSet()
 
 @atexit.register
 def _flush_all() -> None:
-    """At exit, commit what every cache was handed (a finished run returns before its last groups are in)."""
+    """At exit, commit what every cache was handed (a finished run returns before its last groups are in), and
+    close it, so that its write-ahead log is folded into the file (`close`)."""
     for cache in list(_OPEN):
         try:
             cache.flush()
         except Exception as e:  # noqa: BLE001 - too late to stop anything: say what was not kept
             logger.warning("Embedding cache %s: the last vectors were not stored (%s).", cache.path, e)
+        try:
+            cache.close()
+        except Exception as e:  # noqa: BLE001 - the vectors are committed; only the log stays beside the file
+            logger.debug("Embedding cache %s: not closed at exit (%s)", cache.path, e)
 
 
 class _Writer:

@@ -47,6 +47,7 @@ from bench.results.store import (
     run_record_path,
 )
 from bench.results.tables import format_score
+from bench.run import reuse
 from bench.run.instruction_style import instruction_style_for
 
 if TYPE_CHECKING:  # it imports MTEB: imported where a result is stored (`result_store`)
@@ -95,7 +96,8 @@ def run(options: RunOptions) -> list[TaskOutcome]:
 
     world = world_from_env()
     if world is None:
-        return _evaluate(options)
+        reused = reuse.reused_run(options)  # every task finished with these settings: no MTEB, no model
+        return reused if reused is not None else _evaluate(options)
     from bench.adapters.distributed import serve, session
 
     with session(world):
@@ -106,9 +108,12 @@ def run(options: RunOptions) -> list[TaskOutcome]:
 
 
 def _evaluate(options: RunOptions) -> list[TaskOutcome]:
+    digest = reuse.request_digest(options) if reuse.eligible(options) else None
     variants = load_run_variants(options)
     jobs = task_jobs(build_tasks(options, variants), variants)
     model = build_model(options)
+    if build_model.__module__ != __name__ or not reuse.from_package(model):  # not the options' model: no plan
+        digest = None
     stores: dict[Path, AtomicResultCache] = {}
     outcomes = []
     for i, (task, variant) in enumerate(jobs, start=1):
@@ -116,6 +121,7 @@ def _evaluate(options: RunOptions) -> list[TaskOutcome]:
         with variant_experiment(model, variant):
             outcomes.append(_evaluate_one(model, task, options, store, f"[{i}/{len(jobs)}]", variant, variants))
     model_catalog.registry_facts()  # MTEB is imported now: cache its model facts, so a leaderboard build needs no MTEB
+    reuse.remember(options, digest, outcomes)  # so that a rerun of it decides "reused" without MTEB
     return outcomes
 
 

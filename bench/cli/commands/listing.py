@@ -32,9 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     if args.what == "tasks":
-        from bench.tasks import TASKS
+        from bench.results.task_catalog import catalog  # the cached catalogue: no MTEB, no task object
 
-        rows = [[n, c.metadata.type, c.metadata.main_score, c.metadata.dataset["path"]] for n, c in TASKS.items()]
+        rows = [[n, e["type"], e["main_score"], e["dataset_path"]] for n, e in catalog()["tasks"].items()]
         headers = ["Task", "Type", "Main score", "Dataset"]
         if table_fits(rows, headers, wrap=[]):  # names only: no column wraps
             print(wrapped_table(rows, headers, wrap=[]))
@@ -46,9 +46,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
                 )
             )
     elif args.what == "suites":
-        from bench.tasks import SUITE_DESCRIPTIONS, SUITES
+        from bench.results.task_catalog import catalog
 
-        rows = [[n, ", ".join(t), SUITE_DESCRIPTIONS[n]] for n, t in SUITES.items()]
+        found = catalog()
+        rows = [[n, ", ".join(t), found["suite_descriptions"][n]] for n, t in found["suites"].items()]
         print(wrapped_table(rows, ["Suite", "Tasks", "About"], wrap=[1, 2]))
     elif args.what == "builders":
         print(builders_table())

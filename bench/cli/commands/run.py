@@ -272,16 +272,18 @@ def local_data_note(outcomes: list[Any]) -> str | None:
     """One line when an MTEB task's result was computed on local data (a `local-…` dataset revision):
     it is filed under OUTPUT/instruct-bench, not where `mteb submit-results` looks (bench/results/store.py)."""
     from bench.results.marks import local_copy
+
+    copies = [o for o in outcomes if local_copy(o.record)]
+    if not copies:  # MTEB's registry is imported only when there is something to look up (a reused rerun has none)
+        return None
     from bench.tasks.mteb_compat import mteb_registry
 
     registry = mteb_registry()
     local = list(
         dict.fromkeys(
             o.task
-            for o in outcomes
-            if local_copy(o.record)
-            and o.task in registry
-            and not str(registry[o.task].__module__).startswith("bench.tasks.")
+            for o in copies
+            if o.task in registry and not str(registry[o.task].__module__).startswith("bench.tasks.")
         )
     )
     if not local:
