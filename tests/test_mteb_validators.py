@@ -132,7 +132,7 @@ def test_mteb_bibtex_form_orders_several_entries_by_key():
 
 def test_mteb_lists_every_harness_task():
     own = {n for n, c in tasks.TASKS.items() if mteb_compat.mteb_registry().get(n) is c}
-    assert set(LISTED) == own and len(own) == 23
+    assert set(LISTED) == own and {"IntentEmotion", "DemoNYTClustering", "GSTAGNews", "FewRelClustering"} <= own
 
 
 @pytest.mark.parametrize("name", sorted(LISTED))
