@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-INBEDDER_CITATION = r"""@inproceedings{peng2024answer,
-  title     = {Answer is All You Need: Instruction-following Text Embedding via Answering the Question},
-  author    = {Peng, Letian and Zhang, Yuwei and Wang, Zilong and Srinivasa, Jayanth and Liu, Gaowen and Wang, Zihan and Shang, Jingbo},
-  booktitle = {Proceedings of the 62nd Annual Meeting of the Association for Computational Linguistics},
-  year      = {2024}
-}"""
-
-INBEDDER_REFERENCE = "https://arxiv.org/abs/2402.09642"
+from bench.tasks.citations import INBEDDER_CITATION, INBEDDER_REFERENCE
 
 
 def common_metadata(**overrides: Any) -> dict[str, Any]:

@@ -14,6 +14,10 @@ arguments: data from the hub, or from `$INSTRUCT_BENCH_DATA_DIR` when it is set,
 benchmark then needs its folder (MissingDataError names the missing one; `bench run --suite` instead skips
 tasks without data). The generic suites hold the harness's instructed copies of MTEB's tasks, which keep
 MTEB's task names (and so MTEB's result-cache keys).
+
+Each benchmark's `reference` and `citation` (MTEB's canonical BibTeX form) come from `bench.tasks.citations`:
+the paper whose evaluation the suite reproduces, the harness itself for the demo suite and a suite declared
+later, and every paper with the harness for "all".
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from bench.core.errors import UnknownNameError
+from bench.tasks.citations import suite_sources
 from bench.tasks.mteb_compat import register_benchmarks
 from bench.tasks.registry import SUITE_DESCRIPTIONS, SUITES, TASKS, ordered_suites
 
@@ -40,18 +45,6 @@ BENCHMARK_NAMES: dict[str, str] = {
     "metaeol-sts": "MetaEOL-STS",
     "inbedder": "InBedder",
     "all": "InstructBench",
-}
-
-_INBEDDER = "https://arxiv.org/abs/2402.09642"
-_REFERENCES: dict[str, str] = {
-    "demo": "https://github.com/instruct-bench/instruct-bench",
-    "awareness": _INBEDDER,
-    "robustness": _INBEDDER,
-    "gstransform": "https://arxiv.org/abs/2505.24754",
-    "generic": _INBEDDER,
-    "generic-sts": "https://arxiv.org/abs/2212.09741",
-    "metaeol-sts": "https://arxiv.org/abs/2402.18458",
-    "inbedder": _INBEDDER,
 }
 
 
@@ -108,16 +101,12 @@ def suite_benchmark(suite: str) -> Benchmark:
     if benchmark is None:
         from mteb import Benchmark
 
-        citation: str | None = None
-        if suite in ("awareness", "robustness", "inbedder"):
-            from bench.tasks._common import INBEDDER_CITATION as citation
-        elif suite == "gstransform":
-            from bench.tasks.gstransform import GSTRANSFORM_CITATION as citation
+        reference, citation = suite_sources(suite)
         benchmark = _BENCHMARKS[suite] = Benchmark(
             name=benchmark_name(suite),
             tasks=SuiteTasks(suite),
             description=f"instruct-bench suite '{suite}': {SUITE_DESCRIPTIONS.get(suite, '')}",
-            reference=_REFERENCES.get(suite),
+            reference=reference,
             citation=citation,
         )
     return benchmark

@@ -28,6 +28,7 @@ from bench.core.errors import ConfigError
 from bench.tasks._common import common_metadata
 from bench.tasks.abstasks import AbsTaskInstructionTriplet, AbsTaskMultiAspectClustering
 from bench.tasks.abstasks.label_sampled import AbsTaskLabelPairSTS, AbsTaskLabelTriplet, HubLabels, LabelledSource
+from bench.tasks.citations import GSTRANSFORM_CITATION, GSTRANSFORM_REFERENCE
 
 INSTRUCTION_STYLES = ("question", "command", "gstransform")
 DEFAULT_INSTRUCTION_STYLE = "question"
@@ -36,14 +37,6 @@ STYLE_SOURCES = {
     "question": "GSTransform appendix C, InBedder rows (question style)",
     "gstransform": "GSTransform appendix C, 'Ours' rows (question style with answer-length hints)",
 }
-
-GSTRANSFORM_CITATION = r"""@article{feng2025gstransform,
-  title   = {Don't Reinvent the Wheel: Efficient Instruction-Following Text Embedding based on Guided Space Transformation},
-  author  = {Feng, Yingchaojie and Sun, Yiqun and Sun, Yandong and Zhu, Minfeng and Huang, Qiang and Tung, Anthony K. H. and Chen, Wei},
-  journal = {arXiv preprint arXiv:2505.24754},
-  year    = {2025}
-}"""
-GSTRANSFORM_REFERENCE = "https://arxiv.org/abs/2505.24754"
 
 
 def _styles(command: str, question: str, gstransform: str | None = None) -> dict[str, str]:
