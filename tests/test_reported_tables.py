@@ -85,11 +85,78 @@ def printed_table(table: ReportedTable, text: str) -> Printed:
     return blocks[0]
 
 
+# Misreadings in the papers' text here (PDF extractions), by seed: the text prints the first where the
+# paper means the second. Each is checked to be in its text, so none can hide a wrong value.
+MISREAD = {"004": {"INSTRUCTOI 1.5B": "INSTRUCTOR 1.5B"}}
+
+
+@dataclass
+class Transposed:
+    """A table printed with one line per dataset and one column per model (INSTRUCTOR's Table 10)."""
+
+    header: list[str]  # the model columns, misreadings corrected
+    lines: list[tuple[str, list[str]]]  # (dataset name: the last leading cell, value cells)
+    caption_follows: bool
+
+
+def transposed_table(table: ReportedTable, text: str) -> Transposed | None:
+    """The block of table lines whose header ends in the file's rows as `name params`, in order (the
+    one right before the caption when the file has one, else the one holding the first column's line);
+    None when no header does: the paper prints the table the file's way round."""
+    heads = [" ".join([row.name] + ([row.params] if row.params else [])) for row in table.rows]
+    fixes = MISREAD.get(table.paper.seed, {})
+    lines = text.splitlines()
+    blocks: list[Transposed] = []
+    for i, line in enumerate(lines):
+        cells = [fixes.get(c, c) for c in _cells(line)] if _is_table_line(line) else []
+        if len(cells) <= len(heads) or cells[-len(heads) :] != heads:
+            continue
+        end = i + 1
+        while end < len(lines) and _is_table_line(lines[end]):
+            end += 1
+        after = next((x for x in lines[end:] if x.strip()), "")
+        found = [
+            (row[: -len(heads)][-1] if len(row) > len(heads) else "", row[-len(heads) :])
+            for row in map(_cells, lines[i + 1 : end])
+        ]
+        blocks.append(Transposed(cells[-len(heads) :], found, bool(table.caption) and after.strip() == table.caption))
+    if table.caption:
+        blocks = [b for b in blocks if b.caption_follows]
+    elif len(blocks) > 1:
+        blocks = [b for b in blocks if any(name == table.columns[0].label for name, _ in b.lines)]
+    return blocks[0] if len(blocks) == 1 else None
+
+
+def transposed_problems(table: ReportedTable, printed: Transposed) -> list[str]:
+    """Every way `table` differs from a transposed printed table: each column is one printed line of
+    that name, in the paper's order, with one value per row, each the stored one."""
+    problems, positions = [], []
+    for column in table.columns:
+        found = [i for i, (name, _) in enumerate(printed.lines) if name == column.label]
+        if len(found) != 1:
+            problems.append(f"column {column.label!r}: printed on {len(found)} lines, not one")
+            continue
+        positions.append(found[0])
+        values = printed.lines[found[0]][1]
+        if not all(_NUMBER.match(v) for v in values):
+            problems.append(f"column {column.label!r}: printed {values}, not one value per row")
+            continue
+        for row, value in zip(table.rows, values, strict=True):
+            stored = row.cells.get(column.label)
+            if stored is None or float(value) != stored:
+                problems.append(f"row {row.label!r}, {column.label}: printed {value}, stored {stored}")
+    if positions != sorted(positions):
+        problems.append("columns not in the order the paper prints their lines")
+    return problems
+
+
 def provenance_problems(table: ReportedTable, text: str) -> list[str]:
     """Every way `table` differs from what the paper prints (empty when it is a faithful copy)."""
     problems = []
     if table.caption is not None and table.caption not in text:
         problems.append(f"caption not printed verbatim: {table.caption[:60]!r}...")
+    if (transposed := transposed_table(table, text)) is not None:
+        return problems + transposed_problems(table, transposed)
     try:
         printed = printed_table(table, text)
     except AssertionError as e:
@@ -194,7 +261,96 @@ def test_a_moved_value_fails_in_a_pipe_table(tmp_path: Path) -> None:
     assert "row 'SimCSE-BERT (110M)', STS12: printed 68.40, stored 82.41" in problems
 
 
+def _rename_first_column(data: dict) -> None:
+    data["columns"][0]["label"] = "AskUbuntu"
+    for row in data["rows"]:  # its cells follow it
+        row["cells"]["AskUbuntu"] = row["cells"].pop("AskUbuntuDupQuestions")
+
+
+@needs_seeds
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            lambda d: d["rows"][1]["cells"].update(STS12=76.2),
+            "row 'INSTRUCTOR (335M)', STS12: printed 76.3, stored 76.2",
+        ),
+        (lambda d: d["rows"].reverse(), "found 0 printed tables"),  # no header holds the rows in that order
+        (lambda d: d["columns"].reverse(), "columns not in the order the paper prints their lines"),
+        (_rename_first_column, "column 'AskUbuntu': printed on 0 lines, not one"),
+        (lambda d: d.update(caption="Table 9: All Retrieval results in MTEB benchmark."), "printed on 0 lines"),
+    ],
+)
+def test_a_typo_fails_the_provenance_check_of_a_transposed_table(tmp_path: Path, edit, expected: str) -> None:
+    """INSTRUCTOR's Table 10 is printed one line per dataset: a changed value, the model columns in
+    another order (names and sizes repeat, so only the values tell), the dataset lines in another order,
+    a column named as no line is, or the caption of another table with the same header is each reported."""
+    table = _copy(tmp_path, "instructor-2023-table10", edit)
+    problems = provenance_problems(table, seed_text(table))
+    assert any(expected in p for p in problems), problems
+
+
+@needs_seeds
+def test_every_misreading_the_check_corrects_is_in_the_text() -> None:
+    """MISREAD corrects the seed's PDF-extraction errors only: each is printed in its paper's text (the
+    table's own header), so the correction cannot hide a wrong row name."""
+    for seed, fixes in MISREAD.items():
+        (path,) = SEEDS.glob(f"{seed}_*.txt")
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for wrong in fixes:
+            assert any(wrong in _cells(line) for line in lines if _is_table_line(line)), (seed, wrong)
+
+
+def _disagreements(table: ReportedTable) -> list[tuple[str, float, float]]:
+    """(row label, printed average, mean of its printed cells) for every printed average that is not the
+    mean of the cells it covers beyond print precision (the one rule: `ReportedTable.printed_average`)."""
+    tasks = {c.task for c in table.columns if not c.average}
+    found = []
+    for row in table.rows:
+        printed = table.printed_average(row, tasks) if None not in tasks else None
+        if printed is not None and printed.recomputed is not None:
+            found.append((row.label, printed.value, printed.recomputed))
+    return found
+
+
+@pytest.mark.parametrize("table_id", table_ids())
+def test_a_printed_average_that_is_not_the_mean_is_named_in_the_notes(table_id: str) -> None:
+    """Issue 42, item 9: each printed average that disagrees with the mean of its row's printed cells is
+    named in its table's notes, with both numbers as printed."""
+    table = load_table(table_id)
+    notes = " ".join(" ".join(table.notes).split())
+    for label, printed, mean in _disagreements(table):
+        assert label in notes and table.printed(printed) in notes and table.printed(mean) in notes, label
+
+
+def test_metaeol_prints_two_averages_that_are_not_their_means() -> None:
+    """The two the issue counts: PromptBERT 78.54 (cells 78.52), PromptEOL-LLAMA2 13B 68.83 (68.88); every
+    other printed average of the packaged tables is its row's mean to print precision (InBedder's 52.90 over
+    a mean of 52.895 is rounding, not a disagreement)."""
+    found = {t.id: _disagreements(t) for t in all_tables()}
+    assert found.pop("metaeol-2024-table1") == [
+        ("PromptBERT (110M)", 78.54, 78.52),
+        ("PromptEOL-LLAMA2 (13B)", 68.83, 68.88),
+    ]
+    assert not any(found.values()), found
+
+
 # ---------------------------------------------------------------------------------------- the data
+def test_the_tables_of_issue_42_are_packaged() -> None:
+    """INSTRUCTOR's Table 10 (the generic suite's eleven tasks, four models) and MetaEOL's Table 4 (the
+    number of meta-tasks), found by their files alone."""
+    instructor, metaeol = load_table("instructor-2023-table10"), load_table("metaeol-2024-table4")
+    assert [c.task for c in instructor.task_columns()] and {c.task for c in instructor.task_columns()} == set(
+        task_catalog.suites()["generic"]
+    )
+    assert [r.label for r in instructor.rows] == ["GTR (335M)", "INSTRUCTOR (335M)", "GTR (1.5B)", "INSTRUCTOR (1.5B)"]
+    assert instructor.printed(instructor.row("INSTRUCTOR (335M)").cells["SciDocsRR"]) == "82.0"
+    assert {c.task for c in metaeol.task_columns()} == set(task_catalog.suites()["metaeol-sts"])
+    assert [r.name for r in metaeol.rows] == ["TC", "TC+SA", "TC+SA+PI", "TC+SA+PI+IE"]
+    table1 = load_table("metaeol-2024-table1").row("MetaEOL-LLAMA2 (Ours) (7B)")
+    assert metaeol.row("TC+SA+PI+IE").cells == table1.cells and metaeol.row("TC+SA+PI+IE").spec == table1.spec
+
+
 def test_the_four_tables_of_the_issue_are_packaged() -> None:
     assert {"inbedder-2024-table1", "inbedder-2024-table2", "gstransform-2025-table1", "metaeol-2024-table1"} <= set(
         table_ids()
@@ -237,7 +393,12 @@ def test_rows_of_one_name_are_told_apart_by_their_size() -> None:
 
 def test_tables_for_tasks() -> None:
     assert [t.id for t in tables_for_tasks(["NYTClustering"])] == ["inbedder-2024-table1"]
-    assert {t.id for t in tables_for_tasks(["STS12", "SciDocsRR"])} == {"inbedder-2024-table2", "metaeol-2024-table1"}
+    assert {t.id for t in tables_for_tasks(["STS12", "SciDocsRR"])} == {
+        "inbedder-2024-table2",
+        "metaeol-2024-table1",
+        "metaeol-2024-table4",
+        "instructor-2023-table10",
+    }
     assert tables_for_tasks(["DemoNYTClustering"]) == []
 
 

@@ -308,3 +308,30 @@ def test_reported_rows_of_one_name_at_two_sizes_are_two_rows(demo_board, tmp_pat
     table.write_text(text.replace("  - name: paper-model-b\n", "  - name: paper-model-a\n    params: 7B\n"))
     _, _, *rows = _markdown_rows(results_table(demo_board, reported=[table]))
     assert sorted(r[1] for r in rows if "§" in r[1]) == ["paper-model-a (1B) §", "paper-model-a (7B) §"]
+
+
+def test_a_paper_s_average_is_shown_as_printed_with_a_differing_mean_beside_it(tmp_path, capsys):
+    """Issue 42, item 3: `bench results --reported metaeol-2024-table1` shows PromptBERT's Avg. as MetaEOL
+    prints it, 78.54, with the mean of its seven printed cells (78.52) beside it, marked; a printed Avg.
+    that is its row's mean (SimCSE-BERT, 76.25) stands alone; an average over other tasks (generic-sts's,
+    5 of 7 here) is computed. CSV keeps the number whole and names the recomputed mean in `marks`; LaTeX
+    shows both."""
+    assert main(["results", str(tmp_path), "--reported", "metaeol-2024-table1"]) == 0
+    out = capsys.readouterr().out
+    header, _, *rows = _markdown_rows(out)
+    by_model = {r[1]: r for r in rows}
+    own = header.index("Average (metaeol-sts)")
+    assert by_model["PromptBERT (110M) §"][own] == "78.54 (78.52 recomputed)"
+    assert by_model["PromptEOL-LLAMA2 (13B) §"][own] == "68.83 (68.88 recomputed)"
+    assert by_model["SimCSE-BERT (110M) §"][own] == "76.25"
+    assert by_model["PromptBERT (110M) §"][header.index("STS Avg. (MetaEOL; generic)")] == "79.64 (5 of 7, partial)"
+    assert "shown as printed, with the mean of the printed cells beside it" in " ".join(out.split())
+
+    assert main(["results", str(tmp_path), "--reported", "metaeol-2024-table1", "--format", "csv"]) == 0
+    bert = next(r for r in csv.DictReader(io.StringIO(capsys.readouterr().out)) if r["Model"] == "PromptBERT (110M)")
+    assert bert["Average (metaeol-sts)"] == "78.54"
+    assert "recomputed:Average (metaeol-sts)=78.52" in bert["marks"].split(";")
+
+    tex = results_table(tmp_path, fmt="latex", reported=["metaeol-2024-table1"])
+    line = next(x for x in tex.splitlines() if "PromptBERT" in x)
+    assert "78.54 (78.52 recomputed)" in line

@@ -31,7 +31,7 @@ from bench.leaderboard.facts import (
     web_link,
 )
 from bench.results import deltas, marks
-from bench.results.literature import ReportedRow, ReportedTable, all_tables
+from bench.results.literature import PrintedAverage, ReportedRow, ReportedTable, all_tables
 from bench.results.store import main_score
 
 if TYPE_CHECKING:
@@ -173,6 +173,26 @@ def external_json(row: ExternalRow) -> dict[str, Any]:
         "verification": None,
         "flags": [],
         "scores": dict(sorted(row.scores.items())),
+    }
+
+
+def as_printed(table_row: dict[str, Any], row: ExternalRow, averages: Mapping[str, Collection[str]]) -> dict[str, Any]:
+    """A suite-table row of a paper's row with each average that covers the tasks the paper's own average
+    covers (`averages`: label -> its tasks) as printed (`ReportedTable.printed_average`), and
+    `printed_averages`: label -> {"printed", "recomputed"}, the mean of the same printed cells where it
+    differs beyond print precision, else None (empty for an MTEB row, as for a submitted one).
+
+    Why: the site said "stored as printed, not recomputed" beside PromptBERT's 78.52, which MetaEOL
+    prints as 78.54; the paper's number is the one a reader checks."""
+    found: dict[str, PrintedAverage] = {}
+    if row.origin is not None:
+        table, printed = row.origin
+        for label, tasks in averages.items():
+            if table_row["averages"].get(label) is not None and (p := table.printed_average(printed, tasks)):
+                found[label] = p
+    return table_row | {
+        "averages": table_row["averages"] | {label: p.value for label, p in found.items()},
+        "printed_averages": {label: {"printed": p.value, "recomputed": p.recomputed} for label, p in found.items()},
     }
 
 

@@ -75,6 +75,7 @@ from bench.leaderboard.external import (
     SOURCES,
     SUBMITTED,
     ExternalRow,
+    as_printed,
     external_json,
     joins,
     reproductions,
@@ -326,8 +327,11 @@ def suite_tables(
             for row in rows
             if any(t in row.results for t, _ in columns)
         ]
+        covers = {a.label: a.tasks or tuple(t for t, _ in columns) for a in avgs}
         table_rows += [
-            _table_row(x.id, x.source, name, {t: x.scores.get(t) for t, _ in columns}, avgs, types)
+            as_printed(
+                _table_row(x.id, x.source, name, {t: x.scores.get(t) for t, _ in columns}, avgs, types), x, covers
+            )
             for x in external
             if joins(x, [t for t, _ in columns])
         ]
@@ -424,6 +428,7 @@ def _table_row(
         "scores": scores,
         "averages": averages,
         "average": next(iter(averages.values())),
+        "printed_averages": {},  # a paper's own averages as it prints them: external.as_printed
         "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
         marks.BASELINE.key: False,
         "rank": None,

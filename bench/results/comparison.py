@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from bench.core.errors import UnknownNameError
-from bench.results.literature import ReportedTable, load_table
+from bench.results.literature import RECOMPUTED, ReportedRow, ReportedTable, load_table
 from bench.results.marks import (
     BASELINE,
     REPORTED,
@@ -110,6 +110,10 @@ class _Row:
     texts: dict[str, int | None] = field(default_factory=dict)  # task -> texts sent (a limited run)
     revisions: dict[str, str] = field(default_factory=dict)  # task -> dataset revision
     reported: ReportedTable | None = None  # the table a paper's row comes from
+    paper_row: ReportedRow | None = None  # and the row as printed
+    recomputed: dict[str, str] = field(
+        default_factory=dict
+    )  # average -> the mean of its printed cells, where it differs
 
     @property
     def baseline(self) -> bool:
@@ -187,11 +191,32 @@ def _reported_rows(papers: Sequence[ReportedTable]) -> tuple[dict[RowKey, _Row],
                 experiment=paper.label,
                 whole_experiment=paper.label,
                 reported=paper,
+                paper_row=reported,
             )
-        notes[paper.label] = " ".join(
-            [paper.url + ".", *paper.notes, "Averages here are recomputed from the printed values."]
-        )
+        notes[paper.label] = " ".join([paper.url + ".", *paper.notes, AVERAGES_NOTE])
     return rows, notes
+
+
+AVERAGES_NOTE = (
+    "An average over the tasks the paper's own average covers is shown as printed, with the mean of the "
+    f'printed cells beside it where the two differ ("78.54 (78.52 {RECOMPUTED})"); other averages here are '
+    "computed from the printed values."
+)
+
+
+def _as_printed(row: _Row, averages: dict[str, SuiteAverage]) -> None:
+    """Give a paper's row its own printed average wherever a complete suite average covers the same
+    tasks (`ReportedTable.printed_average`): the value ranks and is shown as printed, and a differing
+    mean of the printed cells goes beside it."""
+    if row.reported is None or row.paper_row is None:
+        return
+    for name, average in averages.items():
+        found = row.reported.printed_average(row.paper_row, average.tasks) if average.complete else None
+        if found is not None:
+            averages[name] = replace(average, value=found.value / 100)
+            row.printed[name] = row.reported.printed(found.value)
+            if found.recomputed is not None:
+                row.recomputed[name] = row.reported.printed(found.recomputed)
 
 
 def _task_order(tasks: Iterable[str]) -> list[str]:
@@ -276,6 +301,8 @@ def main_table(
 
     task_names = _task_order({t for row in rows.values() for t in row.scores})
     averages = {key: {a.name: a for a in suite_averages(row.scores)} for key, row in rows.items()}
+    for key, row in rows.items():
+        _as_printed(row, averages[key])
     suite_order = {name: i for i, name in enumerate(suites())}
     position: dict[str, tuple[int, int]] = {}
     shown_averages: dict[str, SuiteAverage] = {}
@@ -318,7 +345,8 @@ def main_table(
 
     def score(key: RowKey, column: str, value: float, **kw: Any) -> Cell:
         top = comparable(key, column) and round(100 * value, 2) == best.get(column)
-        return Cell(rows[key].printed.get(column, format_score(value)), value, best=top, **kw)
+        text = rows[key].printed.get(column, format_score(value))
+        return Cell(text, value, best=top, recomputed=rows[key].recomputed.get(column), **kw)
 
     table_rows: list[list[Cell | str]] = []
     used: set[str] = set()

@@ -124,12 +124,46 @@ class ReportedTable:
         """The columns that map to a harness task (not the paper's averages), in the paper's order."""
         return [c for c in self.columns if c.task is not None and not c.average]
 
+    def printed_average(self, row: ReportedRow, tasks: Collection[str]) -> PrintedAverage | None:
+        """`row`'s value in the paper's own average column when that column averages exactly `tasks`, as
+        printed, with the mean of the same printed cells beside it where the two differ beyond print
+        precision; None when no average column of the table covers `tasks` or the row leaves it blank.
+
+        Why: an average a paper prints is a fact about the paper, and a reader compares it with the paper;
+        recomputing it silently shows PromptBERT's printed 78.54 (MetaEOL Table 1) as 78.52. An average
+        column covers every other column of its table (the papers' Avg. and Mean do), so a table with a
+        paper-only column has no average over harness tasks alone."""
+        covered = [c for c in self.columns if not c.average]
+        if any(c.task is None for c in covered) or {c.task for c in covered} != set(tasks):
+            return None
+        for column in self.columns:
+            if column.average and column.label in row.cells:
+                value, cells = row.cells[column.label], [row.cells.get(c.label) for c in covered]
+                mean = None if None in cells else sum(c or 0.0 for c in cells) / len(cells)
+                # the cells and the average are each rounded: a difference within one unit of the last
+                # printed place is print precision, not a disagreement
+                differs = mean is not None and abs(value - mean) > 10**-self.decimals + 1e-9
+                return PrintedAverage(value, round(mean, self.decimals) if differs and mean is not None else None)
+        return None
+
     def row(self, label: str) -> ReportedRow:
         """The row whose `label` (or, when it is the only one of that name, `name`) is `label`."""
         found = [r for r in self.rows if r.label == label] or [r for r in self.rows if r.name == label]
         if len(found) == 1:
             return found[0]
         raise UnknownNameError(f"row of {self.id}", label, [r.label for r in self.rows], list_command=LIST_COMMAND)
+
+
+@dataclass(frozen=True)
+class PrintedAverage:
+    """A paper's own average of one row, as printed (×100), and the mean of the same printed cells where
+    it differs beyond print precision (`ReportedTable.printed_average`)."""
+
+    value: float
+    recomputed: float | None  # rounded to the table's decimals
+
+
+RECOMPUTED = "recomputed"  # the word beside a printed average that is not the mean: "78.54 (78.52 recomputed)"
 
 
 # ---------------------------------------------------------------------------------------- finding tables

@@ -26,6 +26,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from bench.results.literature import RECOMPUTED
 from bench.results.marks import MARKS, Mark, legend
 
 FORMATS = ("markdown", "csv", "latex")
@@ -77,7 +78,9 @@ class Latex(str):
 class Cell:
     """A cell: its text (no marks), the raw 0-1 value of a score, its marks, whether it is a partial average
     (present, total), whether it is its column's best (bold in LaTeX), its whole text where `text` is
-    shortened for the screen (CSV and LaTeX's row legend write `full`), and a row label's LaTeX text."""
+    shortened for the screen (CSV and LaTeX's row legend write `full`), a row label's LaTeX text, and for
+    an average a paper printed, the mean of its printed cells where that differs (`recomputed`, shown
+    beside it: "78.54 (78.52 recomputed)"; in CSV a `recomputed:<column>=78.52` mark)."""
 
     text: str
     value: float | None = None
@@ -86,6 +89,7 @@ class Cell:
     best: bool = False
     full: str | None = None
     short: str | None = None
+    recomputed: str | None = None
 
     @property
     def whole(self) -> str:
@@ -120,7 +124,11 @@ def _plain(cell: Cell | str) -> str:
         return cell
     partial = f" ({cell.partial[0]} of {cell.partial[1]}, partial)" if cell.partial else ""
     gap = " " if cell.marks and cell.value is None else ""  # `org/model ∅`, but `12.84‡`
-    return cell.text + gap + "".join(m.symbol for m in cell.marks) + partial
+    return cell.text + gap + "".join(m.symbol for m in cell.marks) + partial + _recomputed(cell)
+
+
+def _recomputed(cell: Cell) -> str:
+    return f" ({cell.recomputed} {RECOMPUTED})" if cell.recomputed else ""
 
 
 def render_markdown(table: Table) -> str:
@@ -149,6 +157,7 @@ def render_csv(table: Table) -> str:
             if isinstance(cell, Cell):
                 marks += [m.key if align == "l" else f"{m.key}:{header}" for m in cell.marks]
                 marks += [f"partial:{header}"] if cell.partial else []
+                marks += [f"{RECOMPUTED}:{header}={cell.recomputed}"] if cell.recomputed else []
         writer.writerow([("" if t == "-" else t) for t in map(_whole, row)] + [";".join(marks)])
     return out.getvalue().rstrip("\n")
 
@@ -193,7 +202,8 @@ def _latex_cell(cell: Cell | str, tag: str = "") -> str:
         text = "$-$" + text[1:]  # a minus sign, not a hyphen
     text = rf"\textbf{{{text}}}" if cell.best else text
     partial = f" ({cell.partial[0]}/{cell.partial[1]})" if cell.partial else ""
-    return text + "".join(m.latex for m in cell.marks) + (rf"$^{{\mathrm{{{tag}}}}}$" if tag else "") + partial
+    marks = "".join(m.latex for m in cell.marks) + (rf"$^{{\mathrm{{{tag}}}}}$" if tag else "")
+    return text + marks + partial + latex_escape(_recomputed(cell))
 
 
 def row_tags(n: int) -> list[str]:
