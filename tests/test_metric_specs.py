@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.core.metric_specs import ANY, GENERAL, Metric, core_metrics, resolve
+from bench.core.metric_specs import ANY, GENERAL, Metric, MetricIndex, core_metrics, resolve
 from bench.leaderboard.reference import metric_range
 from bench.results import suites
 from bench.results.summary import detail_values
@@ -98,3 +98,11 @@ def test_no_module_reads_what_a_score_is_from_its_name():
         assert "METRIC_RANGES" not in text, path
         assert 'endswith("success_rate")' not in text and 'startswith("v_measure_")' not in text, path
         assert 'startswith("delta_")' not in text, path
+
+
+def test_the_index_resolves_as_resolve_does_once_per_key():
+    metrics = (*GENERAL, Metric("success_rate", place="last"))
+    index = MetricIndex(metrics)
+    for key in ("intent_success_rate", "intent_num_triplets", "delta_ci_mean", "unknown"):
+        assert index.resolve(key) is resolve(key, metrics)
+    assert set(index._found) == {"intent_success_rate", "intent_num_triplets", "delta_ci_mean", "unknown"}

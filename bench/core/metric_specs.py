@@ -122,6 +122,20 @@ def resolve(key: str, metrics: Iterable[Metric]) -> Metric | None:
     return min(found, key=lambda f: f[:3])[3] if found else None
 
 
+class MetricIndex:
+    """`resolve` over one set of metrics, each key resolved once: a site build asks for every score of every
+    model page, thousands of keys against a hundred declarations."""
+
+    def __init__(self, metrics: Iterable[Metric]) -> None:
+        self.metrics = tuple(metrics)
+        self._found: dict[str, Metric | None] = {}
+
+    def resolve(self, key: str) -> Metric | None:
+        if key not in self._found:
+            self._found[key] = resolve(key, self.metrics)
+        return self._found[key]
+
+
 def correlation(name: str, description: str = "", place: Place = "exact", **kw: Any) -> Metric:
     """A correlation coefficient: in [-1, 1], higher is better."""
     return Metric(name, description, range=SIGNED, place=place, **kw)

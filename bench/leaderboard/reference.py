@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from bench.core.metric_specs import ANY, resolve
+from bench.core.metric_specs import ANY
 from bench.results import task_catalog
 from bench.results.task_facts import instance
 
@@ -24,7 +24,7 @@ def metric_range(key: str) -> tuple[float, float] | None:
     """The range of values a score named `key` can take, from its metric's declaration
     (bench/core/metric_specs.py); None when no metric is declared for it, or its metric has no range
     (a key that is then only checked to be a finite number, and printed as it is)."""
-    metric = resolve(key, task_catalog.all_metrics())
+    metric = task_catalog.metric_index().resolve(key)
     if metric is None or metric.range == ANY:
         return None
     return metric.range

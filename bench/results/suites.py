@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bench.core.metric_specs import Metric, resolve
+from bench.core.metric_specs import Metric
 
 DEFAULT_NOTE = "arithmetic mean of the tasks' main scores (×100), shown when every task has a result"
 
@@ -77,9 +77,9 @@ def is_gap(main_score: str) -> bool:
 
 
 def _declared(key: str) -> Metric | None:
-    from bench.results.task_catalog import all_metrics
+    from bench.results.task_catalog import metric_index
 
-    return resolve(key, all_metrics())
+    return metric_index().resolve(key)
 
 
 @dataclass(frozen=True)

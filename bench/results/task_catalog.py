@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.core.fileio import read_cached, tree_fingerprint, write_cached
-from bench.core.metric_specs import GENERAL, MTEB_TYPE_METRICS, Metric, core_metrics
+from bench.core.metric_specs import GENERAL, MTEB_TYPE_METRICS, Metric, MetricIndex, core_metrics
 from bench.core.paths import cache_root
 from bench.results.task_facts import derive
 
@@ -142,10 +142,23 @@ def metrics(task_name: str) -> tuple[Metric, ...] | None:
 def all_metrics() -> tuple[Metric, ...]:
     """Every declared metric, each once: every task's own, then the core's (what a score key of any task,
     or of none, is looked up in)."""
+    return metric_index().metrics
+
+
+def metric_index() -> MetricIndex:
+    """Every declared metric (`all_metrics`), indexed by score key: built once from the cached catalogue; from
+    the live registry anew each time (a script or a test may register a task)."""
     if "bench.tasks" in sys.modules:
         from bench.tasks import TASKS
 
-        own = [m for cls in TASKS.values() for m in getattr(cls, "metrics", ())]
-    else:
-        own = [Metric.from_json(m) for entry in _cached()["tasks"].values() for m in entry["metrics"]]
-    return tuple(dict.fromkeys([*own, *core_metrics()]))
+        return _index([m for cls in TASKS.values() for m in getattr(cls, "metrics", ())])
+    return _cached_index()
+
+
+@cache
+def _cached_index() -> MetricIndex:
+    return _index([Metric.from_json(m) for entry in _cached()["tasks"].values() for m in entry["metrics"]])
+
+
+def _index(own: list[Metric]) -> MetricIndex:
+    return MetricIndex(dict.fromkeys([*own, *core_metrics()]))
