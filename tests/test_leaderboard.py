@@ -570,7 +570,7 @@ def test_rank_and_baseline(demo_results, tmp_path):
 
 
 def test_ranks_follow_the_first_average_with_ties_and_gaps():
-    from bench.leaderboard.table import _rank
+    from bench.leaderboard.suite_tables import _rank
 
     def row(average, baseline=False, scores=(1.0, 1.0), partial=None, subset=()):
         return {
@@ -601,7 +601,7 @@ def test_ranks_follow_the_first_average_with_ties_and_gaps():
 
 
 def test_best_ignores_the_baseline():
-    from bench.leaderboard.table import _best
+    from bench.leaderboard.suite_tables import _best
 
     rows = [
         {"baseline": True, "scores": {"a": 90.0, "b": 1.0}},
@@ -652,7 +652,7 @@ def test_union_suites_get_separate_averages(demo_results, tmp_path, monkeypatch)
 
 
 def test_suite_paragraph_links_papers_and_datasets(demo_results, tmp_path):
-    from bench.leaderboard.table import dataset_page
+    from bench.leaderboard.suite_tables import dataset_page
     from bench.results.suites import SUITE_STYLES
 
     build([demo_results], tmp_path / "site")
@@ -673,7 +673,7 @@ def test_suite_paragraph_links_papers_and_datasets(demo_results, tmp_path):
 
 
 def test_model_identity_and_card_links(demo_results, tmp_path):
-    from bench.leaderboard.table import model_card
+    from bench.leaderboard.rows import model_card
 
     site = tmp_path / "site"
     data = build([demo_results], site).data

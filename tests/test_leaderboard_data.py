@@ -12,7 +12,9 @@ import pytest
 
 from bench.cli.main import main
 from bench.leaderboard import build, validate_all
-from bench.leaderboard.table import _borda, size_bucket, task_types, template_label
+from bench.leaderboard.facts import size_bucket
+from bench.leaderboard.rows import template_label
+from bench.leaderboard.suite_tables import _borda, task_types
 from bench.results import marks
 from leaderboard_fixtures import add_variants, copy_model, copy_results, edit_json, result_files
 

@@ -24,8 +24,7 @@ from markupsafe import escape
 
 from bench.cli.main import main
 from bench.leaderboard import build
-from bench.leaderboard.external import SOURCES, ExternalRow, reported_row, reported_rows
-from bench.leaderboard.table import external_json
+from bench.leaderboard.external import SOURCES, ExternalRow, external_json, reported_row, reported_rows
 from bench.results import deltas, marks
 from bench.results.literature import ReportedTable, all_tables, load_table
 from leaderboard_fixtures import served_site

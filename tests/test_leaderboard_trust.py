@@ -23,9 +23,9 @@ import pytest
 from bench.cli.main import main
 from bench.leaderboard import REASONS, build, validate_all
 from bench.leaderboard.entries import Entry, ModelKey
+from bench.leaderboard.same_scores import same_scores
 from bench.leaderboard.schema import check
 from bench.leaderboard.submission import read_submission
-from bench.leaderboard.table import same_scores
 from bench.leaderboard.validate import validate
 from bench.leaderboard.verify import FORMAT, entry_sha256
 from leaderboard_fixtures import copy_model, copy_results, edit_json, result_files
@@ -82,7 +82,7 @@ def _row_entries(name: str, scores: dict[str, float]) -> list[Entry]:
 
 def test_identical_rows_are_one_group_with_one_bounded_note_each():
     """50 copies of one row: 50 notes (one per row, each naming 3 others and counting 49), not 50 x 49."""
-    from bench.leaderboard.table import _flag, model_rows
+    from bench.leaderboard.rows import model_rows
 
     copies = [e for i in range(50) for e in _row_entries(f"org/copy-{i:02d}", {"A": 0.5, "B": 0.25})]
     honest = _row_entries("org/honest", {"A": 0.6, "B": 0.3})
@@ -92,7 +92,7 @@ def test_identical_rows_are_one_group_with_one_bounded_note_each():
     assert len(twins) == 51
     one = twins[ModelKey("org/copy-07", "r1", "default")]
     assert one.count == 50 and len(one.shown) == 3 and all(other.key.name != "org/copy-07" for other, _ in one.shown)
-    flag = _flag(one)
+    flag = one.note()
     assert flag.startswith("same scores as 50 other rows on every task both have: org/") and flag.endswith("…")
     assert len(flag) < 300
     assert twins[ModelKey("org/one-task", "r1", "default")].count == 50  # shares task A with every copy
@@ -100,10 +100,10 @@ def test_identical_rows_are_one_group_with_one_bounded_note_each():
 
 
 def test_two_rows_keep_the_pair_note():
-    from bench.leaderboard.table import _flag, model_rows
+    from bench.leaderboard.rows import model_rows
 
     rows = model_rows(_row_entries("org/a", {"A": 0.5, "B": 0.2}) + _row_entries("org/b", {"A": 0.5, "B": 0.2}))
-    (pair,) = {_flag(t) for t in same_scores(rows).values() if "org/a" in _flag(t)}
+    (pair,) = {t.note() for t in same_scores(rows).values() if "org/a" in t.note()}
     assert pair == "same scores as org/a @ r1 on every task both have (2)"
 
 

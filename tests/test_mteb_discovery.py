@@ -301,10 +301,17 @@ TYPE_OF_MAIN_SCORE = {
 
 
 def test_every_harness_task_has_the_type_of_its_main_score():
+    """The type is decided once, in the main score's declaration (`Metric.mteb_type`), and every task follows it."""
+    from bench.core.metric_specs import resolve
+    from bench.results.task_catalog import metrics
+
     for name, cls in OWN.items():
         meta = cls.metadata
-        assert meta.main_score in TYPE_OF_MAIN_SCORE, f"{name}: decide the MTEB type for {meta.main_score}"
-        assert meta.type == TYPE_OF_MAIN_SCORE[meta.main_score], name
+        metric = resolve(meta.main_score, metrics(name) or ())
+        assert metric is not None and metric.mteb_type, f"{name}: decide the MTEB type for {meta.main_score}"
+        assert meta.type == metric.mteb_type, name
+        if meta.main_score in TYPE_OF_MAIN_SCORE:  # the declarations say what was decided for the landed tasks
+            assert metric.mteb_type == TYPE_OF_MAIN_SCORE[meta.main_score], name
 
 
 def test_triplet_tasks_are_reranking_not_pair_classification():

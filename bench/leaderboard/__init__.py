@@ -14,7 +14,12 @@ verify.py       `bench leaderboard verify`: re-run a submission; which results t
 facts.py        model facts (size, licence, dates, links) checked once for every row, from any source
 external.py     rows not computed here (a paper's reported numbers, MTEB's published ones) on the board
 mteb_published.py  `--mteb-results`: MTEB's results repository read, within bounds, as external rows
-table.py        accepted results as model rows and suite tables; leaderboard.json / .csv
+table.py        accepted results as one JSON-ready dict (leaderboard.json), assembled from:
+rows.py           model rows (facts, baselines, verification) as leaderboard.json gives them
+suite_tables.py   one table per suite: ×100 scores, averages, ranks (bench/results/ranking.py), best
+same_scores.py    rows with the same scores, flagged
+sensitivity_table.py  results under instruction variants, per task
+exports.py      leaderboard.json and leaderboard.csv, whose columns are one spec (`COLUMNS`)
 suites.py       the papers' column names and averages per suite
 plots.py        inline SVG: V-measure per instruction (InBedder Fig. 4), score against size, per-aspect bars
 site.py         the build: validate, then render templates/ with static/ into a folder

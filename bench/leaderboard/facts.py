@@ -2,7 +2,7 @@
 claims them: a submission's model_meta.json, MTEB's model registry, a paper's table, MTEB's published
 ModelMeta.
 
-Why one module: a submitted row (bench/leaderboard/table.py) and a reported or published one
+Why one module: a submitted row (bench/leaderboard/rows.py) and a reported or published one
 (bench/leaderboard/external.py) fill the same columns and filters, so each fact is checked once, the same
 way, for both: a value of the wrong type, out of range or too long is None (shown as "—"), never shown as
 given; a link is an http(s) address or nothing, so no source's text becomes a `javascript:` link.

@@ -10,36 +10,24 @@ build whose catalogue is cached imports no task and no MTEB.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from bench.core.metric_specs import ANY
 from bench.results import task_catalog
 from bench.results.task_facts import instance
 
-# Score key pattern -> (low, high) of its metric, first match wins. A key no pattern matches is only
-# checked to be a finite number. Robustness gaps (delta_*) are differences of two [0, 1] scores.
-METRIC_RANGES: tuple[tuple[str, tuple[float, float]], ...] = (
-    (r"(^|_)num_|_num$|(^|_)count$", (0, math.inf)),
-    (r"^delta_|_delta$|^dci|^dii", (-1.0, 1.0)),
-    (r"spearman|pearson|kendall|(^|_)corr", (-1.0, 1.0)),
-    (
-        r"success_rate|v_measure|accuracy|(^|_)f1|precision|recall|(^|_)map|mrr|ndcg|(^|_)ap$|(^|_)ari$|(^|_)nmi$",
-        (0.0, 1.0),
-    ),
-    (r"^evaluation_time$|_seconds$", (0, math.inf)),
-)
-
 
 def metric_range(key: str) -> tuple[float, float] | None:
-    """The range of values a score named `key` can take, or None when the name says nothing."""
-    for pattern, bounds in METRIC_RANGES:
-        if re.search(pattern, key):
-            return bounds
-    return None
+    """The range of values a score named `key` can take, from its metric's declaration
+    (bench/core/metric_specs.py); None when no metric is declared for it, or its metric has no range
+    (a key that is then only checked to be a finite number, and printed as it is)."""
+    metric = task_catalog.metric_index().resolve(key)
+    if metric is None or metric.range == ANY:
+        return None
+    return metric.range
 
 
 @dataclass(frozen=True)
@@ -53,7 +41,6 @@ class TaskReference:
     instructions_sha256: dict[str, str]  # accepted instruction-set hash -> which variant (default, a style)
     revisions: dict[str, str] = field(default_factory=dict)  # revision -> where the harness gets it
     description: str = ""
-    detail_scores: dict[str, str] = field(default_factory=dict)
 
 
 def task_reference(name: str, data_dirs: Iterable[Path] = ()) -> TaskReference | None:
@@ -78,7 +65,6 @@ def task_reference(name: str, data_dirs: Iterable[Path] = ()) -> TaskReference |
         instructions_sha256=dict(facts["instructions_sha256"]),
         revisions=revisions,
         description=facts["description"],
-        detail_scores=dict(facts["detail_scores"] or {}),
     )
 
 

@@ -34,11 +34,13 @@ from bench.core.errors import BenchError
 from bench.core.fileio import atomic_write_text, ensure_dir
 from bench.core.redact import redact_value
 from bench.leaderboard.entries import Report
+from bench.leaderboard.exports import by_id, write_exports
 from bench.leaderboard.external import SUBMITTED, ExternalRow
 from bench.leaderboard.plots import bars_svg, robustness_svg, robustness_values, sensitivity_svg, size_svg
 from bench.leaderboard.reference import metric_range
+from bench.leaderboard.rows import size_label
 from bench.leaderboard.submission import read_submission
-from bench.leaderboard.table import by_id, leaderboard_data, size_label, write_exports
+from bench.leaderboard.table import leaderboard_data
 from bench.leaderboard.trust import Conflict, conflicts, settle_conflicts
 from bench.leaderboard.validate import internal_error, validate
 from bench.leaderboard.verify import load_verifications

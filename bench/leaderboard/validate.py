@@ -54,9 +54,6 @@ from bench.core.fileio import sha256_json
 from bench.core.variants import EXPERIMENT_KEY, variant_label
 from bench.leaderboard import names, schema
 from bench.leaderboard.entries import Entry, Report, model_key, result_key
-from bench.leaderboard.entries import ModelKey as ModelKey  # re-exported: table.py reads it here
-from bench.leaderboard.entries import base_key as base_key  # re-exported: table.py reads it here
-from bench.leaderboard.entries import identity as identity  # re-exported: table.py reads it here
 from bench.leaderboard.limits import (
     MAX_ARCHIVE_BYTES,
     MAX_FILE_BYTES,
@@ -75,8 +72,6 @@ from bench.leaderboard.submission import (
     result_path_of,
     role,
 )
-from bench.leaderboard.trust import Conflict as Conflict  # re-exported: table.py reads it here
-from bench.leaderboard.trust import conflicts as conflicts  # re-exported: table.py reads it here
 from bench.results import task_catalog
 
 logger = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ The rule (`RULE`, printed once under every table that ranks):
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -69,3 +69,22 @@ def rank_labels(candidates: Iterable[Candidate[K]], keys: Iterable[K]) -> Mappin
     """`ranks` as table text: the rank, or '-' for a row that is not ranked."""
     found = ranks(candidates)
     return {key: str(found[key]) if key in found else "-" for key in keys}
+
+
+def borda(rows: Sequence[Mapping[str, float | None]]) -> list[tuple[float, int]]:
+    """Borda count over the task columns (MTEB's "Rank (Borda)"): (points, competition rank) per row.
+
+    Per task, each row with a score gets one point per row with a lower score and half a point per tie;
+    the rank is 1 + the rows with more points (1, 2, 2, 4). A row missing a task gets no point for it and
+    costs no other row one (MTEB gives n − rank over all n rows, so there a row also beats every row that
+    did not run the task). The tasks are the first row's keys; the caller leaves out the rows that are
+    never ranked (baselines, limited runs).
+    """
+    if not rows:
+        return []
+    points = [0.0] * len(rows)
+    for task in rows[0]:
+        have = [(i, score) for i, r in enumerate(rows) if (score := r[task]) is not None]
+        for i, score in have:
+            points[i] += sum(1.0 if score > other else 0.5 if score == other else 0.0 for j, other in have if j != i)
+    return [(p, 1 + sum(q > p for q in points)) for p in points]

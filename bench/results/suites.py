@@ -25,13 +25,16 @@ and MTEB do, because a partial average is not comparable):
   both gets "Avg" over the absolute scores and "Mean Δci" over the gaps (`suite_averages`).
 
 Each suite also says what it measures, links its papers (arXiv ids checked against the papers' text:
-GSTransform's abstract in the seed text is arXiv 2505.24754's), and explains each main score (METRICS).
+GSTransform's abstract in the seed text is arXiv 2505.24754's), and explains each main score (`metric_note`:
+the description its metric declares, bench/core/metric_specs.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from bench.core.metric_specs import Metric
 
 DEFAULT_NOTE = "arithmetic mean of the tasks' main scores (×100), shown when every task has a result"
 
@@ -58,32 +61,25 @@ METAEOL = Paper("MetaEOL (Lei et al., ACL 2024)", "https://arxiv.org/abs/2402.18
 GSTRANSFORM = Paper("GSTransform (Feng et al., ACL 2025)", "https://arxiv.org/abs/2505.24754")
 INSTRUCTOR = Paper("INSTRUCTOR (Su et al., Findings of ACL 2023)", "https://arxiv.org/abs/2212.09741")
 
-# Main score name -> how it is computed (shown under each suite for the metrics of its columns).
-METRICS: dict[str, str] = {
-    "cosine_spearman": "Spearman correlation between the cosine similarity of each pair's two embeddings and the gold similarity",
-    "mean_cosine_spearman": "Spearman correlation of cosine similarity with the gold label per aspect, arithmetic mean over the aspects",
-    "hmean_success_rate": (
-        "triplet success rate per aspect (share of triplets whose anchor is closer, by cosine, to the positive than to "
-        "the negative), harmonic mean over the aspects"
-    ),
-    "hmean_v_measure": "V-measure of k-means clusters against the gold labels per aspect, harmonic mean over the aspects",
-    "v_measure": "V-measure of mini-batch k-means clusters against the gold labels (MTEB's clustering evaluator)",
-    "delta_ci_mean": (
-        "Δci: mean V-measure of the clusters under the 10 correct instructions minus under the 10 incorrect ones "
-        "(a difference of two scores, 0 for a model that ignores the instruction)"
-    ),
-    "map": "mean average precision of the candidates ranked by cosine similarity (MTEB's reranking evaluator)",
-    "map_at_1000": "mean average precision of the candidates ranked by cosine similarity (MTEB's reranking evaluator)",
-}
-
 
 def metric_note(main_score: str) -> str:
-    return METRICS.get(main_score, f"MTEB's main score '{main_score}'")
+    """How a main score is computed, shown under each suite for the metrics of its columns: its declaration's
+    description (bench/core/metric_specs.py)."""
+    metric = _declared(main_score)
+    return metric.description if metric is not None and metric.place == "exact" else f"MTEB's main score '{main_score}'"
 
 
 def is_gap(main_score: str) -> bool:
-    """True for a score that is a difference of two scores (Δci): never averaged with absolute scores."""
-    return main_score.startswith("delta_")
+    """True for a score that is a difference of two scores (Δci, a metric of kind "gap"): never averaged with
+    absolute scores."""
+    metric = _declared(main_score)
+    return metric is not None and metric.kind == "gap"
+
+
+def _declared(key: str) -> Metric | None:
+    from bench.results.task_catalog import metric_index
+
+    return metric_index().resolve(key)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from bench.core.metric_specs import resolve
 from bench.results.marks import STAND_IN, SUBSET, Mark, data_marks, limit_of, stand_in, subset_words, texts_of
 from bench.results.outcome import TaskOutcome
 from bench.results.tables import format_count, format_score, marks_footnote
@@ -123,25 +124,27 @@ def shorten_list(parts: Sequence[str], width: int = DETAILS_WIDTH, prefix: str =
 def detail_values(task_name: str, scores: dict[str, Any], main_score_name: str) -> list[tuple[str, str, float]]:
     """(score key, label, raw value) of a task's sub-scores; also the leaderboard's per-aspect plot.
 
-    A task type may name its own (`detail_scores`: score key -> label, in print order); otherwise
-    success rates and V-measures other than the main score are shown.
+    Which scores are details is the metrics' declaration (bench/core/metric_specs.py, `detail`): a task
+    that declares detail scores by name (robustness, GSTransform) shows those, in its order; otherwise each
+    score other than the main score whose metric is a detail family (`intent_success_rate`,
+    `v_measure_topic`), in the scores' order. A task the harness does not know is read against every
+    declared family.
     """
-    declared = _declared_details(task_name)
-    if declared:
-        return [(key, label, scores[key]) for key, label in declared.items() if isinstance(scores.get(key), float)]
+    from bench.results.task_catalog import all_metrics, metrics
+
+    declared = metrics(task_name)
+    named = [m for m in declared or () if m.detail and m.place == "exact"]
+    if named:
+        return [(m.name, m.label_of(m.name), scores[m.name]) for m in named if isinstance(scores.get(m.name), float)]
+    known = declared if declared is not None else tuple(m for m in all_metrics() if m.place != "exact")
     parts = []
     for key, value in scores.items():
         if key in _HIDDEN or key == main_score_name or not isinstance(value, float):
             continue
-        if key.endswith("success_rate") or key.startswith("v_measure_"):
-            parts.append((key, key.removesuffix("_success_rate").removeprefix("v_measure_"), value))
+        metric = resolve(key, known)
+        if metric is not None and metric.detail:
+            parts.append((key, metric.label_of(key), value))
     return parts
-
-
-def _declared_details(task_name: str) -> dict[str, str] | None:
-    from bench.results.task_catalog import detail_scores
-
-    return detail_scores(task_name)
 
 
 def run_table(outcomes: list[TaskOutcome]) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.core.fileio import read_cached, tree_fingerprint, write_cached
+from bench.core.metric_specs import GENERAL, MTEB_TYPE_METRICS, Metric, MetricIndex, core_metrics
 from bench.core.paths import cache_root
 from bench.results.task_facts import derive
 
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
 # The layout of a catalogue file; a file of another (or none) is rebuilt, never misread.
-FORMAT = 2
+FORMAT = 3
 
 
 def build(*, own_only: bool = False) -> dict[str, Any]:
@@ -141,6 +142,36 @@ def main_scores() -> dict[str, str]:
     return {name: entry["main_score"] for name, entry in catalog()["tasks"].items()}
 
 
-def detail_scores(task_name: str) -> dict[str, str] | None:
-    entry = catalog()["tasks"].get(task_name)
-    return entry["detail_scores"] if entry else None
+def metrics(task_name: str) -> tuple[Metric, ...] | None:
+    """Every metric a task's scores may name: its own declarations (its abstract task's `metrics`), then its
+    MTEB type's and the general ones (bench/core/metric_specs.py); None when the harness has no such task."""
+    entry = facts(task_name)
+    if entry is None:
+        return None
+    own = tuple(Metric.from_json(m) for m in entry["metrics"])
+    return (*own, *MTEB_TYPE_METRICS.get(entry["type"], ()), *GENERAL)
+
+
+def all_metrics() -> tuple[Metric, ...]:
+    """Every declared metric, each once: every task's own, then the core's (what a score key of any task,
+    or of none, is looked up in)."""
+    return metric_index().metrics
+
+
+def metric_index() -> MetricIndex:
+    """Every declared metric (`all_metrics`), indexed by score key: built once from the cached catalogue; from
+    the live registry anew each time (a script or a test may register a task)."""
+    if "bench.tasks" in sys.modules:
+        from bench.tasks import TASKS
+
+        return _index([m for cls in TASKS.values() for m in getattr(cls, "metrics", ())])
+    return _cached_index()
+
+
+@cache
+def _cached_index() -> MetricIndex:
+    return _index([Metric.from_json(m) for entry in _cached()["tasks"].values() for m in entry["metrics"]])
+
+
+def _index(own: list[Metric]) -> MetricIndex:
+    return MetricIndex(dict.fromkeys([*own, *core_metrics()]))

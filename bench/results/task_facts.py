@@ -30,7 +30,7 @@ def derive(cls: Any) -> dict[str, Any]:
     meta = cls.metadata
     return {
         "main_score": meta.main_score,
-        "detail_scores": getattr(cls, "detail_scores", None),
+        "metrics": [m.to_json() for m in getattr(cls, "metrics", ())],
         "version": str(cls.task_version),
         "type": meta.type,
         "description": meta.description or "",

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from mteb import TaskMetadata
 
 from bench.core.errors import ConfigError
+from bench.core.metric_specs import ANY, Metric, correlation
 from bench.tasks._common import common_metadata
 from bench.tasks.abstasks import AbsTaskInstructionTriplet, AbsTaskMultiAspectClustering
 from bench.tasks.abstasks.label_sampled import AbsTaskLabelPairSTS, AbsTaskLabelTriplet, HubLabels, LabelledSource
@@ -122,11 +123,11 @@ class GSTransformTask:
 
     Attributes:
         instruction_styles: the styles this task accepts (`bench run --instruction-style`).
-        detail_scores: score key -> label, the per-aspect scores `bench run` prints (set below for each task).
+        metrics: the abstract task's metrics and, marked `detail`, the per-aspect scores `bench run`
+            prints, in the aspects' order (set below for each task).
     """
 
     instruction_styles: ClassVar[tuple[str, ...]] = INSTRUCTION_STYLES
-    detail_scores: ClassVar[dict[str, str]]
     metadata: TaskMetadata
     aspects: dict[str, str]
     criteria: dict[str, str]
@@ -339,15 +340,24 @@ GSTRANSFORM_TASKS = (
 )
 
 
-def _detail_scores(cls: type[GSTransformTask]) -> dict[str, str]:
-    """Score key -> label for the run table: per-aspect scores (and, for STS, each aspect's share of 1-pairs)."""
+def _details(cls: type[GSTransformTask]) -> tuple[Metric, ...]:
+    """The run table's per-aspect scores (and, for STS, each aspect's share of 1-pairs), in the aspects' order."""
     aspects = INSTRUCTIONS[cls.metadata.name]
     if issubclass(cls, AbsTaskLabelPairSTS):
-        return {k: v for a in aspects for k, v in ((f"{a}_cosine_spearman", a), (f"{a}_positive_rate", f"{a} pos%"))}
+        return tuple(
+            m
+            for a in aspects
+            for m in (
+                correlation(f"{a}_cosine_spearman", f"cosine Spearman of the {a} pairs", detail=True, label=a),
+                Metric(
+                    f"{a}_positive_rate", f"share of {a} pairs in one class", range=ANY, detail=True, label=f"{a} pos%"
+                ),
+            )
+        )
     if issubclass(cls, AbsTaskMultiAspectClustering):
-        return {f"v_measure_{a}": a for a in aspects}
-    return {f"{a}_success_rate": a for a in aspects}
+        return tuple(Metric(f"v_measure_{a}", f"V-measure of the {a} clusters", detail=True, label=a) for a in aspects)
+    return tuple(Metric(f"{a}_success_rate", f"triplet success rate of {a}", detail=True, label=a) for a in aspects)
 
 
 for _cls in GSTRANSFORM_TASKS:
-    _cls.detail_scores = _detail_scores(_cls)
+    _cls.metrics = (*_cls.metrics, *_details(_cls))

@@ -206,7 +206,7 @@ def _print_conflicts(result: Any) -> None:
 
 
 def _print_flags(models: list[dict]) -> None:
-    """Rows whose scores equal other rows' (bench/leaderboard/table.py `same_scores`): shown, never rejected.
+    """Rows whose scores equal other rows' (bench/leaderboard/same_scores.py `same_scores`): shown, never rejected.
     One line per group of rows with the same scores (its first row's note, which counts the others)."""
     from bench.core.bounded import printable
 

@@ -18,6 +18,7 @@ from mteb.types.statistics import SplitDescriptiveStatistics
 
 from bench.core.errors import ConfigError, DataError, EncodingError, MissingDataError
 from bench.core.fileio import sha256_json
+from bench.core.metric_specs import Metric
 from bench.tasks.data import (
     Schema,
     default_data_dir,
@@ -57,6 +58,8 @@ class InstructionTask(AbsTask):
         data_folder: local folder when the corpus is another task's (NYTTopicClustering reads
             NYTClustering's files); None means the task's own name.
         suites: the suites this task belongs to (`bench.tasks.registry`); "all" is implied.
+        metrics: the metrics `_evaluate_subset` writes (bench/core/metric_specs.py): every range check,
+            description, detail and ×100 format reads them. MTEB's type's metrics are added to them.
 
     A subclass whose body defines `metadata` registers itself (`bench.tasks.registry.register_task`).
     """
@@ -67,6 +70,7 @@ class InstructionTask(AbsTask):
     packaged: ClassVar[bool] = False
     data_folder: ClassVar[str | None] = None
     suites: ClassVar[tuple[str, ...]] = ()
+    metrics: ClassVar[tuple[Metric, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -11,6 +11,7 @@ import numpy as np
 
 from bench.core import parallel
 from bench.core.errors import DataError
+from bench.core.metric_specs import SIGNED, Metric
 from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from bench.tasks.data import Schema
 from bench.tasks.metrics import cluster_v_measure, robustness_gaps
@@ -45,7 +46,7 @@ class AbsTaskInstructionRobustness(InstructionTask):
     that ignores instructions (so it measures instruction-following, not embedding quality), and,
     averaging 10 + 10 runs, it is far less noisy than the worst-case margin, which hangs on the single
     most extreme of 20 clusterings. Quality under correct instructions (`correct_mean_v_measure`) and
-    the other gaps are printed beside it (`detail_scores`).
+    the other gaps are printed beside it (the `detail` metrics, in their order).
 
     Each instruction is one `encode_pairs` call of N (text, instruction) pairs, handed to
     `bench.core.parallel.submit` for clustering and dropped. In a plain run a scoring thread clusters
@@ -61,20 +62,34 @@ class AbsTaskInstructionRobustness(InstructionTask):
 
     Attributes:
         instructions: set name ("correct", "implicit", "incorrect") -> its 10 instructions.
-        detail_scores: score key -> short label, the sub-scores `bench run` prints beside the main score.
+        metrics: the scores above (bench/core/metric_specs.py); those marked `detail`, with their short
+            labels, are the sub-scores `bench run` prints beside the main score, in this order.
     """
 
     instructions: ClassVar[dict[str, tuple[str, ...]]]
     schema = Schema({"text": "text", "cluster": "label"})
-    detail_scores: ClassVar[dict[str, str]] = {
-        "correct_mean_v_measure": "correct",
-        "implicit_mean_v_measure": "implicit",
-        "incorrect_mean_v_measure": "incorrect",
-        "delta_ci_mean": "ci-gap(mean)",
-        "delta_ii_mean": "ii-gap(mean)",
-        "delta_ci_worst_case": "ci-gap(worst)",
-        "delta_ii_worst_case": "ii-gap(worst)",
-    }
+    metrics: ClassVar[tuple[Metric, ...]] = (
+        *(
+            Metric(f"{s}_mean_v_measure", f"mean V-measure under the {s} instructions", detail=True, label=s)
+            for s in INSTRUCTION_SETS
+        ),
+        Metric(
+            "delta_ci_mean",
+            (
+                "Δci: mean V-measure of the clusters under the 10 correct instructions minus under the 10 incorrect ones "
+                "(a difference of two scores, 0 for a model that ignores the instruction)"
+            ),
+            range=SIGNED,
+            kind="gap",
+            detail=True,
+            label="ci-gap(mean)",
+            mteb_type="InstructionReranking",  # a V-measure gap: joins p-MRR (instruction-following change), not V-measures
+        ),
+        *(
+            Metric(f"delta_{g}_{how}", f"Δ{g} ({how})", range=SIGNED, kind="gap", detail=True, label=f"{g}-gap({word})")
+            for g, how, word in (("ii", "mean", "mean"), ("ci", "worst_case", "worst"), ("ii", "worst_case", "worst"))
+        ),
+    )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from bench.core.metric_specs import Metric
 from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from bench.tasks.data import Schema
 from bench.tasks.metrics import harmonic_mean, triplet_successes
+
+# Declared once for both triplet task types (this one and label_sampled.AbsTaskLabelTriplet).
+TRIPLET_METRICS: tuple[Metric, ...] = (
+    Metric(
+        "hmean_success_rate",
+        "triplet success rate per aspect (share of triplets whose anchor is closer, by cosine, to the positive than to "
+        "the negative), harmonic mean over the aspects",
+        mteb_type="Reranking",  # rank two candidates for an instructed query (NevIR, ColDeRReranking): see below
+    ),
+    Metric(
+        "success_rate",
+        "share of one criterion's triplets whose anchor is closer, by cosine, to the positive than to the negative",
+        place="last",
+        detail=True,
+    ),
+)
 
 
 class AbsTaskInstructionTriplet(InstructionTask):
@@ -44,6 +61,7 @@ class AbsTaskInstructionTriplet(InstructionTask):
 
     criteria: dict[str, str]
     schema = Schema({"anchor": "text", "positive": "text", "negative": "text"})
+    metrics: ClassVar[tuple[Metric, ...]] = TRIPLET_METRICS
 
     @property
     def hub_configs(self) -> tuple[str, ...]:  # type: ignore[override]

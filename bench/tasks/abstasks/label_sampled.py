@@ -24,7 +24,9 @@ from mteb.similarity_functions import compute_pairwise_similarity
 from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
 
 from bench.core.errors import DataError
+from bench.core.metric_specs import ANY, Metric, correlation
 from bench.tasks.abstasks.base import InstructionTask, SampleCount, encode_pairs
+from bench.tasks.abstasks.instruction_triplet import TRIPLET_METRICS
 from bench.tasks.data import Schema, load_hub_rows, validate_rows
 from bench.tasks.metrics import harmonic_mean, triplet_successes
 from bench.tasks.sampling import DEFAULT_SAMPLE_SIZE, sample_pairs, sample_triplets
@@ -164,6 +166,15 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
     """Binary STS from labelled texts: a pair scores 1 when both texts share the aspect's class, else 0."""
 
     sampling_method = "uniform distinct pairs of different texts; score 1 iff same class"
+    metrics: ClassVar[tuple[Metric, ...]] = (
+        correlation(
+            "mean_cosine_spearman",
+            "Spearman correlation of cosine similarity with the gold label per aspect, arithmetic mean over the aspects",
+            mteb_type="STS",
+        ),
+        # A share printed as it is (0.48), not ×100 as scores are: no range beyond a finite number.
+        Metric("positive_rate", "share of an aspect's pairs whose two texts share a class", range=ANY, place="last"),
+    )
     min_score = 0
     max_score = 1
 
@@ -216,6 +227,7 @@ class AbsTaskLabelTriplet(_SampledTask):
     sampling_method = (
         "uniform anchor of a class with >=2 texts; positive: other text of its class; negative: other class"
     )
+    metrics: ClassVar[tuple[Metric, ...]] = TRIPLET_METRICS
 
     def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         out = []

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from bench.core import parallel
+from bench.core.metric_specs import Metric
 from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from bench.tasks.data import Schema, check_clusters
 from bench.tasks.metrics import cluster_v_measure, harmonic_mean
@@ -26,6 +27,14 @@ class AbsTaskMultiAspectClustering(InstructionTask):
 
     aspects: dict[str, str]
     schema = Schema({"text": "text", "cluster": "label"})
+    metrics: ClassVar[tuple[Metric, ...]] = (
+        Metric(
+            "hmean_v_measure",
+            "V-measure of k-means clusters against the gold labels per aspect, harmonic mean over the aspects",
+            mteb_type="Clustering",
+        ),
+        Metric("v_measure", "V-measure of one aspect's k-means clusters", place="first", detail=True),
+    )
 
     @property
     def hub_configs(self) -> tuple[str, ...]:  # type: ignore[override]

@@ -1,0 +1,291 @@
+"""The leaderboard's suite tables: one per suite, its rows ×100, its averages, ranks and best scores.
+
+Scores in suite tables are ×100, as in the papers. Suite tables rank two ways, as MTEB's leaderboard
+reads: `rank` (the default on the site) by the suite's first average that some row has, under the one
+rule `bench results` and `bench run` also follow (bench/results/ranking.py `RULE`, given as the table's
+`rank_rule`): rows whose average covers the ranked task set (all of the average's tasks when any row has
+them; on a partial suite, such as GSTransform with 5 of its 9 tasks, the largest set most rows share), by
+the value as printed. `averages` holds complete averages only (None otherwise); `partial` the rest
+({"value", "present", "of"}: "47.89 (5 of 9)"), for rows with two or more of an average's tasks. And
+`borda_rank` by Borda count over the task columns (bench/results/ranking.py `borda`). With two or more
+MTEB task types in a suite, `task_types` lists them and each row has `type_means` (mean ×100 per type,
+None unless the row has every task of that type). Columns no row of a table fills (task columns,
+averages, type means) are left out of it. Baselines (bench/leaderboard/rows.py) are never ranked and
+never shaded `best`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bench.leaderboard.entries import ModelKey
+from bench.leaderboard.external import SUBMITTED, ExternalRow, as_printed, joins
+from bench.leaderboard.facts import HUB_ID
+from bench.leaderboard.reference import task_reference
+from bench.leaderboard.rows import ModelRow, all_verified, local_copy, main_score
+from bench.leaderboard.same_scores import Twins
+from bench.results import marks, task_catalog
+from bench.results import suites as suite_styles
+from bench.results.ranking import RULE, Candidate, borda, ranks
+
+OTHER_SUITE = "other"
+TYPE_LABELS = {  # MTEB task type -> a short column header
+    "BitextMining": "Bitext",
+    "Classification": "Class.",
+    "Clustering": "Clust.",
+    "InstructionReranking": "Instr. rerank.",
+    "InstructionRetrieval": "Instr. retr.",
+    "MultilabelClassification": "Multilabel",
+    "PairClassification": "Pair class.",
+    "Reranking": "Rerank.",
+    "Retrieval": "Retr.",
+    "STS": "STS",
+    "Summarization": "Summ.",
+}
+
+
+def suite_tables(
+    rows: list[ModelRow],
+    verified: dict[str, Any] | None = None,
+    twins: dict[ModelKey, Twins] | None = None,
+    external: Sequence[ExternalRow] = (),
+) -> list[dict[str, Any]]:
+    """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist;
+    `twins` (from `same_scores`) flags rows. `external` rows (reported, MTEB) join the suites
+    `external.joins` names (a paper's row every suite holding one of its tasks, an MTEB row only the suites
+    it has in full) and are ranked with the submitted ones."""
+    all_suites = task_catalog.suites()  # the task classes' own, without importing them
+    suites: dict[str, tuple[str, ...]] = {**task_catalog.ordered_suites(), **all_suites}
+    descriptions = task_catalog.suite_descriptions()
+    in_suites = {t for tasks in all_suites.values() for t in tasks}
+    other = tuple(sorted({t for r in rows for t in r.results if t not in in_suites}))
+    if other:
+        suites[OTHER_SUITE] = other
+    tables = []
+    for name, tasks in suites.items():
+        style = suite_styles.style(name)
+        columns = suite_styles.columns(name, tasks)
+        refs = {t: task_reference(t) for t, _ in columns}
+        avgs = suite_styles.suite_averages(name, {t: r.main_score if r else "" for t, r in refs.items()})
+        types = task_types(columns, refs)
+        table_rows = [
+            _suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key), types)
+            for row in rows
+            if any(t in row.results for t, _ in columns)
+        ]
+        covers = {a.label: a.tasks or tuple(t for t, _ in columns) for a in avgs}
+        table_rows += [
+            as_printed(
+                _table_row(x.id, x.source, name, {t: x.scores.get(t) for t, _ in columns}, avgs, types), x, covers
+            )
+            for x in external
+            if joins(x, [t for t, _ in columns])
+        ]
+        if not table_rows:
+            continue
+        filled = _partial_averages(table_rows, avgs)
+        # the ranking average: the first one some row has, as in `bench results`; `average` is its complete value
+        first = filled[0] if filled else avgs[0]
+        for r in table_rows:
+            r["average"] = r["averages"][first.label]
+        table_rows.sort(key=lambda r: _order(r, first.label))
+        _rank(table_rows, first.label, first.tasks or tuple(t for t, _ in columns))
+        _borda(table_rows)
+        # columns no row of this table can fill are not shown: task columns, averages, task-type means
+        shown = [(t, label) for t, label in columns if any(r["scores"][t] is not None for r in table_rows)]
+        types = [t for t in types if any(r["type_means"][t["type"]] is not None for r in table_rows)]
+        labels = dict(columns)
+        tables.append(
+            {
+                "name": name,
+                "description": descriptions.get(name, "tasks that belong to no suite"),
+                "measures": style.measures,
+                "papers": [{"label": p.label, "url": p.url} for p in style.papers],
+                "metrics": _metrics(shown, refs),
+                "source": style.source,
+                "averages": [
+                    {
+                        "label": a.label,
+                        "note": a.note,
+                        "tasks": list(a.tasks) if a.tasks else None,
+                        "covers": [labels[t] for t in (a.tasks or tuple(labels))],
+                    }
+                    for a in filled
+                ],
+                "average_label": first.label,
+                "rank_rule": RULE if any(r["rank"] is not None for r in table_rows) else None,
+                "task_types": types,
+                "columns": [_column(t, label) for t, label in shown],
+                "missing": [label for t, label in columns if (t, label) not in shown],
+                "rows": table_rows,
+                "best": _best(table_rows),
+            }
+        )
+    return tables
+
+
+def task_types(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The suite's MTEB task types ({"type", "label", "tasks", "columns"}, in column order) when it holds
+    two or more; else [] (one type's mean is the suite's average)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for task, label in columns:
+        ref = refs.get(task)
+        if ref is not None and ref.type:
+            found.setdefault(ref.type, []).append((task, label))
+    if len(found) < 2:
+        return []
+    return [
+        {
+            "type": kind,
+            "label": TYPE_LABELS.get(kind, kind),
+            "tasks": [t for t, _ in cols],
+            "columns": [label for _, label in cols],
+        }
+        for kind, cols in found.items()
+    ]
+
+
+def _table_row(
+    model_id: str,
+    source: str,
+    suite: str,
+    scores: dict[str, float | None],
+    avgs: tuple[suite_styles.Average, ...],
+    types: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """A row of a suite table as every row starts, submitted or external: its scores (×100, None where
+    missing), the suite's averages and task-type means of them, no rank and no mark. An external row
+    (bench/leaderboard/external.py) stays so: never a baseline, never verified, no mark of a run record."""
+    averages = suite_styles.averages(suite, scores, avgs)
+    return {
+        "model_id": model_id,
+        "source": source,
+        "scores": scores,
+        "averages": averages,
+        "average": next(iter(averages.values())),
+        "printed_averages": {},  # a paper's own averages as it prints them: external.as_printed
+        "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
+        marks.BASELINE.key: False,
+        "rank": None,
+        "borda_rank": None,
+        "borda": None,
+        marks.LOCAL_COPY.key: [],
+        marks.STAND_IN.key: [],
+        marks.SUBSET.key: [],
+        "verification": None,
+        "flags": [],
+    }
+
+
+def _suite_row(
+    suite: str,
+    row: ModelRow,
+    columns: list[tuple[str, str]],
+    avgs: tuple[suite_styles.Average, ...],
+    verified: dict[str, Any] | None = None,
+    twins: Twins | None = None,
+    types: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """A submitted row of a suite table: `_table_row` with what its run records say (baseline, marks,
+    verification, same-scores flag)."""
+    scores: dict[str, float | None] = {
+        t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns
+    }
+    results = {t: row.results[t] for t, _ in columns if t in row.results}
+    return _table_row(row.id, SUBMITTED, suite, scores, avgs, types) | {
+        marks.BASELINE.key: row.baseline,
+        marks.LOCAL_COPY.key: sorted(t for t, e in results.items() if local_copy(e)),
+        marks.STAND_IN.key: sorted(t for t, e in results.items() if marks.stand_in(e.record)),
+        marks.SUBSET.key: sorted(t for t, e in results.items() if marks.limit_of(e.record) is not None),
+        "verification": all_verified(list(results.values()), verified),
+        "flags": [twins.note()] if twins else [],
+    }
+
+
+def _partial_averages(rows: list[dict[str, Any]], avgs: Sequence[suite_styles.Average]) -> list[suite_styles.Average]:
+    """Give each row `partial` (average label -> {"value", "present", "of"}) for every average it has only some
+    tasks of (suites.PARTIAL_MIN or more, as `bench results` prints them: "47.89 (5 of 9)"); return the averages some
+    row has a value of, complete or partial (a column no row fills is not shown)."""
+    for r in rows:
+        r["partial"] = {}
+        for a in avgs:
+            over = a.tasks or tuple(r["scores"])
+            found = suite_styles.partial_average(r["scores"], over)
+            if r["averages"][a.label] is None and found is not None:
+                r["partial"][a.label] = {"value": found[0], "present": len(found[1]), "of": len(over)}
+    return [a for a in avgs if any(r["averages"][a.label] is not None or a.label in r["partial"] for r in rows)]
+
+
+def _order(row: dict[str, Any], label: str) -> tuple[int, float]:
+    """The served order, as `bench results` sorts: complete averages best first, then partial ones, then rows without."""
+    complete, partial = row["averages"].get(label), row["partial"].get(label)
+    if complete is not None:
+        return 0, -complete
+    return (1, -partial["value"]) if partial else (2, 0.0)
+
+
+def _rank(rows: list[dict[str, Any]], label: str, tasks: Sequence[str]) -> None:
+    """`rank` by the average `label` over `tasks`, by the one rule of every table (bench/results/ranking.py `RULE`):
+    rows whose average covers the ranked task set, competition ranks on the value as printed. Baselines and
+    limited runs (`subset`, never accepted by validation) are candidates for nothing."""
+    pool = []
+    for i, r in enumerate(rows):
+        value = r["averages"].get(label)
+        value = (r["partial"].get(label) or {}).get("value") if value is None else value
+        if value is None or r[marks.BASELINE.key] or r.get(marks.SUBSET.key):
+            continue
+        pool.append(Candidate(i, frozenset(t for t in tasks if r["scores"].get(t) is not None), value, scale=1.0))
+    for i, rank in ranks(pool).items():
+        rows[i]["rank"] = rank
+
+
+def _borda(rows: list[dict[str, Any]]) -> None:
+    """`borda` and `borda_rank` of the rows that are not baselines nor limited runs (bench/results/ranking.py
+    `borda`: MTEB's "Rank (Borda)" over the task columns, a missing task costing no other row a point)."""
+    ranked = [r for r in rows if not r[marks.BASELINE.key] and not r.get(marks.SUBSET.key)]
+    for r, (points, rank) in zip(ranked, borda([r["scores"] for r in ranked]), strict=True):
+        r["borda"] = points
+        r["borda_rank"] = rank
+
+
+def _metrics(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[str, Any]]:
+    """How each main score of the shown columns is computed, once per metric, with the columns that use it."""
+    found: dict[str, list[str]] = {}
+    for task, label in columns:
+        ref = refs.get(task)
+        if ref is not None:
+            found.setdefault(ref.main_score, []).append(label)
+    return [{"main_score": m, "columns": labels, "note": suite_styles.metric_note(m)} for m, labels in found.items()]
+
+
+def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The highest score of each column among the models that are not the baseline (highlighted on the site)."""
+    best: dict[str, float] = {}
+    for row in rows:
+        if row[marks.BASELINE.key]:
+            continue
+        for task, value in row["scores"].items():
+            if value is not None and (task not in best or value > best[task]):
+                best[task] = value
+    return best
+
+
+def _column(task: str, label: str) -> dict[str, Any]:
+    ref = task_reference(task)
+    return {
+        "task": task,
+        "label": label,
+        "main_score": ref.main_score if ref else "",
+        "type": ref.type if ref else "",
+        "dataset": dataset_page(task),
+    }
+
+
+def dataset_page(task: str) -> dict[str, str] | None:
+    """The task's dataset on the hub ({"path", "url"}, from its metadata); None for packaged demo data."""
+    facts = task_catalog.facts(task)
+    if facts is None or facts["packaged"]:
+        return None
+    path = facts["dataset_path"]
+    return {"path": path, "url": f"https://huggingface.co/datasets/{path}"} if HUB_ID.match(path) else None
