@@ -1539,14 +1539,14 @@ def _wait_in_flight(server: StallServer, proc: Any, requests: int) -> None:
 
 
 def interrupt_in_flight(
-    argv: list[str], env: dict[str, str], server: StallServer, requests: int
+    argv: list[str], env: dict[str, str], server: StallServer, requests: int, sig: int = signal.SIGINT
 ) -> tuple[int, str, float]:
-    """Start `python -m bench ARGV`, send SIGINT once `requests` of its requests are held by `server`, and
-    return (exit code, stderr, seconds from the signal to the exit); the server is closed after."""
+    """Start `python -m bench ARGV`, send `sig` (SIGINT: a Ctrl-C) once `requests` of its requests are held
+    by `server`, and return (exit code, stderr, seconds from the signal to the exit); the server is closed after."""
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_in_flight(server, proc, requests)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         tick = time.monotonic()
         _, err = proc.communicate(timeout=120)
         return proc.returncode, err, time.monotonic() - tick
@@ -1593,6 +1593,25 @@ def test_ctrl_c_with_requests_in_flight_exits_130_within_5_s(tmp_path, trickle, 
     assert code == 130, err
     assert "interrupted:" in err and "Traceback" not in err
     assert elapsed < 5.0, f"exited {elapsed:.1f} s after Ctrl-C"
+
+
+@pytest.mark.slow
+def test_sigterm_with_a_request_in_flight_exits_143_with_the_resume_hint(tmp_path):
+    """SIGTERM (`kill`, a scheduler's stop) to `python -m bench run` while a request is held by an endpoint
+    that never answers: as a Ctrl-C, one line with the resume hint and no traceback, but exit 143."""
+    server = StallServer()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("OPENAI_API_KEY", None)
+    argv = [
+        *(sys.executable, "-m", "bench", "run", "--model", "openai:fake", "--base-url", server.base_url),
+        *("--tasks", "DemoInstructSTS", "--batch-size", "4", "--max-concurrency", "1"),
+        *("--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "-q"),
+    ]
+    code, err, _ = interrupt_in_flight(argv, env, server, 1, signal.SIGTERM)
+    assert code == 143, err
+    assert err.strip().splitlines() == [
+        "terminated (SIGTERM): finished tasks and encoded texts are saved; rerun the same command to resume."
+    ]
 
 
 def test_log_lines_are_redacted(caplog):
