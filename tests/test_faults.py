@@ -1008,16 +1008,31 @@ PROBES = [
         lambda c: c.run("--overwrite", "--max-retries", "0", url=f"http://127.0.0.1:{_closed_port()}/v1"),
         ("Could not reach", "Check --base-url"),
     ),
-    Probe(
+    Probe(  # credentials in the query string are sent as they are, and never printed
         "api-credentials-in-url",
         lambda c: c.run(
             "--overwrite",
             "--max-retries",
             "0",
-            url=f"http://user:{MARKER}@127.0.0.1:{_closed_port()}/v1?api-key={MARKER}&sig={MARKER}",
+            url=f"http://127.0.0.1:{_closed_port()}/v1?api-key={MARKER}&sig={MARKER}",
         ),
         ("Could not reach", "http://127.0.0.1:"),
         absent=(MARKER,),
+    ),
+    Probe(  # user:pass@ would go as HTTP Basic auth instead of the API key: refused, before any request
+        "api-userinfo-in-url",
+        lambda c: c.run("--overwrite", url=f"http://user:{MARKER}@127.0.0.1:{_closed_port()}/v1?sig={MARKER}"),
+        ("--base-url http://***@127.0.0.1:", "user name or password", "HTTP Basic auth", "$OPENAI_API_KEY"),
+        absent=(MARKER,),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-userinfo-in-env-url",
+        lambda c: ["run", "--model", "openai:fake", "--output-dir", str(c.out), "--cache-dir", str(c.cache), "-q"],
+        ("$OPENAI_BASE_URL http://***@127.0.0.1:", "HTTP Basic auth", "the URL without it"),
+        lambda c: c.monkeypatch.setenv("OPENAI_BASE_URL", f"http://{MARKER}@127.0.0.1:{_closed_port()}/v1"),
+        absent=(MARKER,),
+        caches_nothing=True,
     ),
     Probe(
         "api-key-rejected",
@@ -1286,10 +1301,11 @@ def test_read_only_cache_real_permissions(baseline, servers, tmp_path, monkeypat
 
 @pytest.mark.slow
 def test_no_credential_in_any_written_or_printed_byte(servers, tmp_path):
-    """`python -m bench run -v` with a marker in the URL's userinfo, in secret-looking query parameters of
-    an argument and in $OPENAI_API_KEY: the marker is in no file written and no byte printed."""
+    """`python -m bench run -v` with a marker in the URL's secret-looking query parameters, in those of
+    an argument and in $OPENAI_API_KEY: the marker is in no file written and no byte printed. (A marker in
+    the URL's userinfo is refused before anything runs: the probe `api-userinfo-in-url`.)"""
     out, cache = tmp_path / "out", tmp_path / "cache"
-    url = servers.api.base_url.replace("http://", f"http://user:{MARKER}@")
+    url = f"{servers.api.base_url}?api-key={MARKER}&sig={MARKER}"
     env = {**os.environ, "OPENAI_API_KEY": MARKER, "HF_HUB_OFFLINE": "1"}
     mirror = f"https://mirror.example/v1?api-key={MARKER}&token={MARKER}&sig={MARKER}"
     argv = [
@@ -1316,7 +1332,7 @@ def test_no_credential_in_any_written_or_printed_byte(servers, tmp_path):
     written = [p for p in (out, cache) for p in p.rglob("*") if p.is_file()]
     assert len(written) >= 4
     record = next(out.rglob("run_records/*.json")).read_text()
-    assert "http://***@127.0.0.1:" in record and "sig=***" in record  # redacted, still recognisable
+    assert "http://127.0.0.1:" in record and "api-key=***&sig=***" in record  # redacted, still recognisable
     for path in written:
         assert MARKER.encode() not in path.read_bytes(), path
     assert MARKER not in done.stdout + done.stderr
@@ -1519,7 +1535,9 @@ def test_llm_cache_holds_no_credential_of_the_url(tmp_path, monkeypatch):
     server.chat_handler = lambda request: '{"ok": true}'
     try:
         url = server.base_url.replace("http://", f"http://user:{MARKER}@")
-        client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=url, llm_cache_dir=tmp_path))
+        # built in code: `--base-url`/`from_options` refuse user:pass@ (HTTP Basic auth instead of the key), a
+        # config made directly does not, and its cache still holds no credential
+        client = LLMClient(LLMConfig(model="fake", base_url=url, cache_dir=tmp_path))
         assert client.complete(ChatRequest.user("hi", {"type": "object"})).ok
         assert client.json_mode == "json_object"
         client.close()
