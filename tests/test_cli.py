@@ -97,3 +97,43 @@ def test_python_m_bench_run_default_then_results(tmp_path):
         timeout=1800,
     )
     assert res.returncode == 0 and "sentence-transformers/all-MiniLM-L6-v2" in res.stdout
+
+
+def test_sigterm_is_handled_like_ctrl_c(capsys, monkeypatch):
+    """A SIGTERM while a command runs: the same cleanup as a Ctrl-C (it is raised as a KeyboardInterrupt
+    there), one line with the resume hint, exit 143; a Ctrl-C still exits 130; the handler is put back."""
+    import signal
+
+    from bench.cli.commands import listing
+
+    def unhandled(signum, frame):  # what the test process does with a SIGTERM the CLI does not handle
+        raise RuntimeError("SIGTERM not handled by the CLI")
+
+    before = signal.signal(signal.SIGTERM, unhandled)
+    cleaned: list[str] = []
+
+    def killed(args):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            raise AssertionError("SIGTERM did not stop the command")
+        except KeyboardInterrupt:
+            cleaned.append("cleaned up")
+            raise
+
+    monkeypatch.setattr(listing, "_cmd_list", killed)
+    try:
+        code, out, err = _run(capsys, "list", "tasks")
+        assert signal.getsignal(signal.SIGTERM) is unhandled  # put back
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert code == 143 and cleaned == ["cleaned up"] and out == "", err
+    assert err.splitlines() == [
+        "terminated (SIGTERM): finished tasks and encoded texts are saved; rerun the same command to resume."
+    ]
+
+    def ctrl_c(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(listing, "_cmd_list", ctrl_c)
+    code, _, err = _run(capsys, "list", "tasks")
+    assert code == 130 and err.startswith("interrupted: ") and "rerun the same command" in err

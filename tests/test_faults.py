@@ -1008,16 +1008,31 @@ PROBES = [
         lambda c: c.run("--overwrite", "--max-retries", "0", url=f"http://127.0.0.1:{_closed_port()}/v1"),
         ("Could not reach", "Check --base-url"),
     ),
-    Probe(
+    Probe(  # credentials in the query string are sent as they are, and never printed
         "api-credentials-in-url",
         lambda c: c.run(
             "--overwrite",
             "--max-retries",
             "0",
-            url=f"http://user:{MARKER}@127.0.0.1:{_closed_port()}/v1?api-key={MARKER}&sig={MARKER}",
+            url=f"http://127.0.0.1:{_closed_port()}/v1?api-key={MARKER}&sig={MARKER}",
         ),
         ("Could not reach", "http://127.0.0.1:"),
         absent=(MARKER,),
+    ),
+    Probe(  # user:pass@ would go as HTTP Basic auth instead of the API key: refused, before any request
+        "api-userinfo-in-url",
+        lambda c: c.run("--overwrite", url=f"http://user:{MARKER}@127.0.0.1:{_closed_port()}/v1?sig={MARKER}"),
+        ("--base-url http://***@127.0.0.1:", "user name or password", "HTTP Basic auth", "$OPENAI_API_KEY"),
+        absent=(MARKER,),
+        caches_nothing=True,
+    ),
+    Probe(
+        "api-userinfo-in-env-url",
+        lambda c: ["run", "--model", "openai:fake", "--output-dir", str(c.out), "--cache-dir", str(c.cache), "-q"],
+        ("$OPENAI_BASE_URL http://***@127.0.0.1:", "HTTP Basic auth", "the URL without it"),
+        lambda c: c.monkeypatch.setenv("OPENAI_BASE_URL", f"http://{MARKER}@127.0.0.1:{_closed_port()}/v1"),
+        absent=(MARKER,),
+        caches_nothing=True,
     ),
     Probe(
         "api-key-rejected",
@@ -1291,10 +1306,11 @@ def test_read_only_cache_real_permissions(baseline, servers, tmp_path, monkeypat
 
 @pytest.mark.slow
 def test_no_credential_in_any_written_or_printed_byte(servers, tmp_path):
-    """`python -m bench run -v` with a marker in the URL's userinfo, in secret-looking query parameters of
-    an argument and in $OPENAI_API_KEY: the marker is in no file written and no byte printed."""
+    """`python -m bench run -v` with a marker in the URL's secret-looking query parameters, in those of
+    an argument and in $OPENAI_API_KEY: the marker is in no file written and no byte printed. (A marker in
+    the URL's userinfo is refused before anything runs: the probe `api-userinfo-in-url`.)"""
     out, cache = tmp_path / "out", tmp_path / "cache"
-    url = servers.api.base_url.replace("http://", f"http://user:{MARKER}@")
+    url = f"{servers.api.base_url}?api-key={MARKER}&sig={MARKER}"
     env = {**os.environ, "OPENAI_API_KEY": MARKER, "HF_HUB_OFFLINE": "1"}
     mirror = f"https://mirror.example/v1?api-key={MARKER}&token={MARKER}&sig={MARKER}"
     argv = [
@@ -1321,7 +1337,7 @@ def test_no_credential_in_any_written_or_printed_byte(servers, tmp_path):
     written = [p for p in (out, cache) for p in p.rglob("*") if p.is_file()]
     assert len(written) >= 4
     record = next(out.rglob("run_records/*.json")).read_text()
-    assert "http://***@127.0.0.1:" in record and "sig=***" in record  # redacted, still recognisable
+    assert "http://127.0.0.1:" in record and "api-key=***&sig=***" in record  # redacted, still recognisable
     for path in written:
         assert MARKER.encode() not in path.read_bytes(), path
     assert MARKER not in done.stdout + done.stderr
@@ -1524,7 +1540,9 @@ def test_llm_cache_holds_no_credential_of_the_url(tmp_path, monkeypatch):
     server.chat_handler = lambda request: '{"ok": true}'
     try:
         url = server.base_url.replace("http://", f"http://user:{MARKER}@")
-        client = LLMClient(LLMConfig.from_options(llm_model="fake", base_url=url, llm_cache_dir=tmp_path))
+        # built in code: `--base-url`/`from_options` refuse user:pass@ (HTTP Basic auth instead of the key), a
+        # config made directly does not, and its cache still holds no credential
+        client = LLMClient(LLMConfig(model="fake", base_url=url, cache_dir=tmp_path))
         assert client.complete(ChatRequest.user("hi", {"type": "object"})).ok
         assert client.json_mode == "json_object"
         client.close()
@@ -1544,14 +1562,14 @@ def _wait_in_flight(server: StallServer, proc: Any, requests: int) -> None:
 
 
 def interrupt_in_flight(
-    argv: list[str], env: dict[str, str], server: StallServer, requests: int
+    argv: list[str], env: dict[str, str], server: StallServer, requests: int, sig: int = signal.SIGINT
 ) -> tuple[int, str, float]:
-    """Start `python -m bench ARGV`, send SIGINT once `requests` of its requests are held by `server`, and
-    return (exit code, stderr, seconds from the signal to the exit); the server is closed after."""
+    """Start `python -m bench ARGV`, send `sig` (SIGINT: a Ctrl-C) once `requests` of its requests are held
+    by `server`, and return (exit code, stderr, seconds from the signal to the exit); the server is closed after."""
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_in_flight(server, proc, requests)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         tick = time.monotonic()
         _, err = proc.communicate(timeout=120)
         return proc.returncode, err, time.monotonic() - tick
@@ -1598,6 +1616,25 @@ def test_ctrl_c_with_requests_in_flight_exits_130_within_5_s(tmp_path, trickle, 
     assert code == 130, err
     assert "interrupted:" in err and "Traceback" not in err
     assert elapsed < 5.0, f"exited {elapsed:.1f} s after Ctrl-C"
+
+
+@pytest.mark.slow
+def test_sigterm_with_a_request_in_flight_exits_143_with_the_resume_hint(tmp_path):
+    """SIGTERM (`kill`, a scheduler's stop) to `python -m bench run` while a request is held by an endpoint
+    that never answers: as a Ctrl-C, one line with the resume hint and no traceback, but exit 143."""
+    server = StallServer()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("OPENAI_API_KEY", None)
+    argv = [
+        *(sys.executable, "-m", "bench", "run", "--model", "openai:fake", "--base-url", server.base_url),
+        *("--tasks", "DemoInstructSTS", "--batch-size", "4", "--max-concurrency", "1"),
+        *("--output-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "-q"),
+    ]
+    code, err, _ = interrupt_in_flight(argv, env, server, 1, signal.SIGTERM)
+    assert code == 143, err
+    assert err.strip().splitlines() == [
+        "terminated (SIGTERM): finished tasks and encoded texts are saved; rerun the same command to resume."
+    ]
 
 
 def test_log_lines_are_redacted(caplog):

@@ -11,6 +11,7 @@ import io
 import json
 import logging
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from bench.adapters import gguf_cache as gc  # noqa: E402
 from bench.adapters.lm import detect_architecture, load_lm, load_tokenizer  # noqa: E402
 
 TEXTS = ["the cat sat on the mat", "hello there, ü 日本"]
+DURATION = r"\d+:[0-5]\d:[0-5]\d"  # bench.core.progress.format_duration: H:MM:SS
 
 
 def _byte_tokens() -> list[str]:
@@ -292,13 +294,14 @@ def test_a_first_load_says_what_it_does_and_keeps_saying_it(tiny, caplog):
         first = len(caplog.records)
         _load(tiny)
     lines = [r.getMessage() for r in caplog.records if r.name == gc.__name__]
-    assert lines[0] == "tiny.gguf: de-quantising (first load)" and "tiny.gguf: de-quantising: done in 0:00:00" in lines
-    assert [line for line in lines if line.startswith("tiny.gguf: de-quantising: 0:00:00 elapsed")]
+    # the lines' shape (H:MM:SS), never a duration: a loaded machine takes seconds where an idle one takes none
+    assert lines[0] == "tiny.gguf: de-quantising (first load)"
+    assert [line for line in lines if re.fullmatch(rf"tiny\.gguf: de-quantising: done in {DURATION}", line)]
+    assert [line for line in lines if re.fullmatch(rf"tiny\.gguf: de-quantising: {DURATION} elapsed", line)]
     folder = gc.gguf_cache(tiny).folder
-    assert [line for line in lines if line.startswith("tiny.gguf: de-quantising")][-2:] == [
-        "tiny.gguf: de-quantising the weights to float32",
-        "tiny.gguf: de-quantising the weights to float32: done in 0:00:00",
-    ]
+    started, done = [line for line in lines if line.startswith("tiny.gguf: de-quantising")][-2:]
+    assert started == "tiny.gguf: de-quantising the weights to float32"
+    assert re.fullmatch(rf"tiny\.gguf: de-quantising the weights to float32: done in {DURATION}", done), done
     assert f"tiny.gguf: reading the config (first load; kept in {folder} for later runs)" in lines
     assert "tiny.gguf: reading the tokenizer" in lines and len(caplog.records) == first
     record = json.loads((folder / "model-causal-float32" / gc.ENTRY).read_text(encoding="utf-8"))
@@ -334,3 +337,136 @@ def test_only_a_fully_de_quantised_model_is_kept(tiny, fresh_cache, monkeypatch)
     _load(tiny)
     entry = gc.gguf_cache(tiny)
     assert entry.part("config").is_dir() and not entry.part("model-causal-float32").exists()
+
+
+def _entry_elsewhere(entry_folder: Path, elsewhere: Path) -> Path:
+    """A copy of a whole entry (or part) outside the cache: what a link planted in the cache would lead to."""
+    import shutil
+
+    shutil.copytree(entry_folder, elsewhere)
+    return elsewhere
+
+
+@pytest.mark.parametrize("link", ["the file's folder", "a part's folder", "a file", "an unrecorded file"])
+def test_a_link_in_the_cache_is_never_followed(tiny, reference, built, fresh_cache, tmp_path, link, caplog):
+    """Whole, checksummed entries behind a link (or beside a file the record does not list) are not served:
+    one warning, the entry rebuilt as a real folder of regular files, and what the link led to left alone."""
+    _copy_built(built, fresh_cache)
+    entry = gc.gguf_cache(tiny)
+    part = entry.part("model-causal-float32")
+    weights = part / "model.safetensors"
+    if link == "the file's folder":  # the whole entry moved out and linked back
+        outside = _entry_elsewhere(entry.folder, tmp_path / "outside")
+        gc._remove(entry.folder)
+        entry.folder.symlink_to(outside, target_is_directory=True)
+        probe = outside / "model-causal-float32" / "model.safetensors"
+    elif link == "a part's folder":
+        outside = _entry_elsewhere(part, tmp_path / "outside")
+        gc._remove(part)
+        part.symlink_to(outside, target_is_directory=True)
+        probe = outside / "model.safetensors"
+    elif link == "a file":  # the same bytes (so the same sha256), through a link
+        outside = tmp_path / "outside.safetensors"
+        outside.write_bytes(weights.read_bytes())
+        weights.unlink()
+        weights.symlink_to(outside)
+        probe = outside
+    else:
+        probe = part / "model.safetensors.index.json"
+        probe.write_text("{}", encoding="utf-8")
+    kept = probe.read_bytes()
+    with caplog.at_level(logging.WARNING, logger=gc.__name__):
+        _, tok, model = _load(tiny)
+    assert _same_model(model, tok, reference["float32"])
+    warned = _warnings(caplog)
+    assert len(warned) == 1 and ("symbolic link" in warned[0] or "link" in warned[0] or "record" in warned[0]), warned
+    assert not entry.folder.is_symlink() and not part.is_symlink() and not weights.is_symlink()
+    assert gc.check_entry(part, entry.key, "model-causal-float32")  # a whole entry of regular files again
+    assert sorted(p.name for p in part.iterdir()) == [
+        "config.json",
+        "entry.json",
+        "generation_config.json",
+        "model.safetensors",
+    ]
+    if link != "an unrecorded file":
+        assert probe.read_bytes() == kept  # the link went, never what it led to
+
+
+def test_concurrent_loads_de_quantise_once(tiny, reference, fresh_cache, monkeypatch, caplog):
+    """Two loads of one file at once (threads here; processes take the same OS lock): one de-quantises, the
+    other waits for it and reads the entry it wrote. The first holds its save until the second is seen waiting
+    (or, without a lock, de-quantising too), so the two always overlap."""
+    import threading
+
+    overlapped = threading.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            starts = [r for r in caplog.records if r.getMessage() == "tiny.gguf: de-quantising the weights to float32"]
+            if ("waiting for it" in message and "model-causal-float32" in message) or len(starts) >= 2:
+                overlapped.set()
+
+    real_save = gc.save_dense
+
+    def save_when_overlapped(model: Any, folder: Path) -> None:
+        overlapped.wait(timeout=120)
+        real_save(model, folder)
+
+    monkeypatch.setattr(gc, "save_dense", save_when_overlapped)
+    watch = Watch()
+    gc.logger.addHandler(watch)
+    loaded: list[Any] = []
+    failed: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            loaded.append(_load(tiny))
+        except BaseException as e:  # noqa: BLE001 - reported below, not lost in the thread
+            failed.append(e)
+            overlapped.set()
+
+    try:
+        with caplog.at_level(logging.INFO, logger=gc.__name__):
+            threads = [threading.Thread(target=load) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=600)
+    finally:
+        gc.logger.removeHandler(watch)
+    assert not failed and overlapped.is_set() and len(loaded) == 2, failed
+    lines = [r.getMessage() for r in caplog.records if r.name == gc.__name__]
+    assert lines.count("tiny.gguf: de-quantising the weights to float32") == 1, lines
+    assert [line for line in lines if "another process is building its model-causal-float32" in line]
+    for _, tok, model in loaded:
+        assert _same_model(model, tok, reference["float32"])
+
+
+def test_the_run_record_says_whether_the_weights_came_from_the_cache(tiny, fresh_cache, monkeypatch):
+    """`encode.gguf_cache`: "built" when the run de-quantised the file and kept it, "hit" when it read the
+    kept copy (checked for damage, not for tampering), "off" when nothing was kept; absent when no GGUF file's
+    weights were loaded."""
+    from datetime import UTC, datetime
+
+    from bench.adapters.base import EncodeStats
+    from bench.adapters.registry import load_model
+    from bench.run.runner import RunOptions, _run_record
+    from bench.tasks import get_tasks
+
+    task = get_tasks(["DemoInstructSTS"])[0]
+
+    def encode_record() -> dict[str, Any]:
+        enc = load_model(f"inbedder:{tiny}", device="cpu", pooling="1st-gen", use_cache=False)
+        enc.encode_inputs([enc.render(TEXTS[0], "What is it about?", None)])
+        return _run_record(enc, task, RunOptions(), {}, EncodeStats(), datetime.now(UTC), 0.0)["encode"]
+
+    assert encode_record()["gguf_cache"] == "built"
+    assert encode_record()["gguf_cache"] == "hit"
+    monkeypatch.setenv("INSTRUCT_BENCH_CACHE", str(fresh_cache.parent / "other"))
+    monkeypatch.setattr(gc, "is_dense", lambda model: False)  # transformers kept the weights quantised
+    assert encode_record()["gguf_cache"] == "off"
+
+    unloaded = load_model(f"inbedder:{tiny}", device="cpu", pooling="1st-gen", use_cache=False)  # nothing encoded
+    record = _run_record(unloaded, task, RunOptions(), {}, EncodeStats(), datetime.now(UTC), 0.0)["encode"]
+    assert "gguf_cache" not in record

@@ -245,12 +245,24 @@ def test_builtin_generic_sts_file():
 
 
 def test_credentials_in_the_endpoint_are_never_printed(fake_openai, tmp_path, capsys):
-    url = fake_openai.base_url.replace("http://", "http://user:s3cret@")
+    """A credential in the query string is printed masked; one in user:pass@ (which the client would send as
+    HTTP Basic auth instead of the API key) is refused, its error naming the endpoint redacted."""
+
     build_instruction_variants(
-        out_dir=tmp_path / "out", llm_model="fake", base_url=url, llm_cache_dir=tmp_path / "c", dry_run=True
+        out_dir=tmp_path / "out",
+        llm_model="fake",
+        base_url=f"{fake_openai.base_url}?api-key=s3cret",
+        llm_cache_dir=tmp_path / "c",
+        dry_run=True,
     )
     err = capsys.readouterr().err
-    assert "2 requests to fake at http://***@127.0.0.1" in err and "s3cret" not in err
+    assert "2 requests to fake at http://127.0.0.1" in err and "api-key=***" in err and "s3cret" not in err
+    url = fake_openai.base_url.replace("http://", "http://user:s3cret@")
+    with pytest.raises(ConfigError, match=r"--base-url http://\*\*\*@127\.0\.0\.1.*HTTP Basic auth") as refused:
+        build_instruction_variants(
+            out_dir=tmp_path / "out", llm_model="fake", base_url=url, llm_cache_dir=tmp_path / "c", dry_run=True
+        )
+    assert "s3cret" not in str(refused.value) + capsys.readouterr().err
 
 
 def test_a_manifest_beside_a_builtin_file_is_not_a_variants_file(fake_openai, tmp_path, monkeypatch):

@@ -131,6 +131,18 @@ def _duplicate_member(demo: Path, tmp: Path) -> Path:
         return _zip_of(root, tmp / "dup.zip", {result.relative_to(root).as_posix(): b"{}"})
 
 
+def _duplicate_spelled(spelling: Callable[[str], str]) -> Callable[[Path, Path], Path]:
+    """A result file repeated under another spelling of its path (`a/./b`, `a//b`): a later copy that a
+    reader keying members by their path would read over the first."""
+
+    def make(demo: Path, tmp: Path) -> Path:
+        root = _copy(demo, tmp)
+        result, _ = result_files(root, DEMO_TASK)
+        return _zip_of(root, tmp / "respelled.zip", {spelling(result.relative_to(root).as_posix()): b"{}"})
+
+    return make
+
+
 def _latin1_json(demo: Path, tmp: Path) -> Path:
     root = _copy(demo, tmp)
     _, record = result_files(root, DEMO_TASK)
@@ -230,6 +242,8 @@ PROBES: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
     "member climbing out through ..": (_nested_traversal, "unsafe_path"),
     "member with an absolute name": (_absolute_name, "unsafe_path"),
     "two members with one name": (_duplicate_member, "unsafe_path"),
+    "two members with one path (a/./b)": (_duplicate_spelled(lambda p: p.replace("/", "/./", 1)), "unsafe_path"),
+    "two members with one path (a//b)": (_duplicate_spelled(lambda p: p.replace("/", "//", 1)), "unsafe_path"),
     "non-UTF-8 (Latin-1) JSON": (_latin1_json, "unreadable"),
     "integer with 5,000 digits": (_long_integer, "unreadable"),
     "not a zip at all": (_not_a_zip, "unreadable"),
@@ -277,6 +291,14 @@ def test_no_bad_submission_stops_the_build(bad_submissions, demo_results, tmp_pa
     assert (tmp_path / "site" / "index.html").is_file()
     listed = {r["submission"] for r in result.data["rejected"]}
     assert listed == {str(p) for p in bad_submissions.values()}
+
+
+@pytest.mark.parametrize("probe", ["two members with one path (a/./b)", "two members with one path (a//b)"])
+def test_member_paths_are_normalised_before_the_duplicate_rule(probe, bad_submissions):
+    """The second copy is refused as a duplicate (its name and the path it stands for), not read over the first."""
+    (problem,) = validate(read_submission(bad_submissions[probe])).problems
+    assert problem.reason == "unsafe_path" and problem.message.startswith("two members have this name (as ")
+    assert "/./" in problem.file or "//" in problem.file  # the second spelling is the one refused
 
 
 @pytest.mark.parametrize("probe", LINK_PROBES)

@@ -53,6 +53,7 @@ from bench.adapters.cache import input_key
 from bench.adapters.device_budget import DeviceBatches
 from bench.adapters.lm import (
     ARCHITECTURES,
+    GGUFWeights,
     causal_position_ids,
     detect_architecture,
     layer_index,
@@ -268,7 +269,7 @@ NLTK_ENGLISH_STOPWORDS = [
 ]
 
 
-class GenerativeEncoder(DeviceBatches):
+class GenerativeEncoder(GGUFWeights, DeviceBatches):
     """A generative LM behind MTEB's encoder protocol, read out InBedder-style (see module docstring).
 
     On a CUDA GPU without `batch_size` or `max_tokens`, batches are sized for the device's free memory and
@@ -475,6 +476,7 @@ class GenerativeEncoder(DeviceBatches):
             revision=self.revision,
             dtype=self.dtype,
             device=self.device,
+            on_gguf_cache=self.note_gguf_cache,
         )
         if self.pooling == "re-encode":
             from sentence_transformers import SentenceTransformer

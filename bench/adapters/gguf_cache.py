@@ -21,11 +21,20 @@ Changing the file, a file beside it or one of those packages is a new key (the o
 deleting `gguf/` costs only time). A hub GGUF (no local file) is not cached.
 
 An entry is written in a temporary folder beside it and renamed into place whole: a killed run leaves
-no half entry (its temporary folder is swept by a later write once an hour old). Every load checks the
-recorded sizes and sha256 (a large file's digest is remembered under its stat, so it is read again only
-after it changed); an entry that fails, or that transformers cannot load, is removed and rebuilt from the
-GGUF file with one warning. A cache that cannot be written (read-only, full disk, no room for the
-weights) costs only time: one warning per process, and the model loads from the GGUF file as before.
+no half entry (its temporary folder is swept by a later write once an hour old). Every load checks that
+the entry holds exactly its recorded files, each a regular file of the recorded size and sha256 (a large
+file's digest is remembered under its stat, so it is read again only after it changed), and no link
+anywhere from the file's folder down (a link is never followed: it could point at any folder); an entry
+that fails, or that transformers cannot load, is removed (a link: the link, never its target) and
+rebuilt from the GGUF file with one warning. The check finds damage (a flipped bit, a truncated copy,
+a half-deleted folder); it is no defence against someone who can write the cache, who can rewrite
+`entry.json` as easily as the weights. A cache that cannot be written (read-only, full disk, no room for
+the weights) costs only time: one warning per process, and the model loads from the GGUF file as before.
+
+Loads of one file in several processes at once (a sweep started twice, ranks of a launched run) build
+each part once: its builder holds a lock beside the entry (`filelock`: an OS lock, gone with its holder
+however it exits); the others wait, then read the entry it wrote. `GGUFCache.load` says which happened
+(`CacheUse`), for the run record's `encode.gguf_cache`.
 
 Only a dense load is kept: when transformers keeps the weights in GGUF blocks (its kernel path, for the
 architectures it supports natively), a plain reload would compute differently, so nothing is cached.
@@ -44,10 +53,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from bench.core import versions
 from bench.core.fileio import current_umask, sha256_file, sha256_json
@@ -57,6 +66,10 @@ from bench.core.progress import LOG_INTERVAL, format_duration, stderr_is_termina
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+CacheUse = Literal["hit", "built", "off"]
+"""Where a loaded part came from: its cache entry ("hit"); the GGUF file, with the entry written for later
+runs ("built"); or the GGUF file with nothing kept ("off": the cache cannot be written, or transformers kept
+the weights quantised)."""
 
 FORMAT = 1  # the layout of an entry; a change makes every old entry a miss
 ENTRY = "entry.json"
@@ -107,6 +120,11 @@ class GGUFCache:
     def part(self, name: str) -> Path:
         return self.folder / name
 
+    def lock_file(self, name: str) -> Path:
+        """The lock the builders of part `name` take: one per part, so that a load waiting for one part never
+        waits behind another's; beside `folder`, not in it (the folder holds only its parts)."""
+        return self.folder.with_name(f"{self.folder.name}.{name}.lock")
+
     def load(
         self,
         name: str,
@@ -116,8 +134,10 @@ class GGUFCache:
         save: Callable[[T, Path], None],
         what: str,
         keep: Callable[[T], bool] = lambda _: True,
-    ) -> T:
-        """Part `name` from its entry, else built by `fresh()` (from the GGUF file) and saved for next time.
+    ) -> tuple[T, CacheUse]:
+        """Part `name` from its entry, else built by `fresh()` (from the GGUF file) and saved for next time;
+        with where it came from. While one process builds the part, another one's load waits for it and
+        reads its entry (`_building`), so a file is de-quantised once however many runs load it at once.
 
         Args:
             name: the part's folder (`config`, `tokenizer`, `model-causal-float32`).
@@ -127,25 +147,64 @@ class GGUFCache:
             what: the work `fresh` does, for the progress lines ("de-quantising the weights to float32").
             keep: whether a fresh result may be cached (a model left in GGUF blocks may not).
         """
+        if self.folder.is_symlink():  # never followed: it could lead anywhere; the link goes, not its target
+            logger.warning("GGUF cache entry %s is a symbolic link, never followed; rebuilding it.", self.folder)
+            _remove(self.folder)
+        cached = self._read(name, from_folder)
+        if cached is not None:
+            return cached, "hit"
+        with self._building(name):
+            cached = self._read(name, from_folder)  # another process built it while this one waited
+            if cached is not None:
+                return cached, "hit"
+            note = None if self.folder in _announced else f"first load; kept in {self.folder} for later runs"
+            _announced.add(self.folder)
+            weights = name.startswith("model-")
+            stored = False
+            with progress_lines(f"{self.file.name}: {what}", note, done=logging.INFO if weights else logging.DEBUG):
+                built = fresh()
+                if keep(built):
+                    stored = self.store(name, lambda tmp: save(built, tmp), size=_size_of(built))
+                else:
+                    logger.debug("%s: %s not cached (transformers kept it quantised)", self.file.name, name)
+        return built, "built" if stored else "off"
+
+    def _read(self, name: str, from_folder: Callable[[Path], T]) -> T | None:
+        """Part `name` read from its entry, or None (no whole entry: a damaged one is removed, with a warning)."""
         folder = self.part(name)
-        if check_entry(folder, self.key, name):
+        if not check_entry(folder, self.key, name):
+            return None
+        try:
+            return from_folder(folder)
+        except Exception as e:  # noqa: BLE001 - transformers raises many types; a damaged entry costs a rebuild
+            logger.warning("GGUF cache entry %s cannot be loaded (%s); rebuilding it from %s.", folder, e, self.file)
+            _remove(folder)
+            return None
+
+    @contextmanager
+    def _building(self, name: str) -> Iterator[None]:
+        """Hold this file's lock while part `name` is built: a second process loading the file meanwhile waits
+        here, then finds the entry. A lock that cannot be taken (a cache that cannot be written) is skipped:
+        the load goes on, and `store` says why nothing is kept."""
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(self.lock_file(name))
+        locked = False
+        try:
+            self.folder.parent.mkdir(parents=True, exist_ok=True)
             try:
-                return from_folder(folder)
-            except Exception as e:  # noqa: BLE001 - transformers raises many types; a damaged entry costs a rebuild
-                logger.warning(
-                    "GGUF cache entry %s cannot be loaded (%s); rebuilding it from %s.", folder, e, self.file
-                )
-                _remove(folder)
-        note = None if self.folder in _announced else f"first load; kept in {self.folder} for later runs"
-        _announced.add(self.folder)
-        weights = name.startswith("model-")
-        with progress_lines(f"{self.file.name}: {what}", note, done=logging.INFO if weights else logging.DEBUG):
-            built = fresh()
-            if keep(built):
-                self.store(name, lambda tmp: save(built, tmp), size=_size_of(built))
-            else:
-                logger.debug("%s: %s not cached (transformers kept it quantised)", self.file.name, name)
-        return built
+                lock.acquire(timeout=0)
+            except Timeout:
+                logger.info("%s: another process is building its %s; waiting for it", self.file.name, name)
+                lock.acquire()
+            locked = True
+        except OSError as e:
+            logger.debug("GGUF cache lock %s not taken (%s); building without it", self.lock_file(name), e)
+        try:
+            yield
+        finally:
+            if locked:
+                lock.release()
 
     def store(self, name: str, write: Callable[[Path], None], *, size: int = 0) -> bool:
         """Write part `name` through `write(tmp)` and rename it into place; False (one warning) if it cannot be."""
@@ -159,7 +218,10 @@ class GGUFCache:
                 raise OSError(errno.ENOSPC, f"{size / 1e6:,.1f} MB of weights, {free / 1e6:,.0f} MB free")
             tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=self.folder))
             write(tmp)
-            files = {rel: {"size": file.stat().st_size, "sha256": sha256_file(file)} for rel, file in _files(tmp)}
+            listed, odd = _listing(tmp)
+            if odd:
+                raise OSError(errno.EINVAL, f"{name} was saved with something other than files: {odd[0]}")
+            files = {rel: {"size": file.stat().st_size, "sha256": sha256_file(file)} for rel, file in listed.items()}
             (tmp / ENTRY).write_text(
                 json.dumps({"format": FORMAT, "part": name, "key": self.key, "files": files}, indent=1) + "\n",
                 encoding="utf-8",
@@ -176,8 +238,9 @@ class GGUFCache:
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
         try:  # remember the digests under the files' final paths, so that the next load reads no file twice
-            for _, file in _files(folder):
-                _digest(file)
+            for rel, file in _listing(folder)[0].items():
+                if rel != ENTRY:
+                    _digest(file)
         except OSError:
             pass
         return True
@@ -201,32 +264,47 @@ def gguf_key(file: Path) -> dict[str, Any]:
 
 
 def check_entry(folder: Path, key: dict[str, Any], name: str) -> bool:
-    """Whether `folder` is a whole entry of `key`: its record readable and every file of the size and sha256
-    recorded. A missing entry is False silently; a damaged one is removed, with a warning."""
-    record_file = folder / ENTRY
-    if not record_file.is_file():
+    """Whether `folder` is a whole entry of `key`: a real folder (not a link) holding its record and exactly
+    the files it records, each a regular file (no link, followed or not) of the size and sha256 recorded.
+    A missing entry is False silently; a damaged one is removed (a link: the link itself), with a warning.
+
+    The sha256 finds damage, not tampering: whoever can write the cache can rewrite the record too."""
+    if folder.is_symlink():
+        problem: str | None = "it is a symbolic link, never followed"
+    elif not os.path.lexists(folder / ENTRY):
         return False
-    problem = None
-    try:
-        record = json.loads(record_file.read_text(encoding="utf-8"))
-        files = record["files"]
-        if record.get("format") != FORMAT or record.get("part") != name or record.get("key") != key or not files:
-            problem = "it records another key"
-        for rel, want in files.items() if problem is None else ():
-            path = folder / rel
-            if not path.is_file() or path.stat().st_size != want["size"]:
-                problem = f"{rel} is missing or of another size"
-            elif _digest(path)["sha256"] != want["sha256"]:
-                problem = f"{rel} does not match its recorded sha256"
-            if problem:
-                break
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-        problem = f"its record cannot be read ({type(e).__name__})"
+    else:
+        problem = _entry_problem(folder, key, name)
     if problem is None:
         return True
     logger.warning("GGUF cache entry %s is damaged (%s); rebuilding it.", folder, problem)
     _remove(folder)
     return False
+
+
+def _entry_problem(folder: Path, key: dict[str, Any], name: str) -> str | None:
+    """What is wrong with the entry in `folder`, or None (see `check_entry`)."""
+    try:
+        listed, odd = _listing(folder)
+        if odd:
+            return f"{odd[0]} is a link or not a regular file"
+        if ENTRY not in listed:
+            return f"its {ENTRY} is not a regular file"
+        record = json.loads(listed.pop(ENTRY).read_text(encoding="utf-8"))
+        files = record["files"]
+        if record.get("format") != FORMAT or record.get("part") != name or record.get("key") != key or not files:
+            return "it records another key"
+        if extra := sorted(set(listed) - set(files)):
+            return f"it holds {extra[0]}, which it does not record"
+        for rel, want in files.items():
+            path = listed.get(rel)
+            if path is None or path.stat().st_size != want["size"]:
+                return f"{rel} is missing or of another size"
+            if _digest(path)["sha256"] != want["sha256"]:
+                return f"{rel} does not match its recorded sha256"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return f"its record cannot be read ({type(e).__name__})"
+    return None
 
 
 def is_dense(model: Any) -> bool:
@@ -291,8 +369,25 @@ def _digest(file: Path) -> dict[str, Any]:
     return {"size": file.stat().st_size, "sha256": file_sha256(file)}
 
 
-def _files(folder: Path) -> list[tuple[str, Path]]:
-    return sorted((p.relative_to(folder).as_posix(), p) for p in folder.rglob("*") if p.is_file() and p.name != ENTRY)
+def _listing(folder: Path) -> tuple[dict[str, Path], list[str]]:
+    """Every regular file under `folder` by its relative name (`entry.json` included), and the names of what
+    else is there: links (to a file or a folder, never followed or entered) and devices, pipes, sockets."""
+    files: dict[str, Path] = {}
+    odd: list[str] = []
+    folders = [folder]
+    while folders:
+        with os.scandir(folders.pop()) as found:
+            for item in found:
+                rel = Path(item.path).relative_to(folder).as_posix()
+                if item.is_symlink():
+                    odd.append(rel)
+                elif item.is_dir(follow_symlinks=False):
+                    folders.append(Path(item.path))
+                elif item.is_file(follow_symlinks=False):
+                    files[rel] = Path(item.path)
+                else:
+                    odd.append(rel)
+    return dict(sorted(files.items())), sorted(odd)
 
 
 def _publish(tmp: Path, folder: Path) -> None:
@@ -320,7 +415,12 @@ def _sweep(folder: Path) -> None:
 
 
 def _remove(folder: Path) -> None:
-    """Move a bad entry aside, then delete it (a reader never sees half of it gone)."""
+    """Move a bad entry aside, then delete it (a reader never sees half of it gone); a link is unlinked, and
+    what it points to is left alone."""
+    if folder.is_symlink():
+        with suppress(OSError):
+            folder.unlink()
+        return
     aside = folder.with_name(f".tmp-removed-{folder.name}-{os.getpid()}-{time.monotonic_ns()}")
     try:
         os.replace(folder, aside)

@@ -20,9 +20,21 @@ from typing import TYPE_CHECKING, Any
 from bench.core.errors import ConfigError, ModelLoadError
 
 if TYPE_CHECKING:
-    from bench.adapters.gguf_cache import GGUFCache
+    from bench.adapters.gguf_cache import CacheUse, GGUFCache
 
 ARCHITECTURES = ("auto", "causal", "masked", "seq2seq")
+
+
+class GGUFWeights:
+    """An LM family's record of where a local GGUF file's weights came from, for the run record's
+    `encode.gguf_cache` (bench/run/runner.py): "hit" (the de-quantised copy in the GGUF cache, which is
+    checked for damage, not for tampering: bench/adapters/gguf_cache.py), "built" (de-quantised now and kept)
+    or "off" (de-quantised now, nothing kept). None: not a local GGUF file, or not loaded in this process."""
+
+    gguf_cache: CacheUse | None = None
+
+    def note_gguf_cache(self, use: CacheUse) -> None:
+        self.gguf_cache = use
 
 
 def _source(path: str, revision: str | None) -> tuple[str, dict[str, Any]]:
@@ -54,9 +66,11 @@ def _load(
     save: Callable[[Any, Path], None],
     what: str,
     keep: Callable[[Any], bool] = lambda _: True,
+    on_cache: Callable[[CacheUse], object] | None = None,
 ) -> Any:
     """`fresh()`, or for a local GGUF file its `part` from the GGUF cache (bench/adapters/gguf_cache.py): read
-    with `from_folder` and named by the file's folder, as `fresh()` names it; else built and kept there."""
+    with `from_folder` and named by the file's folder, as `fresh()` names it; else built and kept there.
+    `on_cache` is told where a GGUF file's part came from (not called for any other model)."""
     cache = _gguf_cache(path)
     if cache is None:
         return fresh()
@@ -71,7 +85,10 @@ def _load(
             obj.name_or_path = folder
         return obj
 
-    return cache.load(part, fresh=fresh, from_folder=cached, save=save, what=what, keep=keep)
+    loaded, use = cache.load(part, fresh=fresh, from_folder=cached, save=save, what=what, keep=keep)
+    if on_cache is not None:
+        on_cache(use)
+    return loaded
 
 
 def load_tokenizer(path: str, *, revision: str | None, padding_side: str, truncation_side: str) -> Any:
@@ -120,8 +137,17 @@ def detect_architecture(path: str, revision: str | None) -> str:
     return "causal"
 
 
-def load_lm(path: str, *, architecture: str, revision: str | None, dtype: str, device: str) -> Any:
-    """The LM head model for `architecture`, in eval mode on `device`."""
+def load_lm(
+    path: str,
+    *,
+    architecture: str,
+    revision: str | None,
+    dtype: str,
+    device: str,
+    on_gguf_cache: Callable[[CacheUse], object] | None = None,
+) -> Any:
+    """The LM head model for `architecture`, in eval mode on `device`; for a local GGUF file, `on_gguf_cache`
+    is told whether its weights came from the GGUF cache (the run record's `encode.gguf_cache`)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM
 
@@ -141,6 +167,7 @@ def load_lm(path: str, *, architecture: str, revision: str | None, dtype: str, d
             save=lambda built, out: gguf_cache.save_dense(built, out),
             keep=gguf_cache.is_dense,
             what=f"de-quantising the weights to {dtype}",
+            on_cache=on_gguf_cache,
         )
     except Exception as e:
         raise ModelLoadError(_load_message(f"{architecture} LM", path, e)) from e

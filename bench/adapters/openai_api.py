@@ -66,7 +66,7 @@ from bench.adapters.sentence_transformers import template_string
 from bench.core.errors import ConfigError, EncodingError, ModelLoadError
 from bench.core.fileio import sha256_text
 from bench.core.http_deadline import RequestBudget, deadline_client, failure_bound_s, request_budget, run_in_order
-from bench.core.redact import credential_param
+from bench.core.redact import credential_param, refuse_url_credentials
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -188,6 +188,9 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         self.template = template
         self.template_format = template_string(template)
         self.dimensions = dimensions
+        refuse_url_credentials(
+            base_url or os.environ.get(BASE_URL_ENV) or "", "--base-url" if base_url else f"${BASE_URL_ENV}"
+        )
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         self.max_retries = max_retries
         self.timeout = timeout

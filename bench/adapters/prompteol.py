@@ -21,7 +21,14 @@ import numpy as np
 
 from bench.adapters.device_budget import DeviceBatches
 from bench.adapters.generative import LayerTap
-from bench.adapters.lm import causal_position_ids, layer_index, lm_facts, load_lm, load_tokenizer
+from bench.adapters.lm import (
+    GGUFWeights,
+    causal_position_ids,
+    layer_index,
+    lm_facts,
+    load_lm,
+    load_tokenizer,
+)
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
 
@@ -55,7 +62,7 @@ def proportional_layer(num_layers: int) -> int:
     return -max(1, round(num_layers / 10))
 
 
-class PromptEOLEncoder(DeviceBatches):
+class PromptEOLEncoder(GGUFWeights, DeviceBatches):
     """Last-token states of a causal LM under PromptEOL/MetaEOL prompts (see module docstring)."""
 
     family = "prompteol"
@@ -128,7 +135,12 @@ class PromptEOLEncoder(DeviceBatches):
             self.model_path, revision=self.revision, padding_side="left", truncation_side="left"
         )
         self.model = load_lm(
-            self.model_path, architecture="causal", revision=self.revision, dtype=self.dtype, device=self.device
+            self.model_path,
+            architecture="causal",
+            revision=self.revision,
+            dtype=self.dtype,
+            device=self.device,
+            on_gguf_cache=self.note_gguf_cache,
         )
         self.update_model_facts(**lm_facts(self.model))  # vectors are hidden states: hidden size
 

@@ -1,7 +1,9 @@
 """Command line: `python -m bench COMMAND`. Each command lives in `bench/cli/commands/`; this module only
 parses, configures logging and turns errors into one line.
 
-All user errors surface here as one line (`error: ...`) with exit code 2; a Ctrl-C says how to resume.
+All user errors surface here as one line (`error: ...`) with exit code 2; a Ctrl-C says how to resume
+(exit 130), and so does a SIGTERM (`kill`, a scheduler's stop, a container's shutdown: exit 143), which
+stops the run where a Ctrl-C would, through the same cleanup.
 Every error line and log line passes through `bench.core.redact`, so no URL credential is ever printed.
 Anything else is a bug: it keeps its traceback (credentials redacted there too) and exits 1.
 """
@@ -12,9 +14,11 @@ import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from bench.core.errors import BenchError
 from bench.core.redact import install_log_redaction, redact
@@ -113,6 +117,29 @@ def _quiet_library_bars() -> None:
         sys.modules["datasets"].disable_progress_bars()
 
 
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM, raised where a Ctrl-C raises KeyboardInterrupt: everything that cleans up after a Ctrl-C
+    (caches committed, requests in flight dropped, temporary files removed) cleans up after it too."""
+
+
+def _terminate_like_ctrl_c() -> Callable[[], None]:
+    """Turn SIGTERM into `Terminated` while a command runs; returns what puts the handler it replaced back.
+    Ranks other than 0 of a launched run keep the default: the launcher stops them, and rank 0 reports."""
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread (an embedding program's worker): leave signals alone
+        return lambda: None
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+    return restore
+
+
 def _other_rank() -> bool:
     """A rank other than 0 of a `torchrun`/`accelerate launch` run (read from the launcher's variables)."""
     from bench.adapters.distributed import is_worker
@@ -132,20 +159,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0  # launched under torchrun: rank 0 alone runs a command that is not a shared evaluation
         args.quiet = True  # rank 0 reports; the others print warnings and errors only
     _configure_logging(args.verbose, args.quiet)
+    restore = (lambda: None) if _other_rank() else _terminate_like_ctrl_c()
     try:
         return args.func(args)
     except BenchError as e:
         print(f"error: {redact(' '.join(str(e).split()))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        stopped = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
         print(
-            "interrupted: finished tasks and encoded texts are saved; rerun the same command to resume.",
+            f"{stopped}: finished tasks and encoded texts are saved; rerun the same command to resume.",
             file=sys.stderr,
         )
-        return 130
+        return 143 if isinstance(e, Terminated) else 130
     except Exception as e:  # noqa: BLE001 - a bug: its full traceback, credentials redacted, exit 1
         print(redact("".join(traceback.format_exception(e))), end="", file=sys.stderr)
         return 1
+    finally:
+        restore()
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
 from bench.core.http_deadline import RequestBudget, deadline_client, request_budget, run_in_order
 from bench.core.paths import cache_root
-from bench.core.redact import redact_url
+from bench.core.redact import redact_url, refuse_url_credentials
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +106,9 @@ class LLMConfig:
         model = llm_model or env.get(MODEL_ENV)
         if not model:
             raise ConfigError(f"No LLM model given: pass --llm-model NAME or set ${MODEL_ENV}.")
+        refuse_url_credentials(
+            base_url or env.get(BASE_URL_ENV) or "", "--base-url" if base_url else f"${BASE_URL_ENV}"
+        )
         cfg = cls(
             model=model,
             base_url=(base_url or env.get(BASE_URL_ENV) or OPENAI_URL).rstrip("/"),

@@ -20,6 +20,8 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from bench.core.errors import ConfigError
+
 MASK = "***"
 SECRET_ENV = ("OPENAI_API_KEY",)
 # A query parameter is a credential when a word of its name (split at `-`, `_`, `.`) starts or ends with
@@ -60,6 +62,27 @@ def redact_url(url: str) -> str:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
     query = "&".join(_masked_item(item) for item in parts.query.split("&") if item) if parts.query else ""
     return urlunsplit((parts.scheme, netloc, parts.path, query, MASK if parts.fragment else ""))
+
+
+def refuse_url_credentials(url: str, option: str) -> None:
+    """Refuse an endpoint whose URL carries a user name or password (`http://user:KEY@host/v1`): httpx sends
+    it as HTTP Basic auth in place of the API key (its `Authorization` header wins over the client's
+    bearer key), so the endpoint would get another credential than the one the user meant, silently.
+    One `error:` line naming `option` and the fix; the URL in it is redacted (`http://***@host/v1`).
+
+    Raises:
+        ConfigError: `url` has userinfo.
+    """
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:  # not a URL the client could use either: its own error says so later
+        return
+    if "@" in netloc:
+        raise ConfigError(
+            f"{option} {redact_url(url)} holds a user name or password (user:pass@): the client would send them "
+            f"as HTTP Basic auth instead of the API key. Pass the credential as the API key ($OPENAI_API_KEY, "
+            f"read from the environment only) and the URL without it."
+        )
 
 
 def _masked_item(item: str) -> str:

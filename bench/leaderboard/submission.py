@@ -35,6 +35,7 @@ import hashlib
 import io
 import json
 import os
+import posixpath
 import stat
 import zipfile
 import zlib
@@ -322,14 +323,15 @@ def _read_archive(source: str, raw: io.BufferedReader) -> tuple[dict[str, bytes]
             ]
         problems, seen = [], set()
         for info in infos:
+            name = member_path(info.filename)
             if member_is_link(info):
                 problems.append(Problem("link", info.filename, "", f"archive member {LINK_MESSAGE}"))
             elif unsafe_member_name(info.filename):
                 problems.append(Problem("unsafe_path", info.filename, "", "member name is absolute or contains '..'"))
-            elif info.filename in seen:
-                problems.append(Problem("unsafe_path", info.filename, "", "two members have this name"))
-            seen.add(info.filename)
-        wanted = [i for i in infos if not i.is_dir() and _wanted(PurePosixPath(i.filename))]
+            elif name in seen:
+                problems.append(Problem("unsafe_path", info.filename, "", f"two members have this name (as {name})"))
+            seen.add(name)
+        wanted = [i for i in infos if not i.is_dir() and _wanted(PurePosixPath(member_path(i.filename)))]
         problems += _size_problems(source, {i.filename: i.file_size for i in wanted})
         if problems:
             return {}, problems
@@ -340,8 +342,16 @@ def _read_archive(source: str, raw: io.BufferedReader) -> tuple[dict[str, bytes]
             total += len(data)
             if len(data) > MAX_FILE_BYTES or total > MAX_TOTAL_BYTES:
                 return {}, [Problem("too_large", info.filename, "", "inflates past the size its header declares")]
-            files[PurePosixPath(info.filename).as_posix()] = data
+            files[member_path(info.filename)] = data
     return files, []
+
+
+def member_path(name: str) -> str:
+    """An archive member's name as the path it stands for (`a/./b`, `a//b` and `./a/b` are all `a/b`, a
+    folder's trailing `/` dropped; a name with `..` is refused before: `unsafe_member_name`): two members are
+    duplicates when their paths are, so a second copy is refused by the duplicate rule, never read over the
+    first."""
+    return posixpath.normpath(name)
 
 
 def role(path: str) -> str:

@@ -553,6 +553,8 @@ def _run_record(
             **next(
                 ({"device_batches": b} for e in all_encoders(model) if (b := getattr(e, "device_batches", None))), {}
             ),
+            # where a local GGUF file's weights came from (bench/adapters/lm.py GGUFWeights), when it was loaded
+            **next(({"gguf_cache": u} for e in all_encoders(model) if (u := getattr(e, "gguf_cache", None))), {}),
             "cache": model.cache.path.name if model.cache is not None else None,
             **({"usage": usage} if usage is not None else {}),
         },
