@@ -137,7 +137,7 @@ def test_sentence_transformer_matches_bare_encode(minilm_path, tmp_path):
 
 
 def test_memo_serves_repeats_of_a_task_without_cache_and_is_bounded(monkeypatch):
-    import bench.adapters.base
+    import bench.adapters.memo
 
     enc = HashEncoder(blind=True, use_cache=False)
     for k in range(3):  # one call per instruction, as the robustness task sends them
@@ -145,7 +145,7 @@ def test_memo_serves_repeats_of_a_task_without_cache_and_is_bounded(monkeypatch)
     assert enc.stats.encoded == 2 and enc.stats.requested == 6 and enc.stats.unique == 2
     enc.encode_inputs([enc.render("a b", None, None)], desc="OtherTask")  # a new task starts a new memo
     assert enc.stats.encoded == 3
-    monkeypatch.setattr(bench.adapters.base, "MEMO_BYTES", 0)  # a full memo keeps nothing more, results unchanged
+    monkeypatch.setattr(bench.adapters.memo, "MEMO_BYTES", 0)  # a full memo keeps nothing more, results unchanged
     small = HashEncoder(blind=True, use_cache=False)
     first = small.encode_inputs([["", "a b"]], desc="Task")
     again = small.encode_inputs([["", "a b"]], desc="Task")
