@@ -151,3 +151,24 @@ def test_memo_serves_repeats_of_a_task_without_cache_and_is_bounded(monkeypatch)
     again = small.encode_inputs([["", "a b"]], desc="Task")
     assert small.stats.encoded == 2
     np.testing.assert_array_equal(first, again)
+
+
+def test_the_base_constructor_calls_no_family_hook(tmp_path):
+    """A family may set what its hooks read after `super().__init__()`: the experiment and ModelMeta are built
+    once its whole constructor has returned (docs/guides/add-a-model-family.md, "When the base constructor runs")."""
+
+    class Late(HashEncoder):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.ignored, self.params = {"nan_for"}, 7
+
+        def inert_options(self):
+            return self.ignored
+
+        def model_facts(self):
+            return {"n_parameters": self.params}
+
+    enc = Late(nan_for="x", cache_dir=tmp_path)
+    assert "nan_for" not in enc.fingerprint and enc.mteb_model_meta.experiment_kwargs == {"family": "toy"}
+    assert enc.mteb_model_meta.n_parameters == 7
+    assert HashEncoder(nan_for="x", cache_dir=tmp_path).mteb_model_meta.experiment_kwargs["nan_for"] == "x"

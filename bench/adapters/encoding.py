@@ -48,14 +48,10 @@ class EncodeStats:
         return EncodeStats(**asdict(self))
 
 
-class Encoder(Protocol):
-    """What a strategy needs of the encoder."""
+class Encoder(distributed.Encoder, Protocol):
+    """What a strategy needs of the encoder: what a team needs, and loading the model."""
 
     def ensure_loaded(self) -> None: ...
-
-    def group_batches(self) -> int: ...
-
-    def encode_share(self, inputs: list[Any], batch_size: int) -> np.ndarray: ...
 
 
 class Encoding(Protocol):
@@ -94,10 +90,10 @@ class TeamEncoding:
         """Nothing: rank 0 loads its model when its first batch comes (`encode_share`)."""
 
     def run(self, encoder: Encoder, inputs: list[Any], batch_size: int, progress: EncodeProgress, keep: Keep) -> int:
-        return self.team.encode(encoder, inputs, batch_size, keep)  # type: ignore[arg-type]
+        return self.team.encode(encoder, inputs, batch_size, keep)
 
 
-def encoding_for(encoder: Any) -> Encoding:
+def encoding_for(encoder: Encoder) -> Encoding:
     """The team of a launched run where this encoder's work is shared (`distributed.coordinator_for`), else local."""
     team = distributed.coordinator_for(encoder)
     return LocalEncoding() if team is None else TeamEncoding(team)
