@@ -18,7 +18,7 @@ The base class is assembled from parts, each in a module named for what it holds
 | `InstructionProbe` | `probe.py` | whether the setting's input changes with the instruction |
 | `ModelFacts` | `meta.py` | MTEB's ModelMeta and the facts about the weights |
 | `Memo` | `memo.py` | a task's vectors already embedded in this process |
-| `Encoding` | `encoding.py` | here, or shared among the ranks of a launched run (`distributed.py`) |
+| `Encoding` | `encoding.py` | here, or shared among the ranks of a launched run (`bench.adapters.distributed`) |
 | progress labels | `bench/core/progress.py` | `STS12 (sentence 2)`: which of a task's calls this is |
 
 This module keeps what ties them together: the constructor (the options every family shares), the encode

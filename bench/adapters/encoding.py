@@ -2,7 +2,7 @@
 
 `encoding_for(encoder)` picks one strategy per encode call. `LocalEncoding` runs the inputs a group at a time in
 this process (`GROUP_BATCHES` batches: one cache commit, one progress step). `TeamEncoding` hands them to the
-ranks of a `torchrun`/`accelerate launch` run (`bench/adapters/distributed.py`, rank 0 only): each rank encodes
+ranks of a `torchrun`/`accelerate launch` run (`bench.adapters.distributed`, rank 0 only): each rank encodes
 batches on its own device and commits them to its own shard of the cache. Both hand every finished batch to the
 same `keep(start, stop, vectors, landing)`, so the encoder's checking, caching and counting is one code path.
 
