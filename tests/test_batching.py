@@ -35,7 +35,7 @@ def _oom_encoder(tmp_path, limit):
 
 def test_out_of_memory_splits_that_batch_only_and_counts_the_splits(tmp_path, caplog):
     enc, fn, calls = _oom_encoder(tmp_path, limit=3)
-    with caplog.at_level("WARNING", logger="bench.adapters.base"):
+    with caplog.at_level("WARNING", logger="bench.adapters.batching"):
         got = enc.run_batches(list(range(20)), fn, lengths=[1] * 20)
     np.testing.assert_array_equal(got[:, 0], np.arange(20))  # in input order
     # 8 fails -> 4 fails -> 2 + 2; 4 fails -> 2 + 2; the next batch of 8 again (full size), and so on

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import bench.adapters.base
+import bench.adapters.device
 from bench.adapters.base import BaseEncoder
 from bench.adapters.options import option_defaults
 from bench.adapters.registry import family_class, load_model
@@ -30,7 +30,7 @@ def _identity(enc):
 
 
 def _gpu(monkeypatch, bf16=True):
-    monkeypatch.setattr(bench.adapters.base, "resolve_device", lambda device: "cuda")
+    monkeypatch.setattr(bench.adapters.device, "resolve_device", lambda device: "cuda")
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
 
 

@@ -137,7 +137,7 @@ def test_sentence_transformer_matches_bare_encode(minilm_path, tmp_path):
 
 
 def test_memo_serves_repeats_of_a_task_without_cache_and_is_bounded(monkeypatch):
-    import bench.adapters.base
+    import bench.adapters.memo
 
     enc = HashEncoder(blind=True, use_cache=False)
     for k in range(3):  # one call per instruction, as the robustness task sends them
@@ -145,9 +145,30 @@ def test_memo_serves_repeats_of_a_task_without_cache_and_is_bounded(monkeypatch)
     assert enc.stats.encoded == 2 and enc.stats.requested == 6 and enc.stats.unique == 2
     enc.encode_inputs([enc.render("a b", None, None)], desc="OtherTask")  # a new task starts a new memo
     assert enc.stats.encoded == 3
-    monkeypatch.setattr(bench.adapters.base, "MEMO_BYTES", 0)  # a full memo keeps nothing more, results unchanged
+    monkeypatch.setattr(bench.adapters.memo, "MEMO_BYTES", 0)  # a full memo keeps nothing more, results unchanged
     small = HashEncoder(blind=True, use_cache=False)
     first = small.encode_inputs([["", "a b"]], desc="Task")
     again = small.encode_inputs([["", "a b"]], desc="Task")
     assert small.stats.encoded == 2
     np.testing.assert_array_equal(first, again)
+
+
+def test_the_base_constructor_calls_no_family_hook(tmp_path):
+    """A family may set what its hooks read after `super().__init__()`: the experiment and ModelMeta are built
+    once its whole constructor has returned (docs/guides/add-a-model-family.md, "When the base constructor runs")."""
+
+    class Late(HashEncoder):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.ignored, self.params = {"nan_for"}, 7
+
+        def inert_options(self):
+            return self.ignored
+
+        def model_facts(self):
+            return {"n_parameters": self.params}
+
+    enc = Late(nan_for="x", cache_dir=tmp_path)
+    assert "nan_for" not in enc.fingerprint and enc.mteb_model_meta.experiment_kwargs == {"family": "toy"}
+    assert enc.mteb_model_meta.n_parameters == 7
+    assert HashEncoder(nan_for="x", cache_dir=tmp_path).mteb_model_meta.experiment_kwargs["nan_for"] == "x"

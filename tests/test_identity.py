@@ -317,7 +317,7 @@ def test_dtype_auto_is_named_by_what_it_resolves_to(tmp_path, monkeypatch):
     bfloat16 on cuda: another fingerprint, another cache file, another experiment."""
     import torch
 
-    import bench.adapters.base
+    import bench.adapters.device
 
     st = {"template": "prefix"}  # the sentence-transformers family, whose default dtype is float32
     cpu = load_model("all-MiniLM-L6-v2", dtype="auto", device="cpu", cache_dir=tmp_path, **st)
@@ -325,7 +325,7 @@ def test_dtype_auto_is_named_by_what_it_resolves_to(tmp_path, monkeypatch):
     assert cpu.fingerprint == plain.fingerprint and cpu.fingerprint["dtype"] == "float32"
     assert cpu.mteb_model_meta.experiment_kwargs == st and cpu.settings()["dtype"] == "float32"
     cpu_cache, cpu_experiment = cpu.cache.path, cpu.mteb_model_meta.experiment_name
-    monkeypatch.setattr(bench.adapters.base, "resolve_device", lambda device: "cuda")  # a GPU that does bf16
+    monkeypatch.setattr(bench.adapters.device, "resolve_device", lambda device: "cuda")  # a GPU that does bf16
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
     gpu = load_model("all-MiniLM-L6-v2", dtype="auto", cache_dir=tmp_path, **st)
     assert (gpu.fingerprint["dtype"], gpu.fingerprint["device_kind"]) == ("bfloat16", "cuda")

@@ -2,142 +2,105 @@
 
 `BaseEncoder.encode` is MTEB's `EncoderProtocol.encode`: it reads texts and per-row instructions from
 MTEB's batches, asks the family to build the exact model input for each (`render`), and then
-1. drops repeated inputs (a text under the same instruction is embedded once),
+1. drops repeated inputs (a text under the same instruction is embedded once, `bench/adapters/memo.py`),
 2. takes what it can from the on-disk cache,
 3. embeds the rest longest-first in groups (similar lengths share a batch, so little padding),
    handing each group to the cache's writer thread as soon as it is done (an error flushes it first),
 4. refuses NaN/inf output with an error naming the inputs.
 
-Inside a group, `run_batches` cuts batches by count (`batch_size`) and, optionally, by a token budget
-(`max_tokens`: batch rows x longest row), so long inputs get small batches and short ones large. On a
-CUDA/MPS out-of-memory error it splits the failed batch in halves (again if a half fails), for that
-batch only; later batches have the full size again. Under `torchrun`/`accelerate launch`,
-the inputs the cache lacks are shared among the ranks, each on its own device, and each rank commits what
-it encodes to its own shard of the cache (`bench/adapters/distributed.py`).
+The base class is assembled from parts, each in a module named for what it holds:
 
-A family implements `_load`, `render` and `_encode_group`; it never knows which task calls it. A class
-that sets `family` registers itself (`bench.adapters.registry`); its options are its constructor's keyword
-parameters, and the ones that change vectors (all but `runtime_options`) make the cache fingerprint and
-the MTEB experiment (`bench/adapters/options.py`): one declaration, nothing to keep in step by hand.
+| part | module | holds |
+|---|---|---|
+| `Setting` | `setting.py` | options, cache fingerprint, MTEB experiment |
+| `Placement` | `device.py` | `--device` and `--dtype`, and what they resolve to |
+| `Batching` | `batching.py` | batch planning, out-of-memory halving, the hooks that size batches |
+| `InstructionProbe` | `probe.py` | whether the setting's input changes with the instruction |
+| `ModelFacts` | `meta.py` | MTEB's ModelMeta and the facts about the weights |
+| `Memo` | `memo.py` | a task's vectors already embedded in this process |
+| `Encoding` | `encoding.py` | here, or shared among the ranks of a launched run (`bench.adapters.distributed`) |
+| progress labels | `bench/core/progress.py` | `STS12 (sentence 2)`: which of a task's calls this is |
 
-Whether a setting follows instructions at all is measured, not guessed from its name
-(`instruction_use`): one text is rendered under two different instructions through the setting's own
-input path; the same model input both times means the vectors cannot depend on the instruction (a
-`--template none` run, a PromptEOL prompt without an instruction template, `template=model` on a model
-without prompts). The run record keeps the verdict; tables and the leaderboard show such a setting as an
-unranked baseline.
+This module keeps what ties them together: the constructor (the options every family shares), the encode
+pipeline and the cache. A family subclasses `BaseEncoder` alone and implements `_load`, `render` and
+`_encode_group`; it never knows which task calls it. A class that sets `family` registers itself
+(`bench.adapters.registry`); its options are its constructor's keyword parameters (`bench/adapters/options.py`).
+
+The base constructor calls no method a family overrides. What needs the family's own state (the experiment
+and MTEB's ModelMeta, which read `inert_options`, `precision`, `identity_extras` and `model_facts`) is settled
+once the family's whole constructor has returned (`_Settled`), so a family may set its attributes before or
+after `super().__init__()`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import time
-from dataclasses import asdict, dataclass
+from abc import ABCMeta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
-from mteb.models.model_meta import ScoringFunction
 
 from bench.adapters import distributed
-from bench.adapters.batching import plan_batches
-from bench.adapters.cache import EmbeddingCache, default_cache_dir, input_key
-from bench.adapters.options import (
-    experiment_label,
-    family_options,
-    fit_experiment,
-    option_defaults,
-    public_value,
-    vector_options,
+from bench.adapters.batching import (
+    GROUP_BATCHES,
+    Batching,
+    free_accelerator_memory,
+    is_out_of_memory,
+    plan_batches,
 )
+from bench.adapters.cache import EmbeddingCache, default_cache_dir, input_key
+from bench.adapters.device import DTYPES, Placement, check_device, check_dtype, resolve_device, resolve_dtype
+from bench.adapters.encoding import EncodeStats, encoding_for, task_instruction, texts_and_instructions
+from bench.adapters.memo import MEMO_BYTES, Memo, memo_key
+from bench.adapters.meta import ModelFacts, build_model_meta, registry_meta
+from bench.adapters.probe import PROBE_INSTRUCTIONS, PROBE_TEXT, InstructionProbe
+from bench.adapters.setting import Setting, naming_defaults
 from bench.core.errors import ConfigError, EncodingError
-from bench.core.progress import EncodeProgress
-from bench.core.redact import redact_value
+from bench.core.progress import EncodeProgress, encode_part, pass_label
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from mteb import TaskMetadata
     from mteb.types import PromptType
     from torch.utils.data import DataLoader
 
-logger = logging.getLogger(__name__)
-
-DTYPES = ("float32", "float16", "bfloat16", "auto")
-PROBE_TEXT = "The hotel room was clean, but the staff at the front desk were rude."
-PROBE_INSTRUCTIONS = ("What is the sentiment of this review?", "Which topic does this review discuss?")
-GROUP_BATCHES = 8  # batches per cache write / progress step
-
-
-def resolve_device(device: str | None) -> str:
-    """'auto'/None picks CUDA, then Apple MPS, then CPU; a device that is not there is a ConfigError.
-    In a launched run (torchrun), auto and "cuda" mean this rank's own GPU, `cuda:LOCAL_RANK`."""
-    if device in (None, "auto", "cuda") and (own := distributed.local_device()) is not None:
-        return own
-    if device not in (None, "auto"):
-        check_device(device)
-        return device
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda"
-    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-        return "mps"
-    return "cpu"
+__all__ = [  # the names families and tests import from here, wherever they live now
+    "DTYPES",
+    "GROUP_BATCHES",
+    "MEMO_BYTES",
+    "PROBE_INSTRUCTIONS",
+    "PROBE_TEXT",
+    "BaseEncoder",
+    "EncodeStats",
+    "check_device",
+    "encode_part",
+    "free_accelerator_memory",
+    "is_out_of_memory",
+    "pass_label",
+    "plan_batches",
+    "resolve_device",
+    "resolve_dtype",
+]
 
 
-def check_device(device: str) -> None:
-    """Fail before loading when `--device` names an accelerator this machine lacks (not a model error)."""
-    import torch
+class _Settled(ABCMeta):
+    """Settles an encoder once its family's whole constructor has run (`BaseEncoder._settle`): the experiment
+    and ModelMeta read the family's overrides, which may read attributes the family sets after
+    `super().__init__()`."""
 
-    kind, _, index = device.partition(":")
-    if kind == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0 or (index.isdigit() and int(index) >= count):
-            raise ConfigError(
-                f"--device {device}: this machine has {count} CUDA device(s) visible to torch "
-                f"{torch.__version__}. Use --device cpu (or auto), or install a CUDA build of torch."
-            )
-    elif kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise ConfigError(f"--device {device}: Apple MPS is not available here. Use --device cpu (or auto).")
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        encoder = super().__call__(*args, **kwargs)
+        if isinstance(encoder, BaseEncoder):
+            encoder._settle()
+        return encoder
 
 
-def resolve_dtype(dtype: str, device: str) -> str:
-    """'auto' is bfloat16 on a GPU that supports it, float16 on other GPUs, float32 on CPU."""
-    if dtype not in DTYPES:
-        raise ConfigError(f"Unknown dtype '{dtype}'; choose one of {', '.join(DTYPES)}.")
-    if dtype != "auto":
-        return dtype
-    if device.startswith("cuda"):
-        import torch
-
-        return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
-    return "float32"
-
-
-@dataclass
-class EncodeStats:
-    """Counts for the run record: what tasks asked for, what the cache served, what the model did."""
-
-    requested: int = 0
-    unique: int = 0
-    cache_hits: int = 0
-    encoded: int = 0  # by every rank of a launched run
-    encoded_by_other_ranks: int = 0
-    encode_seconds: float = 0.0
-    oom_splits: int = 0  # batches split in halves after an out-of-memory error
-
-    def minus(self, before: EncodeStats) -> EncodeStats:
-        return EncodeStats(**{k: v - getattr(before, k) for k, v in asdict(self).items()})
-
-    def copy(self) -> EncodeStats:
-        return EncodeStats(**asdict(self))
-
-
-class BaseEncoder(AbsEncoder):
+class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, AbsEncoder, metaclass=_Settled):
     """Shared machinery of every adapter family (see module docstring).
 
     Attributes:
@@ -177,11 +140,10 @@ class BaseEncoder(AbsEncoder):
         "dtype": "weights' dtype: auto (default: bfloat16 on a CUDA GPU, float16 where it lacks bf16, float32 on "
         "CPU), float32, float16 or bfloat16; the mteb family keeps its loader's unless given",
     }
-    results_name_family: ClassVar[bool] = True
-    experiment_always: ClassVar[tuple[str, ...]] = ()
     distributes: ClassVar[bool] = True
     local_weights: ClassVar[bool] = True  # False for a remote model: no --device or --dtype means anything to it
-    mteb_model_meta: ModelMeta  # set by __init__ (AbsEncoder allows None, which no encoder here has)
+    stats: EncodeStats
+    mteb_model_meta: ModelMeta  # set by _settle (AbsEncoder allows None, which no encoder here has)
     _given_options: dict[str, Any]  # set by __new__
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -228,8 +190,7 @@ class BaseEncoder(AbsEncoder):
             show_progress_bar: True: a progress bar; False: none, progress only as INFO log lines (`bench -q` sets
                 it); None: a bar when stderr is a terminal, else log lines.
         """
-        if dtype not in DTYPES:
-            raise ConfigError(f"Unknown dtype '{dtype}'; choose one of {', '.join(DTYPES)}.")
+        check_dtype(dtype)
         if batch_size <= 0:
             raise ConfigError(f"--batch-size must be positive, got {batch_size}.")
         if max_tokens is not None and max_tokens <= 0:
@@ -265,153 +226,19 @@ class BaseEncoder(AbsEncoder):
         self._cache: EmbeddingCache | None = None
         self.cache_rank = 0  # another rank of a launched run writes its own shard of the cache (`serve`)
         self._loaded = False
-        self._experiment_defaults = dict(experiment_defaults or {})
-        if {**option_defaults(type(self)), **self._experiment_defaults}.get("dtype") == "auto":
-            # `auto` names no setting: a run is named by the dtype it resolves to, and float32 (a CPU's auto, and
-            # what every GPU run was before `auto` became the default) is the unnamed setting
-            self._experiment_defaults["dtype"] = "float32"
-        self.registry_meta = self._registry_meta()
-        if self.registry_meta is not None:  # MTEB's fields are MTEB's (model_meta.json); ours go in the run record
-            self.mteb_model_meta = self.registry_meta.model_copy(
-                update={"revision": revision, "experiment_kwargs": self.experiment() or None}
-            )
-        else:
-            self.mteb_model_meta = ModelMeta.create_empty(
-                overwrites=dict(
-                    name=name,
-                    revision=revision,
-                    loader=None,
-                    similarity_fn_name=ScoringFunction.COSINE,
-                    use_instructions=True,
-                    framework=["PyTorch"],
-                    experiment_kwargs=self.experiment() or None,
-                    **self.model_facts(),
-                )
-            )
+        self._experiment_defaults = naming_defaults(type(self), experiment_defaults)
+        self.registry_meta = registry_meta(source, name, self.identity_check)
 
-    # ------------------------------------------------------------------ identity (one declaration)
-    def options(self) -> dict[str, Any]:
-        """Every option's value: the constructor's defaults overridden by what was given."""
-        given = getattr(self, "_given_options", {})
-        return {**option_defaults(type(self)), **{k: v for k, v in given.items() if k in family_options(type(self))}}
-
-    def vector_options(self) -> dict[str, Any]:
-        """The options that change vectors: all but the family's `runtime_options` and `inert_options()`,
-        with the dtype as it resolves on this device (`precision`)."""
-        inert = self.inert_options()
-        out = {k: v for k, v in vector_options(type(self), self.options()).items() if k not in inert}
-        return {**out, **self.precision()} if "dtype" in out else out
-
-    def precision(self) -> dict[str, Any]:
-        """The dtype the weights really run in, and for half precision the device kind: both change vectors.
-
-        `--dtype auto` is bfloat16 on one GPU, float16 on another and float32 on a CPU, so the literal
-        `auto` never names a setting. Half-precision kernels differ between CPUs and GPUs (a bf16 matmul
-        on a CPU is not a GPU's), so bf16/fp16 vectors also carry the device kind; float32 ones agree
-        across devices to float rounding and do not.
-        """
-        dtype = self.dtype
-        if dtype == "float32" or (device := self.device) == "api":  # float32 asks for no device (no torch import)
-            return {"dtype": dtype}
-        return {"dtype": dtype, "device_kind": device.split(":")[0]}
-
-    def content_id(self) -> str | None:
-        """What the model is, as content: a local model's files' sha256, or a hub id at its revision
-        (bench/adapters/identity.py). A family whose vectors come from elsewhere says so in `identity_extras`."""
-        return self._content
-
-    def inert_options(self) -> set[str]:
-        """Options this configuration does not use (generation settings of a one-pass readout). Leaving
-        one out only makes two identical settings count as different, never the reverse."""
-        return set()
-
-    def experiment(self) -> dict[str, Any]:
-        """MTEB experiment kwargs: the family (see `results_name_family`) and every vector option that
-        differs from its default, as filesystem-safe labels. Empty for a family's default setting."""
-        defaults = {**option_defaults(type(self)), **self._experiment_defaults}
-        out: dict[str, Any] = {"family": self.family} if self.results_name_family else {}
-        for key, value in sorted(self.vector_options().items()):
-            if value != defaults.get(key) or key in self.experiment_always:
-                out[key] = experiment_label(value)
-        return fit_experiment(out)
-
-    def identity_extras(self) -> dict[str, Any]:
-        """What else decides a vector besides the options (a re-encoder's weights, an endpoint)."""
-        return {}
-
-    def group_batches(self) -> int:
-        """Batches per group (one cache commit, one progress step); a family that sends a group's batches
-        concurrently (API requests) widens it so that a group holds enough work for all of them."""
-        return GROUP_BATCHES
-
-    def sub_encoders(self) -> list[BaseEncoder]:
-        """Encoders this one calls for its vectors (GSTransform's base); a launched run can share their work."""
-        return []
-
-    def model_facts(self) -> dict[str, Any]:
-        """ModelMeta fields known before loading (n_parameters, embed_dim, max_tokens, license, ...)."""
-        if self._source is None:
-            return {}
-        from bench.adapters.model_card import model_facts
-
-        return model_facts(self._source, self.name)
-
-    def record_facts(self) -> dict[str, Any]:
-        """Facts about the weights that MTEB's ModelMeta has no field for (a GGUF file's quantisation and the
-        model it derives from), for the run record's `model.facts`; {} when there are none."""
-        if self._source is None:
-            return {}
-        from bench.adapters.gguf_file import gguf_record_facts
-        from bench.adapters.identity import is_local
-
-        return gguf_record_facts(self._source) if is_local(self._source) else {}
-
-    def _registry_meta(self) -> ModelMeta | None:
-        """MTEB's registered ModelMeta when the model is the one MTEB registers under its name (a hub id,
-        or a local copy whose files matched the published ones); None for anything else."""
-        if self._source is None:
-            return None
-        from bench.adapters.identity import is_local, mteb_meta
-
-        if is_local(self._source) and not (self.identity_check and self.identity_check.get("matches") == self.name):
-            return None
-        meta = mteb_meta(self.name)
-        return meta if meta is not None and meta.name == self.name else None
-
-    def update_model_facts(self, **facts: Any) -> None:
-        """Fill ModelMeta fields the loaded model knows (parameters, dimension), keeping known ones;
-        a registered model's meta is MTEB's and is never filled over."""
-        if getattr(self, "registry_meta", None) is not None:
-            return
-        meta = self.mteb_model_meta
-        update = {k: v for k, v in facts.items() if v is not None and getattr(meta, k, None) is None}
-        if update:
-            self.mteb_model_meta = meta.model_copy(update=update)
-
-    def settings(self) -> dict[str, Any]:
-        """Options recorded in results (local paths shortened to their last component; `dtype` as resolved)."""
-        hidden = ("cache_dir", "use_cache", "show_progress_bar")
-        options = self.options()
-        if "dtype" in options:
-            options["dtype"] = self.dtype
-        return {k: redact_value(public_value(v)) for k, v in options.items() if k not in hidden}
-
-    # ------------------------------------------------------------------ instruction use (measured)
-    def instruction_use(self, task_metadata: TaskMetadata | None = None) -> dict[str, Any]:
-        """Whether this setting's model input changes with the instruction: PROBE_TEXT rendered under
-        the two PROBE_INSTRUCTIONS (as a task's query, `probe_input`); equal inputs mean blind."""
-        first, second = (input_key(self.probe_input(PROBE_TEXT, i, task_metadata)) for i in PROBE_INSTRUCTIONS)
-        return {
-            "follows_instructions": first != second,
-            "method": "render",
-            "probe": {"text": PROBE_TEXT, "instructions": list(PROBE_INSTRUCTIONS)},
-        }
-
-    def probe_input(self, text: str, instruction: str, task_metadata: TaskMetadata | None) -> Any:
-        """The model input for `text` under `instruction`, as a task's query row renders it."""
-        from mteb.types import PromptType
-
-        return self.render(text, instruction, PromptType.query)
+    def _settle(self) -> None:
+        """MTEB's ModelMeta with this setting's experiment: run once the family's constructor has returned
+        (`_Settled`), because the experiment and the facts read what the family set up."""
+        self.mteb_model_meta = build_model_meta(
+            self.registry_meta,
+            name=self.name,
+            revision=self.revision,
+            experiment=self.experiment(),
+            facts=self.model_facts() if self.registry_meta is None else {},
+        )
 
     # ------------------------------------------------------------------ family hooks
     def _load(self) -> None:
@@ -426,100 +253,11 @@ class BaseEncoder(AbsEncoder):
         """Embeddings (n, dim) for rendered inputs, already sorted longest first."""
         raise NotImplementedError
 
-    @staticmethod
-    def input_length(model_input: Any) -> int:
-        """Proxy for token count, used to sort inputs so that batches need little padding."""
-        return len(model_input) if isinstance(model_input, str) else sum(len(str(p)) for p in model_input)
+    def sub_encoders(self) -> list[BaseEncoder]:
+        """Encoders this one calls for its vectors (GSTransform's base); a launched run can share their work."""
+        return []
 
-    @staticmethod
-    def batch_group(model_input: Any) -> str:
-        """Inputs of one group are batched together before length is considered (families whose
-        batches must share something, such as a prompt prefix, override it)."""
-        return ""
-
-    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
-        """Sequence length of each input for the token budget; families with a tokenizer count tokens."""
-        return [self.input_length(x) for x in inputs]
-
-    # ------------------------------------------------------------------ batching helpers for families
-    def run_batches(
-        self,
-        inputs: Sequence[Any],
-        fn: Callable[[list[Any]], np.ndarray],
-        *,
-        batch_size: int | None = None,
-        lengths: Sequence[int] | None = None,
-    ) -> np.ndarray:
-        """Concatenated `fn(batch)` over batches planned by `plan_batches`, splitting a batch on out-of-memory.
-
-        A batch that runs out of memory is split in halves, and a half that does too is split again: that
-        batch only. Batches already done are kept and the next batch has the full size again, so a rank of a
-        launched run cuts the batches a one-process run cuts. Each split is counted (`stats.oom_splits`).
-        """
-        if not inputs:
-            return np.zeros((0, 0), dtype=np.float32)
-        if lengths is None:  # lengths matter only under a token budget
-            lengths = self.token_lengths(inputs) if self.max_tokens else [0] * len(inputs)
-        lengths = list(lengths)
-        pending: list[tuple[int, int]] = []  # (start, stop) still to run, the next one last
-        stop = len(inputs)
-        for size in reversed(plan_batches(lengths, batch_size or self.batch_size, self.max_tokens)):
-            pending.append((stop - size, stop))
-            stop -= size
-        done: list[np.ndarray] = []
-        while pending:
-            start, stop = pending.pop()
-            try:
-                done.append(np.asarray(fn(list(inputs[start:stop])), dtype=np.float32))
-                if (progress := getattr(self, "_progress", None)) is not None:
-                    progress.batch_done(stop - start, len(inputs))
-            except Exception as e:
-                if not is_out_of_memory(e):
-                    raise
-                if stop - start == 1:
-                    raise EncodingError(
-                        f"{self.name}: out of memory on a single input"
-                        f"{f' of {lengths[start]} tokens' if lengths[start] else ''}. Use a "
-                        f"smaller max input length, --dtype bfloat16, or a device with more memory."
-                    ) from e
-                free_accelerator_memory()
-                middle = start + (stop - start) // 2  # the longer rows (sorted first) in the smaller half
-                pending += [(middle, stop), (start, middle)]
-                self.stats.oom_splits += 1
-                logger.warning(
-                    "%s: out of memory on a batch of %d; running it as %d + %d rows (this batch only).",
-                    self.name,
-                    stop - start,
-                    middle - start,
-                    stop - middle,
-                )
-        return np.concatenate(done, axis=0)
-
-    # ------------------------------------------------------------------ shared machinery
-    @property
-    def fingerprint(self) -> dict[str, Any]:
-        """The cache's identity of this setting: the model's content (never only its name), family, every
-        vector option (dtype as resolved) and what else decides a vector (`identity_extras`)."""
-        options = {k: public_value(v) for k, v in sorted(self.vector_options().items())}
-        content = self.content_id()
-        return {
-            "family": self.family,
-            "model": self.name,
-            "revision": self.revision,
-            **({"content": content} if content else {}),
-            **options,
-            **self.identity_extras(),
-        }
-
-    @property
-    def device(self) -> str:
-        return resolve_device(self.device_option)
-
-    @property
-    def dtype(self) -> str:
-        """The dtype the weights run in; only `auto` asks which device this is (importing torch)."""
-        return self.dtype_option if self.dtype_option != "auto" else resolve_dtype("auto", self.device)
-
+    # ------------------------------------------------------------------ the cache and the model
     @property
     def cache(self) -> EmbeddingCache | None:
         if self._use_cache and self._cache is None:
@@ -540,6 +278,7 @@ class BaseEncoder(AbsEncoder):
             self._load()
             self._loaded = True
 
+    # ------------------------------------------------------------------ the encode pipeline
     def encode(
         self,
         inputs: DataLoader,
@@ -550,11 +289,9 @@ class BaseEncoder(AbsEncoder):
         prompt_type: PromptType | None = None,
         **kwargs: Any,
     ) -> np.ndarray:
-        texts, instructions = _texts_and_instructions(inputs)
-        task_instruction = _task_instruction(task_metadata, prompt_type)
-        model_inputs = [
-            self.render(t, i or task_instruction, prompt_type) for t, i in zip(texts, instructions, strict=True)
-        ]
+        texts, instructions = texts_and_instructions(inputs)
+        instruction = task_instruction(task_metadata, prompt_type)
+        model_inputs = [self.render(t, i or instruction, prompt_type) for t, i in zip(texts, instructions, strict=True)]
         show = kwargs.get("show_progress_bar", self.show_progress_bar)
         return self.encode_inputs(
             model_inputs,
@@ -587,7 +324,7 @@ class BaseEncoder(AbsEncoder):
         batch_size = batch_size or self.batch_size
         memo = self._memo_for(desc)
         label = memo.pass_label(part, None if subset in (None, "", "default") else subset)
-        refs = [_memo_key(x) for x in model_inputs]
+        refs = [memo_key(x) for x in model_inputs]
         first: dict[Any, int] = {}
         for i, ref in enumerate(refs):
             first.setdefault(ref, i)
@@ -618,17 +355,11 @@ class BaseEncoder(AbsEncoder):
         self.update_model_facts(embed_dim=int(out.shape[1]))  # also when every vector came from the cache
         return out
 
-    def device_batch_size(self, batch_size: int) -> int:
-        """The rows per batch for inputs the cache lacks, asked for `batch_size`: decided where batches are
-        planned (one process, or rank 0 for every rank) and only once something is to be embedded. Families
-        that size batches for the device override it (`bench.adapters.device_budget.DeviceBatches`)."""
-        return batch_size
-
-    def _memo_for(self, scope: str) -> _Memo:
-        """The memo of `scope` (a task's name); a new scope starts an empty one (see `_Memo`)."""
+    def _memo_for(self, scope: str) -> Memo:
+        """The memo of `scope` (a task's name); a new scope starts an empty one (see `Memo`)."""
         memo = getattr(self, "_memo", None)
         if memo is None or memo.scope != scope:
-            memo = self._memo = _Memo(scope)
+            memo = self._memo = Memo(scope)
         return memo
 
     def _encode_missing(
@@ -640,18 +371,17 @@ class BaseEncoder(AbsEncoder):
         label: str,
         show: bool | None,
     ) -> None:
-        """Encode `inputs` (sorted longest first) a group at a time, each group checked and handed to the
-        cache's writer thread as soon as it is done (committed beside the encoding); the call returns once
-        all are committed, and an error flushes the writer before it is raised, so nothing encoded is lost. In a
-        launched run the batches go to every rank (`bench.adapters.distributed`, rank 0 only): another rank's
-        batch arrives checked (`encode_for_team`), and, where that rank commits it to its shard of the cache,
-        this process only holds it until the shard confirms the commit (`EmbeddingCache.hold`)."""
-        team = distributed.coordinator_for(self)
-        if team is None:
-            self.ensure_loaded()
+        """Encode `inputs` (sorted longest first) a group at a time (`encoding_for`: here, or over the ranks of a
+        launched run), each group checked and handed to the cache's writer thread as soon as it is done
+        (committed beside the encoding); the call returns once all are committed, and an error flushes the
+        writer before it is raised, so nothing encoded is lost. Another rank's batch arrives checked
+        (`encode_for_team`), and, where that rank commits it to its shard of the cache, this process only holds
+        it until the shard confirms the commit (`EmbeddingCache.hold`)."""
+        strategy = encoding_for(self)
+        strategy.prepare(self)
         cache = self.cache
 
-        def keep(start: int, stop: int, emb: np.ndarray, landing: distributed.Landing | None = None) -> None:
+        def keep(start: int, stop: int, emb: np.ndarray, landing: distributed.Landing | None) -> None:
             if landing is None:  # encoded here; another rank's batch was checked there
                 self._check(emb, inputs[start:stop])
             if cache is not None:
@@ -666,14 +396,7 @@ class BaseEncoder(AbsEncoder):
         with EncodeProgress(len(inputs), label, show) as self._progress:  # bar on a terminal, else log lines
             tick = time.perf_counter()
             try:
-                if team is not None:
-                    self.stats.encoded_by_other_ranks += team.encode(self, inputs, batch_size, keep)
-                else:
-                    span = batch_size * self.group_batches()
-                    for start in range(0, len(inputs), span):
-                        part = inputs[start : start + span]
-                        self._progress.start_group(len(part))
-                        keep(start, start + len(part), self.encode_share(part, batch_size))
+                self.stats.encoded_by_other_ranks += strategy.run(self, inputs, batch_size, self._progress, keep)
             except BaseException:
                 if cache is not None:  # everything encoded before the failure goes in before it is reported
                     with contextlib.suppress(Exception):
@@ -711,130 +434,3 @@ class BaseEncoder(AbsEncoder):
                 f"{self.name} produced NaN or inf embeddings for {bad.size} of {len(inputs)} inputs "
                 f"(first: {example!r}). With float16/bfloat16 try --dtype float32."
             )
-
-
-def is_out_of_memory(error: BaseException) -> bool:
-    """CUDA, MPS or XPU out-of-memory, whichever exception type the backend raised."""
-    import torch
-
-    if isinstance(error, torch.cuda.OutOfMemoryError):
-        return True
-    return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
-
-
-def free_accelerator_memory() -> None:
-    import gc
-
-    import torch
-
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
-def _texts_and_instructions(inputs: DataLoader) -> tuple[list[str], list[str | None]]:
-    """Per-row texts and instructions from MTEB batches (query batches carry `query` and `instruction`)."""
-    texts: list[str] = []
-    instructions: list[str | None] = []
-    for batch in inputs:
-        if "instruction" in batch and "query" in batch:
-            texts += list(batch["query"])
-            instructions += [i or None for i in batch["instruction"]]
-        else:
-            texts += list(batch["text"])
-            instructions += [None] * len(batch["text"])
-    return texts, instructions
-
-
-def _task_instruction(task_metadata: TaskMetadata, prompt_type: PromptType | None) -> str | None:
-    """A task-level instruction (TaskMetadata.prompt), used where rows carry none."""
-    prompt = task_metadata.prompt
-    if isinstance(prompt, dict):
-        return prompt.get(prompt_type.value) if prompt_type is not None else None
-    return prompt or None
-
-
-MEMO_BYTES = 256 * 2**20
-
-
-class _Memo:
-    """Vectors already embedded in this process for one scope (a task), keyed by the rendered input.
-
-    Why: a robustness task encodes its corpus once per instruction (30 calls, so peak memory holds
-    one instruction's vectors, not 30 x texts); an instruction-blind model renders every instruction
-    to the same inputs, and the memo makes calls 2..30 free (no render-to-key hashing, no cache
-    read, no model call) even with the disk cache off. Bounded: it stops taking vectors at
-    `MEMO_BYTES` and is dropped when the next task starts, so memory grows with the distinct vectors
-    of one task (an instruction-aware model fills it once and then reads the disk cache as before).
-    """
-
-    def __init__(self, scope: str) -> None:
-        self.scope = scope
-        self.vectors: dict[Any, np.ndarray] = {}
-        self.nbytes = 0
-        self.passes: dict[tuple[str | None, str | None], int] = {}  # encode calls of the scope, per (subset, part)
-
-    def pass_label(self, part: str | None, subset: str | None) -> str:
-        """The next call's progress label (`pass_label`), counting the calls of the scope per subset and part."""
-        n = self.passes[subset, part] = self.passes.get((subset, part), 0) + 1
-        return pass_label(self.scope, part, n, subset)
-
-    def add(self, found: dict[Any, np.ndarray]) -> None:
-        for ref, vec in found.items():
-            if self.nbytes + vec.nbytes > MEMO_BYTES:
-                return
-            self.vectors[ref] = vec
-            self.nbytes += vec.nbytes
-
-
-# MTEB task types whose evaluator encodes two sides, sentence 1 then sentence 2 (AnySTSEvaluator,
-# PairClassificationEvaluator), and those that encode queries and a corpus.
-_PAIRED_TYPES = frozenset({"STS", "PairClassification"})
-_RETRIEVAL_TYPES = frozenset({"Retrieval", "Reranking", "InstructionRetrieval", "InstructionReranking"})
-
-
-def encode_part(
-    task_metadata: TaskMetadata, prompt_type: PromptType | None, instructions: Sequence[str | None]
-) -> str | None:
-    """What one `encode` call of a task encodes, as far as the call itself tells: `sentence` (one side of an
-    MTEB STS or pair-classification set, whose evaluator encodes sentence 1 then sentence 2), `corpus`
-    (documents), `queries` (a retrieval task's plain queries), `instruction` (every row under one
-    instruction: a robustness or per-aspect pass), else None (a numbered pass)."""
-    from mteb.types import PromptType
-
-    per_row = any(i is not None for i in instructions)
-    if not per_row and task_metadata.type in _PAIRED_TYPES and prompt_type != PromptType.document:
-        return "sentence"
-    if prompt_type == PromptType.document:
-        return "corpus"
-    if not per_row and prompt_type == PromptType.query and task_metadata.type in _RETRIEVAL_TYPES:
-        return "queries"
-    if per_row and len(set(instructions)) == 1:
-        return "instruction"
-    return None
-
-
-def pass_label(task: str, part: str | None, n: int, subset: str | None = None) -> str:
-    """`STS12 (sentence 2)`, `SciFact (corpus, pass 2)`, `NYTClustering (instruction 3)`, `X (pass 2)`: the
-    task and which of its encode calls this is, the `n`-th call of its `part` (see `encode_part`)."""
-    if part is None and n == 1 and subset is None:  # a task's one pass, or a call outside a task: its name says it
-        return task
-    if part == "sentence":
-        what = f"sentence {2 - n % 2}"  # the evaluator's calls alternate: 1, 2 (and again for the next split)
-    elif part in ("queries", "corpus"):
-        what = part if n == 1 else f"{part}, pass {n:,}"
-    elif part is not None:
-        what = f"{part} {n:,}"
-    else:
-        what = f"pass {n:,}"
-    return f"{task} ({subset}, {what})" if subset else f"{task} ({what})"
-
-
-def _memo_key(model_input: Any) -> Any:
-    """A cheap, hashable stand-in for a rendered input (the string itself, or its parts as a tuple);
-    anything else falls back to its sha256 cache key."""
-    if type(model_input) is str:
-        return model_input
-    if type(model_input) in (list, tuple) and all(type(p) is str for p in model_input):
-        return tuple(model_input)
-    return ("key", input_key(model_input))

@@ -41,18 +41,26 @@ distribution). A row's answer is therefore the same alone or in any batch.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bench.adapters.cache import input_key
 from bench.adapters.device_budget import DeviceBatches
+from bench.adapters.generative_config import (
+    CHAT_INSTRUCTION,
+    PATTERNS,
+    POOLINGS,
+    SINGLE_PASS,
+    Generation,
+    Prompting,
+    Readout,
+    TokenFilter,
+    generation,
+    row_seed,
+)
 from bench.adapters.lm import (
-    ARCHITECTURES,
     GGUFWeights,
     causal_position_ids,
     detect_architecture,
@@ -64,209 +72,11 @@ from bench.adapters.lm import (
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_text
 
+__all__ = ["PATTERNS", "POOLINGS", "GenerativeEncoder", "LayerTap", "find_layers"]  # the options' values live in
+# bench/adapters/generative_config.py
+
 if TYPE_CHECKING:  # transformers loads with the model, not with the harness
     from transformers import LogitsProcessor
-
-CHAT_INSTRUCTION = (
-    "Your task is to give an answer according to the instruction and input. Please keep your answer short."
-    "\n\nInput: {input}\n\nInstruction: {instruction}"
-)
-PATTERNS = {
-    # InBedder's QA pattern (alpaca_train/train.py QA_PROMPT_DICT, every InBedder model config)
-    "qa": "### Input:\n{input}\n\n### Instruction:\n{instruction}\n\n### Response:",
-    # the *-alpaca baselines
-    "alpaca": "### Instruction:\n{instruction}\n\n### Input:\n{input}\n\n### Response:",
-    # the llama-2-chat baselines (configs/causallm_llama-2-*-chat-*.json)
-    "llama2-chat": "[INST] " + CHAT_INSTRUCTION + "\n\n### Your Answer: [/INST]",
-    # the same request through the tokenizer's own chat template (for other chat models, e.g. SmolLM2)
-    "chat-template": CHAT_INSTRUCTION,
-}
-POOLINGS = ("1st-gen", "avg-gen", "filtered-avg-gen", "last-gen", "avg-ppt", "avg-all", "re-encode")
-SINGLE_PASS = ("1st-gen", "avg-ppt")
-NOT_FOR = {"masked": ("1st-gen", "last-gen", "filtered-avg-gen"), "seq2seq": ("avg-all",), "causal": ()}
-# InBedder's *-filter configs: the task instruction, these phrases, and NLTK's English stopwords
-DEFAULT_FILTER_WORDS = ("Based on ", "Sure! ")
-NLTK_ENGLISH_STOPWORDS = [
-    "i",
-    "me",
-    "my",
-    "myself",
-    "we",
-    "our",
-    "ours",
-    "ourselves",
-    "you",
-    "you're",
-    "you've",
-    "you'll",
-    "you'd",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-    "he",
-    "him",
-    "his",
-    "himself",
-    "she",
-    "she's",
-    "her",
-    "hers",
-    "herself",
-    "it",
-    "it's",
-    "its",
-    "itself",
-    "they",
-    "them",
-    "their",
-    "theirs",
-    "themselves",
-    "what",
-    "which",
-    "who",
-    "whom",
-    "this",
-    "that",
-    "that'll",
-    "these",
-    "those",
-    "am",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "being",
-    "have",
-    "has",
-    "had",
-    "having",
-    "do",
-    "does",
-    "did",
-    "doing",
-    "a",
-    "an",
-    "the",
-    "and",
-    "but",
-    "if",
-    "or",
-    "because",
-    "as",
-    "until",
-    "while",
-    "of",
-    "at",
-    "by",
-    "for",
-    "with",
-    "about",
-    "against",
-    "between",
-    "into",
-    "through",
-    "during",
-    "before",
-    "after",
-    "above",
-    "below",
-    "to",
-    "from",
-    "up",
-    "down",
-    "in",
-    "out",
-    "on",
-    "off",
-    "over",
-    "under",
-    "again",
-    "further",
-    "then",
-    "once",
-    "here",
-    "there",
-    "when",
-    "where",
-    "why",
-    "how",
-    "all",
-    "any",
-    "both",
-    "each",
-    "few",
-    "more",
-    "most",
-    "other",
-    "some",
-    "such",
-    "no",
-    "nor",
-    "not",
-    "only",
-    "own",
-    "same",
-    "so",
-    "than",
-    "too",
-    "very",
-    "s",
-    "t",
-    "can",
-    "will",
-    "just",
-    "don",
-    "don't",
-    "should",
-    "should've",
-    "now",
-    "d",
-    "ll",
-    "m",
-    "o",
-    "re",
-    "ve",
-    "y",
-    "ain",
-    "aren",
-    "aren't",
-    "couldn",
-    "couldn't",
-    "didn",
-    "didn't",
-    "doesn",
-    "doesn't",
-    "hadn",
-    "hadn't",
-    "hasn",
-    "hasn't",
-    "haven",
-    "haven't",
-    "isn",
-    "isn't",
-    "ma",
-    "mightn",
-    "mightn't",
-    "mustn",
-    "mustn't",
-    "needn",
-    "needn't",
-    "shan",
-    "shan't",
-    "shouldn",
-    "shouldn't",
-    "wasn",
-    "wasn't",
-    "weren",
-    "weren't",
-    "won",
-    "won't",
-    "wouldn",
-    "wouldn't",
-]
 
 
 class GenerativeEncoder(GGUFWeights, DeviceBatches):
@@ -343,59 +153,52 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             readout_formula: `code` (InBedder's released code: N_g generated states) or `paper` (§4.1: N_g + 1,
                 one more forward step; causal LMs only); for avg-gen, filtered-avg-gen, last-gen and avg-all.
         """
-        if pooling not in POOLINGS:
-            raise ConfigError(f"Unknown pooling '{pooling}'; choose one of {', '.join(POOLINGS)}.")
-        if architecture not in ARCHITECTURES:
-            raise ConfigError(f"Unknown architecture '{architecture}'; choose one of {', '.join(ARCHITECTURES)}.")
-        if pattern not in PATTERNS and ("{input}" not in pattern or "{instruction}" not in pattern):
-            raise ConfigError(
-                f"Pattern {pattern!r} is neither one of {', '.join(PATTERNS)} nor a string with both "
-                f"'{{input}}' and '{{instruction}}'."
-            )
+        self.model_path = model_path
+        self.readout = Readout(pooling, int(layer), readout_formula, reencoder)
+        self.prompting = Prompting(pattern, architecture, max_input_length, mask_length)
         if max_new_tokens < 1 or num_samples < 1 or mask_length < 1 or max_input_length < 1:
             raise ConfigError("max_new_tokens, num_samples, mask_length and max_input_length must be at least 1.")
-        if not (temperature > 0 and 0 < top_p <= 1):
-            raise ConfigError(f"temperature must be > 0 and top_p in (0, 1]; got {temperature} and {top_p}.")
-        if readout_formula not in ("code", "paper"):
-            raise ConfigError(
-                f"readout_formula must be 'code' (InBedder's released code) or 'paper', got {readout_formula!r}."
-            )
-        self.readout_formula = readout_formula
-        filtered = pooling == "filtered-avg-gen"
-        self.model_path = model_path
-        self.pooling = pooling
-        self.layer = int(layer)
-        self.pattern = pattern
-        self.architecture_option = architecture
-        self.max_input_length = max_input_length
-        self.generation: dict[str, Any] = {
-            "max_new_tokens": max_new_tokens,
-            "do_sample": bool(do_sample),
-            "temperature": temperature,
-            "top_p": top_p,
-            "seed": seed,
-            "num_samples": num_samples if do_sample else 1,
-        }
-        self.mask_length = mask_length
-        if isinstance(filter_words, str):  # from --model-args: words separated by |
-            filter_words = [w for w in filter_words.split("|") if w]
-        self.filter_words = list(DEFAULT_FILTER_WORDS if filter_words is None and filtered else filter_words or [])
-        self.filter_instruction = filtered if filter_instruction is None else bool(filter_instruction)
-        self.filter_stopwords = filtered if filter_stopwords is None else bool(filter_stopwords)
-        self.reencoder_path = reencoder
+        self.generation: Generation = generation(
+            max_new_tokens=max_new_tokens,
+            do_sample=do_sample,
+            temperature=temperature,
+            top_p=top_p,
+            seed=seed,
+            num_samples=num_samples,
+        )
+        self.token_filter = TokenFilter.for_pooling(pooling, filter_words, filter_instruction, filter_stopwords)
         self.model: Any = None
         self.tokenizer: Any = None
         self.architecture: str | None = None if architecture == "auto" else architecture
         self._reencoder: Any = None
-        self._filter_cache: dict[str, set[int]] = {}
         super().__init__(name=name, revision=revision, source=model_path, **kwargs)
-        if self.architecture is not None:
-            self._check_pooling()
+        if self.architecture is not None:  # else checked once it is read, on loading
+            self.readout.check_architecture(self.architecture)
 
     # ------------------------------------------------------------------ settings
     @property
+    def pooling(self) -> str:
+        return self.readout.pooling
+
+    @property
+    def max_input_length(self) -> int:
+        return self.prompting.max_input_length
+
+    @property
+    def mask_length(self) -> int:
+        return self.prompting.mask_length
+
+    @property
+    def filter_words(self) -> list[str]:
+        return list(self.token_filter.words)
+
+    @property
+    def filter_stopwords(self) -> bool:
+        return self.token_filter.stopwords
+
+    @property
     def pattern_format(self) -> str:
-        return PATTERNS.get(self.pattern, self.pattern)
+        return self.prompting.pattern_format
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -406,62 +209,20 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         }
 
     def inert_options(self) -> set[str]:
-        inert = set()
-        if self.pooling in SINGLE_PASS or self.pooling == "re-encode":
-            inert.add("readout_formula")
-        if self.pooling in SINGLE_PASS:
-            inert |= {
-                "max_new_tokens",
-                "do_sample",
-                "temperature",
-                "top_p",
-                "seed",
-                "num_samples",
-                "filter_words",
-                "filter_instruction",
-                "filter_stopwords",
-                "reencoder",
-            }
-        if self.pooling != "re-encode":
-            inert.add("reencoder")
-        if "masked" not in (self.architecture, self.architecture_option):
-            inert.add("mask_length")
-        return inert
+        return self.readout.inert_options(masked="masked" in (self.architecture, self.prompting.architecture))
 
     def identity_extras(self) -> dict[str, Any]:
         # The prompt pattern's text (a built-in pattern may be reworded) and the re-encoder's weights.
         out: dict[str, Any] = {"pattern_format": self.pattern_format}
         if self.pooling == "re-encode":
-            out["reencoder"] = self._reencoder_id()
+            out["reencoder"] = self.readout.reencoder_id()
         return out
-
-    def _reencoder_id(self) -> dict[str, str]:
-        from bench.adapters.identity import model_revision
-
-        path = self._reencoder_path()
-        return {"model": Path(path).name if Path(path).exists() else path, "revision": model_revision(path)}
-
-    def _reencoder_path(self) -> str:
-        if self.reencoder_path:
-            return self.reencoder_path
-        from bench.adapters.registry import MODELS
-
-        return MODELS["all-MiniLM-L6-v2"].path()
-
-    def _check_pooling(self) -> None:
-        architecture = self.architecture
-        assert architecture is not None  # checked once the architecture is known (given, or read on loading)
-        if self.pooling in NOT_FOR[architecture]:
-            raise ConfigError(
-                f"Pooling '{self.pooling}' does not exist for {architecture} models (InBedder appendix C); "
-                f"choose one of {', '.join(p for p in POOLINGS if p not in NOT_FOR[architecture])}."
-            )
 
     # ------------------------------------------------------------------ model
     def _load(self) -> None:
         if self.architecture is None:
             self.architecture = detect_architecture(self.model_path, self.revision)
-            self._check_pooling()
+            self.readout.check_architecture(self.architecture)
         padding, truncation = {"causal": ("left", "left"), "masked": ("right", "left"), "seq2seq": ("right", "right")}[
             self.architecture
         ]
@@ -481,7 +242,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         if self.pooling == "re-encode":
             from sentence_transformers import SentenceTransformer
 
-            self._reencoder = SentenceTransformer(self._reencoder_path(), device=self.device)
+            self._reencoder = SentenceTransformer(self.readout.reencoder_path(), device=self.device)
         facts = lm_facts(self.model)
         if self._reencoder is not None:  # re-encode: the vectors are the re-encoder's
             facts["embed_dim"] = self._reencoder.get_sentence_embedding_dimension()
@@ -489,7 +250,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
 
     def render(self, text: str, instruction: str | None, prompt_type: Any) -> Any:
         """The prompt; with instruction filtering, [prompt, instruction] (the filter depends on it)."""
-        if self.pattern == "chat-template":
+        if self.prompting.pattern == "chat-template":
             self.ensure_loaded()
             message = CHAT_INSTRUCTION.replace("{input}", text).replace("{instruction}", instruction or "")
             prompt = self.tokenizer.apply_chat_template(
@@ -497,7 +258,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             )
         else:  # str.replace, as InBedder inserts (braces in the text stay as they are)
             prompt = self.pattern_format.replace("{input}", text).replace("{instruction}", instruction or "")
-        return [prompt, instruction or ""] if self.filter_instruction else prompt
+        return [prompt, instruction or ""] if self.token_filter.instruction else prompt
 
     def budget_generates(self) -> bool:
         """Whether a batch keeps a key/value cache (a generation): not for one pass nor for a masked LM."""
@@ -540,7 +301,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
 
     def _tap(self, stack: Any) -> LayerTap:
         """The hidden state at `layer` of `stack` (the base model, or a seq2seq model's encoder or decoder)."""
-        return LayerTap(stack, lambda n_states: layer_index(self.layer, n_states))
+        return LayerTap(stack, lambda n_states: layer_index(self.readout.layer, n_states))
 
     def _single_pass(self, inputs: list[Any]) -> np.ndarray:
         """1st-gen / avg-ppt from one forward pass (causal: prompt states; seq2seq: decoder start state)."""
@@ -576,7 +337,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         enc = self._tokenize([_prompt(x) for x in inputs])
         processors = LogitsProcessorList()
         if self.generation["do_sample"]:
-            seeds = [self._row_seed(x, sample) for x in inputs]
+            seeds = [row_seed(self.generation["seed"], x, sample) for x in inputs]
             processors.append(_SeededSampler(seeds, self.generation["temperature"], self.generation["top_p"]))
         capture: AbstractContextManager[list[Any]] = tap.capture() if tap is not None else nullcontext([])
         with capture as steps:
@@ -594,10 +355,6 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             )
         return enc, out, steps
 
-    def _row_seed(self, model_input: Any, sample: int) -> int:
-        digest = hashlib.sha256(f"{self.generation['seed']}:{sample}:{input_key(model_input)}".encode()).digest()
-        return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
-
     def _generation_readout(self, inputs: list[Any]) -> np.ndarray:
         import torch
 
@@ -613,7 +370,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             gen = torch.cat(steps[1:], dim=1) if len(steps) > 1 else prompt_states[:, :0]
             next_ids = out.sequences[:, prompt_len + 1 : prompt_len + 1 + gen.shape[1]]
         keep = ~self._dropped(next_ids, inputs)
-        if self.readout_formula == "paper":
+        if self.readout.formula == "paper":
             gen, keep = self._with_last_generated_state(enc, out, tap, gen, keep, inputs)
         rows = []
         for b in range(len(inputs)):
@@ -656,22 +413,11 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         last_ok = ~self._dropped(last, inputs)
         return torch.cat([gen, state.to(gen.dtype)], dim=1), torch.cat([keep, last_ok], dim=1)
 
-    def _filter_ids(self, model_input: Any) -> set[int]:
-        instruction = model_input[1] if self.filter_instruction and isinstance(model_input, list) else ""
-        if instruction not in self._filter_cache:
-            words = list(self.filter_words) + (list(NLTK_ENGLISH_STOPWORDS) if self.filter_stopwords else [])
-            words += [instruction] if instruction else []
-            ids: set[int] = set()
-            for word in words:  # tokenizer.encode, as InBedder (special tokens it adds are dropped anyway)
-                ids.update(self.tokenizer.encode(word))
-            self._filter_cache[instruction] = ids
-        return self._filter_cache[instruction]
-
     def _dropped(self, next_ids: Any, inputs: list[Any]) -> Any:
         """True where a generated state is dropped: its next token is special or filtered."""
         import torch
 
-        banned = [set(self.tokenizer.all_special_ids) | self._filter_ids(x) for x in inputs]
+        banned = [set(self.tokenizer.all_special_ids) | self.token_filter.ids(self.tokenizer, x) for x in inputs]
         return torch.tensor(
             [[int(t) in banned[b] for t in row.tolist()] for b, row in enumerate(next_ids)],
             dtype=torch.bool,
@@ -683,8 +429,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         start = 1 if self.architecture == "seq2seq" else enc["input_ids"].shape[1]
         answers = []
         for b, row in enumerate(out.sequences[:, start:].tolist()):
-            filtering = self.filter_words or self.filter_stopwords or self.filter_instruction
-            banned = self._filter_ids(inputs[b]) if filtering else set()
+            banned = self.token_filter.ids(self.tokenizer, inputs[b]) if self.token_filter.active else set()
             answers.append(self.tokenizer.decode([t for t in row if t not in banned], skip_special_tokens=True))
         return answers
 

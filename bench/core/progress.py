@@ -17,6 +17,9 @@ then counted as its share of the group, and never past the group's end.
 runners, `stty cols 0`) would get a bar redrawn as blank lines, so it gets log lines (`stderr_is_terminal`).
 Libraries' own bars (transformers' GGUF de-quantisation, downloads) are switched off where the
 harness's bar would be (`disable_library_bars`, called by the CLI), so none reaches a log file.
+
+Each encode call is labelled with its task and which of the task's calls it is (`encode_part`, `pass_label`):
+`STS12 (sentence 2)`, `SciFact (corpus)`, `NYTClustering (instruction 3)`.
 """
 
 from __future__ import annotations
@@ -28,8 +31,12 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # MTEB's types load with a task, not with `bench --help`
+    from mteb import TaskMetadata
+    from mteb.types import PromptType
 
 logger = logging.getLogger(__name__)
 
@@ -232,3 +239,59 @@ def _bar(total: int, desc: str) -> Any:
         dynamic_ncols=True,
         disable=False,
     )  # shown when asked for, whatever `disable_library_bars` set
+
+
+# MTEB task types whose evaluator encodes two sides, sentence 1 then sentence 2 (AnySTSEvaluator,
+# PairClassificationEvaluator), and those that encode queries and a corpus.
+_PAIRED_TYPES = frozenset({"STS", "PairClassification"})
+_RETRIEVAL_TYPES = frozenset({"Retrieval", "Reranking", "InstructionRetrieval", "InstructionReranking"})
+
+
+def encode_part(
+    task_metadata: TaskMetadata, prompt_type: PromptType | None, instructions: Sequence[str | None]
+) -> str | None:
+    """What one `encode` call of a task encodes, as far as the call itself tells: `sentence` (one side of an
+    MTEB STS or pair-classification set, whose evaluator encodes sentence 1 then sentence 2), `corpus`
+    (documents), `queries` (a retrieval task's plain queries), `instruction` (every row under one
+    instruction: a robustness or per-aspect pass), else None (a numbered pass)."""
+    from mteb.types import PromptType
+
+    per_row = any(i is not None for i in instructions)
+    if not per_row and task_metadata.type in _PAIRED_TYPES and prompt_type != PromptType.document:
+        return "sentence"
+    if prompt_type == PromptType.document:
+        return "corpus"
+    if not per_row and prompt_type == PromptType.query and task_metadata.type in _RETRIEVAL_TYPES:
+        return "queries"
+    if per_row and len(set(instructions)) == 1:
+        return "instruction"
+    return None
+
+
+def pass_label(task: str, part: str | None, n: int, subset: str | None = None) -> str:
+    """`STS12 (sentence 2)`, `SciFact (corpus, pass 2)`, `NYTClustering (instruction 3)`, `X (pass 2)`: the
+    task and which of its encode calls this is, the `n`-th call of its `part` (see `encode_part`)."""
+    if part is None and n == 1 and subset is None:  # a task's one pass, or a call outside a task: its name says it
+        return task
+    if part == "sentence":
+        what = f"sentence {2 - n % 2}"  # the evaluator's calls alternate: 1, 2 (and again for the next split)
+    elif part in ("queries", "corpus"):
+        what = part if n == 1 else f"{part}, pass {n:,}"
+    elif part is not None:
+        what = f"{part} {n:,}"
+    else:
+        what = f"pass {n:,}"
+    return f"{task} ({subset}, {what})" if subset else f"{task} ({what})"
+
+
+class PassLabels:
+    """The progress labels of one task's encode calls, counting its calls per subset and part."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+        self.passes: dict[tuple[str | None, str | None], int] = {}
+
+    def next(self, part: str | None, subset: str | None) -> str:
+        """The next call's label (`pass_label`)."""
+        n = self.passes[subset, part] = self.passes.get((subset, part), 0) + 1
+        return pass_label(self.task, part, n, subset)
