@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 
 from bench.adapters.cache import EmbeddingCache, cache_files, shard_dir
+from cache_entries import entries, keys
 
 FINGERPRINT = {"family": "st", "model": "org/m", "revision": "r1"}
 
@@ -26,8 +27,7 @@ def test_a_ranks_shard_is_its_own_file_and_the_main_reader_serves_it(tmp_path):
     assert shard.path == shard_dir(main.path) / "rank2.sqlite" and shard.main_path == main.path
     vectors = _vectors(3, 2)
     shard.put_many(["b", "c", "d"], vectors)
-    with sqlite3.connect(main.path) as conn:  # the main file holds rank 0's vector only
-        assert conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0] == 1
+    assert len(entries(main.path)) == 1  # the main file holds rank 0's vector only
     found = main.get_many(["a", "b", "d", "x"])
     assert sorted(found) == ["a", "b", "d"]
     np.testing.assert_array_equal(found["d"], vectors[2])
@@ -64,11 +64,11 @@ def test_a_damaged_shard_row_is_skipped_not_served_and_the_shard_is_not_written(
     shard.put_many(["a", "b"], _vectors(2))
     shard.close()
     with sqlite3.connect(shard.path) as conn:
-        conn.execute("UPDATE emb SET checksum = x'00' WHERE key = 'a'")
+        conn.execute("UPDATE slots SET checksum = x'00' WHERE key = 'a'")
+    conn.close()
     found = EmbeddingCache(tmp_path, FINGERPRINT).get_many(["a", "b"])
     assert sorted(found) == ["b"]
-    with sqlite3.connect(shard.path) as conn:  # rank 0 never writes another rank's file
-        assert conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0] == 2
+    assert len(entries(shard.path)) == 2  # rank 0 never writes another rank's file
 
 
 def test_held_vectors_are_served_until_settled_and_kept_if_their_rank_fails(tmp_path):
@@ -81,8 +81,7 @@ def test_held_vectors_are_served_until_settled_and_kept_if_their_rank_fails(tmp_
     assert sorted(main.get_many(["a", "b", "c", "d"])) == ["c", "d"]
     main.keep_held()  # c and d's rank failed before committing: they go to the main file
     main.flush()
-    with sqlite3.connect(main.path) as conn:
-        assert sorted(k for (k,) in conn.execute("SELECT key FROM emb")) == ["c", "d"]
+    assert sorted(keys(main.path)) == ["c", "d"]
 
 
 def test_oldest_pending_names_the_first_group_not_committed_or_failed(tmp_path, monkeypatch):

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -20,6 +19,7 @@ import pytest
 import dist_ranks
 from bench.adapters.distributed import world_from_env
 from bench.adapters.prompteol import METAEOL
+from cache_entries import keys
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCHRUN = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
@@ -252,13 +252,8 @@ def test_torchrun_two_processes_equal_one(tmp_path, one_process):
 def _cache_rows(folder: Path) -> tuple[set[str], dict[str, set[str]]]:
     """The keys of the one cache under `folder`: its main file's, and each shard's by file name."""
     (main,) = folder.glob("*.sqlite")
-    with sqlite3.connect(main) as conn:
-        keys = {k for (k,) in conn.execute("SELECT key FROM emb")}
-    shards = {}
-    for shard in sorted(main.with_suffix(".shards").glob("*.sqlite")):
-        with sqlite3.connect(shard) as conn:
-            shards[shard.name] = {k for (k,) in conn.execute("SELECT key FROM emb")}
-    return keys, shards
+    shards = {shard.name: keys(shard) for shard in sorted(main.with_suffix(".shards").glob("*.sqlite"))}
+    return keys(main), shards
 
 
 def on_rank_one(module: str, why: str, patch: str) -> str:

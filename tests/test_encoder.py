@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import numpy as np
 import pytest
 
 from bench.adapters.cache import EmbeddingCache
 from bench.adapters.sentence_transformers import SentenceTransformerEncoder, template_string
 from bench.core.errors import ConfigError, EncodingError
+from cache_entries import entries, flip_byte
 from toy_encoders import HashEncoder
 
 INPUTS = [["q", "short"], ["q", "a much longer text here"], ["q", "short"], ["r", "short"], ["q", "mid text"]]
@@ -52,9 +51,9 @@ def test_cache_is_keyed_by_model_fingerprint(tmp_path):
 def test_damaged_entry_is_detected_and_recomputed(tmp_path, caplog):
     enc = HashEncoder(cache_dir=tmp_path)
     expected = enc.encode_inputs(INPUTS)
-    with sqlite3.connect(enc.cache.path) as conn:
-        key, blob = conn.execute("SELECT key, vec FROM emb LIMIT 1").fetchone()
-        conn.execute("UPDATE emb SET vec = ? WHERE key = ?", (bytes([blob[0] ^ 0xFF]) + blob[1:], key))
+    enc.cache.close()
+    (key, *_), *_ = entries(enc.cache.path)
+    flip_byte(enc.cache.path, key)  # inside the block that holds the other three
     fresh = HashEncoder(cache_dir=tmp_path)
     got = fresh.encode_inputs(INPUTS)
     assert fresh.stats.encoded == 1 and fresh.stats.cache_hits == 3

@@ -39,6 +39,7 @@ import numpy as np
 import pytest
 
 from bench.cli.main import main
+from cache_entries import entries, store_entry
 from fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -325,9 +326,7 @@ def snapshot(out: Path, cache: Path) -> dict[str, Any]:
     }
     vectors = {}
     for db in sorted(cache.rglob("*.sqlite")):
-        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-        vectors[db.name] = sorted(conn.execute("SELECT key, dim, vec, checksum FROM emb").fetchall())
-        conn.close()
+        vectors[db.name] = entries(db)
     return {"files": files, "vectors": vectors}
 
 
@@ -1207,26 +1206,17 @@ def test_utf8_bom_csv_loads_like_plain_utf8(servers, tmp_path, monkeypatch):
     assert scores["bom"] == scores["plain"] and len(scores["bom"]) == 1
 
 
-def _blake(blob: bytes) -> bytes:
-    return hashlib.blake2b(blob, digest_size=8).digest()
-
-
 def test_damaged_cache_entries_are_recomputed_never_served(baseline, servers, tmp_path, monkeypatch):
     """Wrong dimension (with a valid checksum), NaN (valid checksum), a bad checksum: all three are
     sent to the model again, the scores equal the clean run's, and the cache holds the right vectors."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out, cache = _copy_baseline(baseline, tmp_path)
     (db,) = cache.rglob("*.sqlite")
-    conn = sqlite3.connect(db)
-    clean = sorted(conn.execute("SELECT key, dim, vec, checksum FROM emb").fetchall())
-    (k1, *_), (k2, *_), (k3, _, _vec3, _) = clean[:3]
-    short = np.ones(8, dtype=np.float32).tobytes()
-    nan = np.full(16, np.nan, dtype=np.float32).tobytes()
-    with conn:
-        conn.execute("UPDATE emb SET dim = 8, vec = ?, checksum = ? WHERE key = ?", (short, _blake(short), k1))
-        conn.execute("UPDATE emb SET vec = ?, checksum = ? WHERE key = ?", (nan, _blake(nan), k2))
-        conn.execute("UPDATE emb SET checksum = ? WHERE key = ?", (bytes(8), k3))
-    conn.close()
+    clean = entries(db)
+    (k1, *_), (k2, *_), (k3, _, vec3, _) = clean[:3]
+    store_entry(db, k1, np.ones(8, dtype=np.float32).tobytes())  # 8 wide, its own checksum
+    store_entry(db, k2, np.full(16, np.nan, dtype=np.float32).tobytes())
+    store_entry(db, k3, vec3, bytes(8))
     sent = _texts_sent(servers.api)
     code = main(
         [
@@ -1243,9 +1233,7 @@ def test_damaged_cache_entries_are_recomputed_never_served(baseline, servers, tm
     assert code == 0
     assert _texts_sent(servers.api) - sent == 3
     assert _main_scores(out) == _main_scores(baseline / "out")
-    conn = sqlite3.connect(db)
-    assert sorted(conn.execute("SELECT key, dim, vec, checksum FROM emb").fetchall()) == clean
-    conn.close()
+    assert entries(db) == clean
 
 
 def test_read_only_cache_is_used_read_only_never_moved(baseline, servers, tmp_path, monkeypatch, caplog):

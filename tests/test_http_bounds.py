@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 import sys
 import threading
 import time
@@ -30,6 +29,7 @@ from bench.adapters.openai_api import OpenAIEmbeddingEncoder
 from bench.cli.main import main
 from bench.core.errors import EncodingError
 from bench.core.llm_client import ChatRequest, LLMClient, LLMConfig
+from cache_entries import entries
 from fake_openai import FakeOpenAI
 from test_faults import StallServer, interrupt_in_flight
 
@@ -127,12 +127,7 @@ def _second_request_only(spoil: Callable[..., None]) -> Callable[..., None]:
 
 
 def _cached_vectors(cache: Path) -> int:
-    total = 0
-    for db in cache.rglob("*.sqlite"):
-        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-        total += conn.execute("SELECT count(*) FROM emb").fetchone()[0]
-        conn.close()
-    return total
+    return sum(len(entries(db)) for db in cache.rglob("*.sqlite"))
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,17 @@
 """On-disk embedding cache shared across tasks and runs.
 
 One SQLite file per model fingerprint (model id, revision and every adapter setting that changes a
-vector); inside it, one row per model input, keyed by the hash of the exact input the adapter builds
+vector); inside it, one entry per model input, keyed by the hash of the exact input the adapter builds
 from (instruction template, instruction, text). An instruction-blind template therefore maps every
 instruction to the same key, and that text is embedded once.
+
+The file stores a committed group as one row of `blocks`, its float32 vectors back to back (SQLite spills
+them into fully packed overflow pages), and each key as a row of `slots` (`WITHOUT ROWID`: the key, its block,
+its place in the block and its vector's checksum). A row per vector, as files before held (`emb`), left part
+of every page empty (1.37x the raw bytes at 384 dimensions); blocks of the encoder's groups cost 1.05x at
+384 and 1.01x at 4,096 (`benchmarks/fixed_costs.py`). A file written before is read as it is: its `emb` rows
+are served and dropped like any entry, and what is stored in it from then on goes to blocks. A block whose
+keys were all stored again or dropped is deleted.
 
 SQLite gives atomic transactions (a killed run leaves whole groups or nothing). Every vector carries a
 checksum, and the file records the model's dimension: an entry whose checksum fails, whose dimension
@@ -167,7 +175,7 @@ class EmbeddingCache:
         for mode in ("ro", "ro&immutable=1"):
             conn = sqlite3.connect(f"{uri}?mode={mode}", uri=True, timeout=60)
             try:
-                conn.execute("SELECT COUNT(*) FROM emb").fetchone()
+                conn.execute("SELECT COUNT(*) FROM meta").fetchone()
                 return conn
             except sqlite3.DatabaseError as e:
                 conn.close()
@@ -185,7 +193,8 @@ class EmbeddingCache:
         conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)  # one thread at a time (_lock)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-        conn.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB, checksum BLOB)")
+        conn.execute(_BLOCKS)
+        conn.execute(_SLOTS)
         conn.execute(
             "INSERT OR IGNORE INTO meta VALUES ('fingerprint', ?)", (json.dumps(self.fingerprint, sort_keys=True),)
         )
@@ -307,23 +316,33 @@ class EmbeddingCache:
         self._put_many(keys, vectors)
 
     def _put_many(self, keys: Iterable[str], vectors: np.ndarray) -> None:
+        """The group as one block (its vectors back to back) and a slot per key, in one transaction."""
         if self.read_only or self._conn is None:
             return
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        width = vectors.shape[1] * 4 if vectors.ndim == 2 else 0
-        data = vectors.tobytes()  # one copy for the group, then a slice per row
-        rows = []
-        for i, key in enumerate(keys):
-            blob = data[i * width : (i + 1) * width]
-            rows.append((key, vectors.shape[1], blob, _checksum(blob)))
-        if len(rows) != len(vectors):
-            raise ValueError(f"{len(rows)} keys for {len(vectors)} vectors")
+        keys = list(keys)
+        if vectors.ndim != 2 or len(keys) != len(vectors):
+            raise ValueError(f"{len(keys)} keys for vectors of shape {vectors.shape}")
+        width = vectors.shape[1] * 4
+        data = vectors.tobytes()  # the block: one copy for the group
         try:
             with self._lock, self._conn:
-                if self.dim is None and vectors.ndim == 2:
+                if self.dim is None:
                     self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('dim', ?)", (str(vectors.shape[1]),))
                     self._dim = int(vectors.shape[1])
-                self._conn.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)", rows)
+                if not keys:
+                    return
+                replaced = _blocks_of(self._conn, keys)
+                block = self._conn.execute(
+                    "INSERT INTO blocks (dim, vectors) VALUES (?, ?)", (vectors.shape[1], data)
+                ).lastrowid
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO slots VALUES (?, ?, ?, ?)",
+                    [(key, block, i, _checksum(data[i * width : (i + 1) * width])) for i, key in enumerate(keys)],
+                )
+                _drop_unused_blocks(self._conn, replaced)
+                if _LEGACY in _tables(self._conn):  # a file written before blocks: its row of a key goes
+                    self._conn.executemany(f"DELETE FROM {_LEGACY} WHERE key = ?", [(k,) for k in keys])
         except sqlite3.OperationalError as e:
             if _is_full(e):
                 raise self._full_error(e) from e
@@ -334,14 +353,18 @@ class EmbeddingCache:
         if self.read_only or self._conn is None:
             return
         with self._lock, self._conn:
-            self._conn.executemany("DELETE FROM emb WHERE key = ?", [(k,) for k in keys])
+            blocks = _blocks_of(self._conn, keys)
+            self._conn.executemany("DELETE FROM slots WHERE key = ?", [(k,) for k in keys])
+            _drop_unused_blocks(self._conn, blocks)
+            if _LEGACY in _tables(self._conn):
+                self._conn.executemany(f"DELETE FROM {_LEGACY} WHERE key = ?", [(k,) for k in keys])
 
     def count(self) -> int:
         self.flush()
         if self._conn is None:
             return 0
         with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
+            return _entries(self._conn)[0]
 
     def close(self) -> None:
         """Commit what was handed over, then fold the write-ahead log into the file and close it: a closed
@@ -382,17 +405,119 @@ def _open_shard(path: Path) -> sqlite3.Connection | None:
         return None
 
 
+_BLOCKS = "CREATE TABLE IF NOT EXISTS blocks (id INTEGER PRIMARY KEY, dim INTEGER NOT NULL, vectors BLOB NOT NULL)"
+_SLOTS = (
+    "CREATE TABLE IF NOT EXISTS slots (key TEXT PRIMARY KEY, block INTEGER NOT NULL, slot INTEGER NOT NULL, "
+    "checksum BLOB NOT NULL) WITHOUT ROWID"
+)
+_LEGACY = "emb"  # a row per vector (key, dim, vec, checksum): files written before blocks
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _chunks(keys: Sequence[str]) -> Iterable[tuple[list[str], str]]:
+    """`keys` in runs SQLite takes as host parameters, each with its `?,?,...`."""
+    for start in range(0, len(keys), _SQL_VARS):
+        chunk = list(keys[start : start + _SQL_VARS])
+        yield chunk, ",".join("?" * len(chunk))
+
+
+def _blocks_of(conn: sqlite3.Connection, keys: Sequence[str]) -> set[int]:
+    """The blocks that hold a slot of `keys`."""
+    blocks: set[int] = set()
+    for chunk, marks in _chunks(keys):
+        blocks.update(b for (b,) in conn.execute(f"SELECT block FROM slots WHERE key IN ({marks})", chunk))
+    return blocks
+
+
+def _drop_unused_blocks(conn: sqlite3.Connection, blocks: set[int]) -> None:
+    """Delete those of `blocks` that no slot points to any more (every key replaced or dropped); a block that
+    still serves a key keeps the bytes of its dropped ones (only a damaged or re-stored key leaves such bytes)."""
+    if blocks:
+        marks = ",".join("?" * len(blocks))
+        conn.execute(f"DELETE FROM blocks WHERE id IN ({marks}) AND id NOT IN (SELECT block FROM slots)", list(blocks))
+
+
+def _entries(conn: sqlite3.Connection) -> tuple[int, int | None]:
+    """(entries, largest dimension) of a cache file, blocks and rows of a file written before blocks."""
+    tables = _tables(conn)
+    entries, dim = 0, None
+    if "slots" in tables:
+        entries += conn.execute("SELECT COUNT(*) FROM slots").fetchone()[0]
+        dim = conn.execute("SELECT MAX(dim) FROM blocks").fetchone()[0]
+    if _LEGACY in tables:
+        count, legacy_dim = conn.execute(f"SELECT COUNT(*), MAX(dim) FROM {_LEGACY}").fetchone()
+        entries += count
+        dim = max((d for d in (dim, legacy_dim) if d is not None), default=None)
+    return int(entries), dim
+
+
 def _lookup(
     conn: sqlite3.Connection | None, keys: Sequence[str], dim: int | None, found: dict[str, np.ndarray]
 ) -> list[str]:
-    """Add the intact rows of `keys` in `conn` to `found`; return the keys of damaged rows."""
-    damaged: list[str] = []
+    """Add the intact entries of `keys` in `conn` to `found`; return the keys of damaged entries."""
     if conn is None:
-        return damaged
-    for start in range(0, len(keys), _SQL_VARS):
-        chunk = list(keys[start : start + _SQL_VARS])
-        marks = ",".join("?" * len(chunk))
-        rows = conn.execute(f"SELECT key, dim, vec, checksum FROM emb WHERE key IN ({marks})", chunk).fetchall()
+        return []
+    tables = _tables(conn)
+    damaged = _lookup_blocks(conn, keys, dim, found) if "slots" in tables else []
+    if _LEGACY in tables:
+        skip = set(damaged)
+        damaged += _lookup_rows(conn, [k for k in keys if k not in found and k not in skip], dim, found)
+    return damaged
+
+
+def _lookup_blocks(
+    conn: sqlite3.Connection, keys: Sequence[str], dim: int | None, found: dict[str, np.ndarray]
+) -> list[str]:
+    """`_lookup` in blocks: a block read whole when most of it is wanted, else each wanted vector read in place,
+    in slot order (incremental blob I/O: the pages of the vectors not wanted are not copied)."""
+    wanted: dict[int, list[tuple[int, str, bytes]]] = {}
+    for chunk, marks in _chunks(keys):
+        for key, block, slot, checksum in conn.execute(
+            f"SELECT key, block, slot, checksum FROM slots WHERE key IN ({marks})", chunk
+        ):
+            if key not in found:
+                wanted.setdefault(block, []).append((slot, key, checksum))
+    damaged: list[str] = []
+    for block, slots in sorted(wanted.items()):
+        row = conn.execute("SELECT dim FROM blocks WHERE id = ?", (block,)).fetchone()
+        if row is None:  # a slot whose block is gone
+            damaged += [key for _, key, _ in slots]
+            continue
+        block_dim, width = int(row[0]), 4 * int(row[0])
+        try:
+            data = conn.blobopen("blocks", "vectors", block, readonly=True)
+        except sqlite3.OperationalError:  # not a blob (a NULL, a number)
+            damaged += [key for _, key, _ in slots]
+            continue
+        with data:
+            size = len(data)
+            whole = data.read() if 2 * len(slots) * width >= size else None  # most of it: one read
+            for slot, key, checksum in sorted(slots):
+                start = slot * width
+                vec = b""
+                if start >= 0 and start + width <= size:
+                    if whole is not None:
+                        vec = whole[start : start + width]
+                    else:
+                        data.seek(start)
+                        vec = data.read(width)
+                if not _intact(block_dim, vec, checksum, dim):
+                    damaged.append(key)
+                    continue
+                found[key] = np.frombuffer(vec, dtype=np.float32)
+    return damaged
+
+
+def _lookup_rows(
+    conn: sqlite3.Connection, keys: Sequence[str], dim: int | None, found: dict[str, np.ndarray]
+) -> list[str]:
+    """`_lookup` in the rows of a file written before blocks (a row per vector)."""
+    damaged: list[str] = []
+    for chunk, marks in _chunks(keys):
+        rows = conn.execute(f"SELECT key, dim, vec, checksum FROM {_LEGACY} WHERE key IN ({marks})", chunk).fetchall()
         for key, row_dim, blob, checksum in rows:
             if key in found:
                 continue
@@ -533,7 +658,7 @@ def _one_file_info(path: Path) -> CacheFileInfo:
         return CacheFileInfo(path, {}, 0, None, size, str(e))
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-        entries, dim = conn.execute("SELECT COUNT(*), MAX(dim) FROM emb").fetchone()
+        entries, dim = _entries(conn)
         fingerprint = json.loads(row[0]) if row else {}
     except (sqlite3.Error, json.JSONDecodeError) as e:
         return CacheFileInfo(path, {}, 0, None, size, str(e))
