@@ -40,6 +40,12 @@ def test_the_task_registry_takes_a_benchmark_name_too():
     assert task_names(suite="InBedder-robustness") == task_names(suite="robustness")
 
 
+def test_a_variants_file_built_for_a_benchmark_name_is_named_for_its_suite():
+    from bench.dataset_builders.instruction_variants import _task_selection
+
+    assert _task_selection(None, "INSTRUCTOR-STS") == _task_selection(None, "generic-sts")
+
+
 def test_an_unknown_suite_gets_the_closest_suite_or_benchmark_names(capsys):
     assert main(["run", "--suite", "InstructBench-dem", "--dry-run"]) == 2
     err = capsys.readouterr().err
@@ -99,6 +105,15 @@ def test_auto_passes_the_one_conversion_and_its_int_checks_hold():
             coerce_option("batch_size", value, "int", MODEL_ARGS, default=32)
     with pytest.raises(ConfigError):  # only the options that take it read `auto`
         coerce_option("max_seq_length", "auto", "int", MODEL_ARGS)
+
+
+def test_reproduce_takes_batch_size_auto_through_the_same_conversion(capsys):
+    parse = build_parser().parse_args
+    assert parse(["reproduce", "inbedder-table1", "--batch-size", "auto"]).batch_size is None
+    assert parse(["reproduce", "inbedder-table1", "--batch-size", "8"]).batch_size == 8
+    with pytest.raises(SystemExit):
+        parse(["reproduce", "inbedder-table1", "--batch-size", "2.5"])
+    assert "not a valid int (a number with a fraction" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------------- --output-folder

@@ -44,10 +44,18 @@ def task_names(*, tasks: Iterable[str] | None = None, suite: str | None = None) 
             if not is_known_task(name):
                 raise unknown_task(name)
         return names
+    return list(SUITES[suite_named(suite or DEFAULT_SUITE)])
+
+
+def suite_named(name: str) -> str:
+    """The suite `name` means: its own name, or its MTEB benchmark name in any case (`InstructBench-demo`).
+
+    Raises:
+        UnknownNameError: neither, with the closest names of both kinds.
+    """
     from bench.tasks.benchmarks import benchmark_name
 
-    suite = suite_for(suite or DEFAULT_SUITE, SUITES, {s: benchmark_name(s) for s in SUITES})
-    return list(SUITES[suite])
+    return suite_for(name, SUITES, {s: benchmark_name(s) for s in SUITES})
 
 
 def get_tasks(
