@@ -135,7 +135,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
         "revision",
     )
     cli_flags: ClassVar[dict[str, str]] = {
-        "batch_size": "texts per forward pass, or per API request (family default)",
+        "batch_size": "texts per forward pass, or per API request (family default); auto: sized for the GPU on CUDA (LM families)",
         "device": "cpu, cuda, cuda:1, mps or auto (default auto)",
         "dtype": "weights' dtype: auto (default: bfloat16 on a CUDA GPU, float16 where it lacks bf16, float32 on "
         "CPU), float32, float16 or bfloat16; the mteb family keeps its loader's unless given",

@@ -377,6 +377,8 @@ class MTEBModel(BaseEncoder):
     def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
         if self.st is None:
             return super().token_lengths(inputs)
+        if not inputs:  # a fast tokenizer fails on an empty batch (a dry run of a task the cache fully holds)
+            return []
         texts = [x[0] + x[1] for x in inputs]
         ids = self.st.tokenizer(texts, truncation=True, max_length=self.st.max_seq_length)["input_ids"]
         return [len(i) for i in ids]

@@ -24,6 +24,11 @@ What fits each member of an annotation:
 * `Any`, no annotation, or one this module does not read: the value as given (text still converted to a
   number or bool when it reads as one, and numbers still finite).
 
+`auto` (any case, as text from any source) for an option of `AUTO_OPTIONS` (`--batch-size auto`, lm-eval's
+habit) is None, the family's default: on a CUDA GPU the LM families size their batches for the device
+(bench/adapters/device_budget.py), every other family and device takes its documented default (32 rows;
+512 inputs for an API). Only the word is read so: `--batch-size 2.5` is still refused.
+
 Nothing here imports torch or mteb.
 """
 
@@ -48,6 +53,8 @@ _BOOL_WORDS = ("yes", "no", "on", "off", "1", "0")
 _LISTS = {"list", "tuple", "set", "frozenset", "Sequence", "Iterable", "Collection"}
 _MAPPINGS = {"dict", "Mapping", "MutableMapping"}
 _TEXTS = {"str", "Path", "PurePath", "PathLike"}
+# Options whose `auto` means "the family decides" (None, its default; see the module docstring).
+AUTO_OPTIONS = frozenset({"batch_size"})
 
 
 @dataclass(frozen=True)
@@ -187,6 +194,8 @@ def coerce_option(key: str, value: Any, annotation: str, source: OptionSource = 
             type it needs and why it does not fit, and how to write a valid value there.
     """
     kind = option_type(annotation)
+    if key in AUTO_OPTIONS and isinstance(value, str) and value.strip().lower() == "auto":
+        return None
     try:
         converted = _from_text(value, kind) if isinstance(value, str) else value
         return None if converted is None else _typed(converted, kind)

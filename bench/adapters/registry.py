@@ -175,9 +175,7 @@ def cli_flags(*, own_only: bool = False) -> dict[str, tuple[str, str]]:
     `own_only` keeps the families defined in this package (what `flags_fingerprint` covers), leaving out
     those a script or a test registered in this process."""
     discover()
-    families = {
-        name: cls for name, cls in FAMILIES.items() if not own_only or str(cls.__module__).startswith(f"{__package__}.")
-    }
+    families = {name: cls for name, cls in FAMILIES.items() if not own_only or _own(cls)}
     texts: dict[str, str] = {}
     for cls in families.values():
         for klass in reversed(cls.__mro__):
@@ -233,8 +231,32 @@ def _flag_table(cached: dict[str, Any] | None) -> dict[str, tuple[str, str]] | N
 
 
 def _write_flags(path: Path, flags: dict[str, tuple[str, str]]) -> None:
+    """The flag table, and beside it every family name and alias of this package (`family_names`)."""
     rows = [[option, text, owners] for option, (text, owners) in flags.items()]
-    write_cached(path, {"format": FLAGS_FORMAT, "flags": rows}, what="bench run's flag table")
+    families = {key: family for key, family in _family_keys().items() if _own(FAMILIES[family])}
+    write_cached(path, {"format": FLAGS_FORMAT, "flags": rows, "families": families}, what="bench run's flag table")
+
+
+def _own(cls: type) -> bool:
+    return str(cls.__module__).startswith(f"{__package__}.")
+
+
+def _family_keys() -> dict[str, str]:
+    """Every registered family name and alias -> its family (the families already discovered)."""
+    return {**{family: family for family in FAMILIES}, **FAMILY_ALIASES}
+
+
+def family_names() -> dict[str, str]:
+    """Every family name and alias (what a `--model FAMILY:ID` prefix may be) -> its family, read from the
+    flag table's file when the families are not imported (so `bench run` checks a spec's family before
+    MTEB is imported: bench/cli/run_names.py); else, or with no such file, from the live registry."""
+    if "bench.adapters.base" not in sys.modules:
+        names = (read_cached(flags_path(), FLAGS_FORMAT) or {}).get("families")
+        if isinstance(names, dict) and names and all(isinstance(v, str) for v in names.values()):
+            return names
+    run_flags()  # builds (and caches) the table: every family is imported
+    discover()
+    return _family_keys()
 
 
 def _family_order(item: tuple[str, type]) -> tuple[bool, bool, str]:
@@ -390,6 +412,7 @@ def load_model(spec: str, *, model_name: str | None = None, model_revision: str 
     check_options(family, cls, {**entry_defaults, **given})
     info = family_options(cls)
     given = {k: coerce_option(k, v, info[k].annotation, default=info[k].default) for k, v in given.items()}
+    given = {k: v for k, v in given.items() if v is not None}  # `batch_size="auto"` is None: the family's default
     return cls(path, name=model_name, experiment_defaults=entry_defaults, **{**entry_defaults, **given})
 
 

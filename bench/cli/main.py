@@ -11,6 +11,7 @@ Anything else is a bug: it keeps its traceback (credentials redacted there too) 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
 import os
@@ -18,7 +19,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from bench.core.errors import BenchError
 from bench.core.redact import install_log_redaction, redact
@@ -147,13 +148,31 @@ def _other_rank() -> bool:
     return is_worker()
 
 
+def unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: Sequence[str]) -> NoReturn:
+    """argparse's error for arguments no option takes, from the subcommand's parser (its usage, not the
+    top-level one), naming the closest option to each mistyped one (`--tempalte`: did you mean --template?).
+
+    Python 3.12's `suggest_on_error` does this for choices only, and the project supports 3.11: so here, once,
+    for every subcommand, by difflib over the options that subcommand (and the top level) takes."""
+    commands = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+    target: argparse.ArgumentParser = commands.get(command, parser) if command else parser
+    known = [s for p in (target, parser) for a in p._actions for s in a.option_strings if s.startswith("--")]
+    hints = []
+    for arg in extra:
+        if arg.startswith("--"):
+            close = difflib.get_close_matches(arg.partition("=")[0], known, n=1, cutoff=0.6)
+            hints += [f"{arg.partition('=')[0]}: did you mean {close[0]}?"] if close else []
+    target.error(f"unrecognized arguments: {' '.join(extra)}" + (f" ({'; '.join(hints)})" if hints else ""))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if getattr(args, "needs_full_parser", False):
-        args = build_parser(full_run=True).parse_args(argv)
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parser = build_parser(full_run=True)
+        args, extra = parser.parse_known_args(argv)
+    if extra:
+        unrecognized(parser, args.command, extra)
     if _other_rank():
         if args.command != "run" or getattr(args, "dry_run", False):
             return 0  # launched under torchrun: rank 0 alone runs a command that is not a shared evaluation

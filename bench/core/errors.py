@@ -46,6 +46,32 @@ class UnknownNameError(BenchError, KeyError):
         return self.message
 
 
+def unknown_task(name: str, own: Iterable[str], others: Iterable[str]) -> UnknownNameError:
+    """The error for a name that is no task: close matches among the harness's tasks (`own`) when there are
+    any, else among those and MTEB's (`others`). One rule, whether the names come from the live registries
+    (`bench.tasks`) or from the task catalogue before MTEB is imported (`bench/cli/run_names.py`)."""
+    own = list(own)
+    close = difflib.get_close_matches(name, own, n=1, cutoff=0.6) or [k for k in own if name.lower() in k.lower()]
+    return UnknownNameError("task", name, own if close else list(dict.fromkeys([*own, *others])))
+
+
+def suite_for(name: str, suites: Iterable[str], benchmarks: dict[str, str]) -> str:
+    """The suite `name` means: a suite's own name (`demo`), or its MTEB benchmark name in any case
+    (`InstructBench-demo`, the name `mteb.get_benchmark` knows it by: `benchmarks` maps suite -> that name).
+
+    Raises:
+        UnknownNameError: neither; close matches among both kinds of name.
+    """
+    suites = list(suites)
+    if name in suites:
+        return name
+    by_benchmark = {benchmark.lower(): suite for suite, benchmark in benchmarks.items() if suite in suites}
+    found = by_benchmark.get(name.strip().lower())
+    if found is None:
+        raise UnknownNameError("suite", name, [*suites, *(benchmarks[s] for s in suites if s in benchmarks)])
+    return found
+
+
 class DataError(BenchError):
     """Task data that is missing or does not follow the published schema."""
 

@@ -205,7 +205,7 @@ def _task_selection(tasks: list[str] | None, suite: str | None) -> tuple[list[st
 
     if tasks:
         return registry.task_names(tasks=tasks), None
-    suite = suite or DEFAULT_SUITE
+    suite = registry.suite_named(suite or DEFAULT_SUITE)  # an MTEB benchmark name names the suite's file
     return registry.task_names(suite=suite), suite
 
 

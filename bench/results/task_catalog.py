@@ -31,7 +31,10 @@ logger = logging.getLogger(__name__)
 
 TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
 # The layout of a catalogue file; a file of another (or none) is rebuilt, never misread.
-FORMAT = 3
+# 3: each task's declared `metrics` (bench/core/metric_specs.py).
+# 4: `benchmarks` (suite -> MTEB benchmark name) and `mteb_tasks` (MTEB's own task names), so `bench run`
+# checks the names it is given before MTEB is imported (bench/cli/run_names.py).
+FORMAT = 4
 
 
 def build(*, own_only: bool = False) -> dict[str, Any]:
@@ -41,14 +44,23 @@ def build(*, own_only: bool = False) -> dict[str, Any]:
     tasks a script or a test registered in this process.
     """
     from bench.tasks import SUITE_DESCRIPTIONS, SUITES, TASKS
+    from bench.tasks.mteb_compat import mteb_registry
 
     tasks = {n: c for n, c in TASKS.items() if not own_only or c.__module__.startswith("bench.tasks.")}
     return {
         "format": FORMAT,
         "suites": {suite: [t for t in members if t in tasks] for suite, members in SUITES.items()},
         "suite_descriptions": dict(SUITE_DESCRIPTIONS),
+        "benchmarks": _benchmarks(SUITES),
         "tasks": {name: derive(cls) for name, cls in tasks.items()},
+        "mteb_tasks": sorted(n for n in mteb_registry() if n not in TASKS),
     }
+
+
+def _benchmarks(suites: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    from bench.tasks.benchmarks import benchmark_name
+
+    return {suite: benchmark_name(suite) for suite in suites}
 
 
 def fingerprint() -> str:
@@ -78,7 +90,9 @@ def catalog() -> dict[str, Any]:
         "format": FORMAT,
         "suites": {suite: [t for t in members if t in tasks] for suite, members in SUITES.items()},
         "suite_descriptions": dict(SUITE_DESCRIPTIONS),
+        "benchmarks": _benchmarks(SUITES),
         "tasks": tasks,
+        "mteb_tasks": _cached()["mteb_tasks"],
     }
 
 
@@ -132,6 +146,16 @@ def ordered_suites() -> dict[str, tuple[str, ...]]:
 
 def suite_descriptions() -> dict[str, str]:
     return dict(catalog()["suite_descriptions"])
+
+
+def benchmark_names() -> dict[str, str]:
+    """suite -> its MTEB benchmark name (`bench.tasks.benchmarks.benchmark_name`)."""
+    return dict(catalog()["benchmarks"])
+
+
+def mteb_task_names() -> list[str]:
+    """MTEB's own tasks (a `bench run -t` name may be one of them), by name, without importing MTEB."""
+    return list(catalog()["mteb_tasks"])
 
 
 def task_names() -> list[str]:

@@ -14,7 +14,8 @@ import pkgutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.core.errors import UnknownNameError
+from bench.core.errors import UnknownNameError, suite_for
+from bench.core.errors import unknown_task as unknown_task_among
 from bench.tasks.registry import SUITE_DESCRIPTIONS, SUITES, TASKS
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ def task_names(*, tasks: Iterable[str] | None = None, suite: str | None = None) 
     """Resolve `--tasks` / `--suite` to task names, failing on the first unknown one.
 
     A name in `--tasks` may be any task of MTEB's registry too (run by MTEB's own class, see
-    `bench.tasks.generic.mteb_task_class`); suites hold the harness's tasks.
+    `bench.tasks.generic.mteb_task_class`); suites hold the harness's tasks. A suite is named by its own name
+    or by its MTEB benchmark name (`InstructBench-demo`: bench/tasks/benchmarks.py).
     """
     if tasks:
         names = list(dict.fromkeys(tasks))
@@ -42,10 +44,18 @@ def task_names(*, tasks: Iterable[str] | None = None, suite: str | None = None) 
             if not is_known_task(name):
                 raise unknown_task(name)
         return names
-    suite = suite or DEFAULT_SUITE
-    if suite not in SUITES:
-        raise UnknownNameError("suite", suite, SUITES)
-    return list(SUITES[suite])
+    return list(SUITES[suite_named(suite or DEFAULT_SUITE)])
+
+
+def suite_named(name: str) -> str:
+    """The suite `name` means: its own name, or its MTEB benchmark name in any case (`InstructBench-demo`).
+
+    Raises:
+        UnknownNameError: neither, with the closest names of both kinds.
+    """
+    from bench.tasks.benchmarks import benchmark_name
+
+    return suite_for(name, SUITES, {s: benchmark_name(s) for s in SUITES})
 
 
 def get_tasks(
@@ -85,12 +95,9 @@ def is_known_task(name: str) -> bool:
 
 def unknown_task(name: str) -> UnknownNameError:
     """The error for a name that is no task: close matches among the harness's tasks, else among MTEB's."""
-    import difflib
-
     from bench.tasks.mteb_compat import mteb_registry
 
-    own = difflib.get_close_matches(name, TASKS, n=1, cutoff=0.6) or [k for k in TASKS if name.lower() in k.lower()]
-    return UnknownNameError("task", name, TASKS if own else list(dict.fromkeys([*TASKS, *mteb_registry()])))
+    return unknown_task_among(name, TASKS, mteb_registry())
 
 
 def _mteb_task_class(name: str) -> type:

@@ -47,8 +47,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_run_options(p)
     p.add_argument("--device", help="device for every row's model: cpu, cuda, cuda:1, mps or auto")
-    p.add_argument("--batch-size", type=int, metavar="N", help="encoding batch size for every row's model")
+    p.add_argument(
+        "--batch-size",
+        type=batch_size_arg,
+        metavar="N",
+        help="encoding batch size for every row's model, or auto (each family's default; on a CUDA GPU the LM "
+        "families size their batches for the device)",
+    )
     p.set_defaults(func=_cmd_reproduce)
+
+
+def batch_size_arg(text: str) -> int | None:
+    """`--batch-size N` or `auto` (None: each row's family decides), read by the one option conversion."""
+    from bench.adapters.option_values import OptionSource, coerce_option
+    from bench.core.errors import ConfigError
+
+    try:
+        value: int | None = coerce_option("batch_size", text, "int", OptionSource("flag", "--batch-size"))
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return value
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:

@@ -39,6 +39,22 @@ EPILOG = """examples:
 """
 
 
+class NameList(argparse.Action):
+    """`-t A B`, `-t A,B` (MTEB's and lm-eval's habit) or both: one list of names, in order, blanks dropped."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        names = [name.strip() for value in values for name in str(value).split(",") if name.strip()]
+        if not names:
+            parser.error(f"{option_string} names no task; give e.g. {option_string} DemoInstructSTS,DemoNYTClustering")
+        setattr(namespace, self.dest, names)
+
+
 def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
     """The `run` parser. Its model-option flags come from the families' own `cli_flags` declarations,
     through a cached table (`run_flags`: every family, and MTEB, is imported once per version of the
@@ -82,8 +98,19 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
         help="YAML/JSON file: `model: SPEC` and family options; --model, --model-args and flags override it",
     )
     which = run.add_mutually_exclusive_group()
-    which.add_argument("-t", "--tasks", nargs="+", metavar="TASK", help="task names (see `bench list tasks`)")
-    which.add_argument("--suite", help="suite name (default: demo; see `bench list suites`)")
+    which.add_argument(
+        "-t",
+        "--tasks",
+        nargs="+",
+        action=NameList,
+        metavar="TASK",
+        help="task names, space- or comma-separated (see `bench list tasks`)",
+    )
+    which.add_argument(
+        "--suite",
+        help="suite name or its MTEB benchmark name, e.g. demo or InstructBench-demo (default: demo; see "
+        "`bench list suites`)",
+    )
     if full:
         from bench.adapters.registry import run_flags
 
@@ -117,7 +144,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     """The options of how a run is done (data, output, cache, limit, seed, instruction style): `bench run`'s,
     shared with `bench reproduce`, which runs a paper table's rows the same way."""
     parser.add_argument("--data-dir", help="local data directory (default $INSTRUCT_BENCH_DATA_DIR, else the hub)")
-    parser.add_argument("--output-dir", default="results", help="where result files go (default %(default)s)")
+    parser.add_argument(
+        "--output-dir",
+        "--output-folder",
+        dest="output_dir",
+        default="results",
+        help="where result files go (default %(default)s; --output-folder is MTEB's name for it)",
+    )
     parser.add_argument(
         "--cache-dir",
         help="embedding cache folder (default $INSTRUCT_BENCH_CACHE/embeddings, "
@@ -184,12 +217,16 @@ def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any
 def _cmd_run(args: argparse.Namespace) -> int:
     if (warning := single_process_launch_warning()) is not None:
         logger.warning(warning)
+    from bench.cli.run_names import check_model_family, check_run_names
+
+    args.suite = check_run_names(args.tasks, args.suite)  # before MTEB is imported: a typo answers at once
+    spec, layers = model_option_layers(args)
+    check_model_family(spec)
     from bench.adapters.distributed import is_worker
     from bench.adapters.registry import convert_options
     from bench.results.summary import run_table
     from bench.run.runner import RunOptions, dry_run, run
 
-    spec, layers = model_option_layers(args)
     model_options = convert_options(spec, layers)  # each value checked, an error naming its file or flag
     options = RunOptions(
         model=spec,
