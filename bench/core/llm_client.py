@@ -36,18 +36,21 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
 from bench.core.http_deadline import RequestBudget, deadline_client, request_budget, run_in_order
+from bench.core.json_types import JSON, JSONObject
 from bench.core.paths import cache_root
 from bench.core.redact import redact_url
 
 logger = logging.getLogger(__name__)
+
+N = TypeVar("N", int, float)
 
 MODEL_ENV = "INSTRUCT_BENCH_LLM_MODEL"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -136,7 +139,7 @@ class LLMConfig:
     def is_openai(self) -> bool:
         return self.base_url.rstrip("/") == OPENAI_URL
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JSONObject:
         """What a manifest records about the endpoint (no key, no cache path)."""
         return {
             "endpoint": redact_url(self.base_url),
@@ -150,7 +153,7 @@ class LLMConfig:
         }
 
 
-def _number(value: Any, env_name: str, default: Any, kind: type) -> Any:
+def _number(value: float | None, env_name: str, default: N, kind: type[N]) -> N:
     if value is not None:
         return kind(value)
     raw = os.environ.get(env_name)
@@ -176,16 +179,16 @@ class ChatRequest:
     """
 
     messages: tuple[dict[str, str], ...]
-    schema: dict[str, Any]
+    schema: Mapping[str, object]
     name: str = "reply"
     max_tokens: int | None = None
     check: Callable[[Any], None] | None = field(default=None, compare=False)
 
     @staticmethod
-    def user(prompt: str, schema: dict[str, Any], **kw: Any) -> ChatRequest:
+    def user(prompt: str, schema: Mapping[str, object], **kw: Any) -> ChatRequest:
         return ChatRequest(messages=({"role": "user", "content": prompt},), schema=schema, **kw)
 
-    def follow_up(self, reply: str, prompt: str, schema: dict[str, Any], **kw: Any) -> ChatRequest:
+    def follow_up(self, reply: str, prompt: str, schema: Mapping[str, object], **kw: Any) -> ChatRequest:
         """The same conversation, the assistant's raw reply, then a new user turn."""
         messages = (*self.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": prompt})
         return ChatRequest(messages=messages, schema=schema, **kw)
@@ -221,7 +224,7 @@ class TokenLedger:
             for k, v in counts.items():
                 setattr(self, k, getattr(self, k) + v)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, int | list[str]]:
         with self._lock:
             return {f.name: copy.copy(getattr(self, f.name)) for f in fields(self) if not f.name.startswith("_")}
 
@@ -249,12 +252,12 @@ class ResponseCache:
         with self._lock, self._conn:
             self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> JSONObject | None:
         with self._lock:
             row = self._conn.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def put(self, key: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
+    def put(self, key: str, request: JSONObject, reply: JSONObject) -> None:
         with self._lock, self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO replies VALUES (?, ?, ?)",
@@ -270,7 +273,7 @@ class ResponseCache:
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
-def parse_json_reply(text: str) -> Any:
+def parse_json_reply(text: str) -> JSON:
     """The JSON value in a reply: the whole text, else the body of a ```json fence. Raises ValueError."""
     text = text.strip()
     candidates = [text] + [m.strip() for m in _FENCE.findall(text)]
@@ -282,7 +285,7 @@ def parse_json_reply(text: str) -> Any:
     raise ValueError(f"reply is not JSON: {text[:120]!r}")
 
 
-def validate_reply(text: str, request: ChatRequest) -> Any:
+def validate_reply(text: str, request: ChatRequest) -> JSON:
     """Parse and check one reply against the request's schema and extra check; raise ValueError."""
     import jsonschema
 
@@ -299,7 +302,7 @@ def validate_reply(text: str, request: ChatRequest) -> Any:
     return value
 
 
-def _blank_path(value: Any, path: str = "$") -> str | None:
+def _blank_path(value: object, path: str = "$") -> str | None:
     """Where the first empty or whitespace-only string sits in a JSON value (a blank answer is no data)."""
     if isinstance(value, str):
         return path if not value.strip() else None
@@ -311,12 +314,12 @@ def _blank_path(value: Any, path: str = "$") -> str | None:
     return None
 
 
-def object_schema(**properties: dict[str, Any]) -> dict[str, Any]:
+def object_schema(**properties: Mapping[str, object]) -> dict[str, object]:
     """A strict object schema with every property required (the form OpenAI's strict mode accepts)."""
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-STRING: dict[str, Any] = {"type": "string"}  # blank strings are refused by `validate_reply`
+STRING: Mapping[str, object] = {"type": "string"}  # blank strings are refused by `validate_reply`
 
 
 # ---------------------------------------------------------------------------------------------- client

@@ -39,6 +39,7 @@ from bench.core.bounded import brief, is_blank
 from bench.core.config_files import read_yaml_or_json
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
+from bench.core.run_record import VariantBlock
 
 BUILTIN_DIR = Path(__file__).resolve().parents[1] / "tasks" / "instruction_variants"
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -71,7 +72,7 @@ class Variant:
     def instruction_sha256(self) -> str:
         return sha256_json(self.instruction)
 
-    def record(self, source: VariantFile) -> dict[str, Any]:
+    def record(self, source: VariantFile) -> VariantBlock:
         """The `variant` block of a run record: enough to rerun it and to group it with its siblings."""
         return {
             "label": self.label,
