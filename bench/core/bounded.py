@@ -454,7 +454,7 @@ def _bounded_loader(text: str, what: str, error: type[BenchError], max_depth: in
             super().__init__(stream)
             self.nesting = _Nesting()
 
-        def get_token(self) -> Any:
+        def get_token(self) -> yaml.Token:
             token = super().get_token()
             if self.nesting.feed(token) > max_depth:
                 raise error(

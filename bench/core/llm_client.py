@@ -39,7 +39,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
@@ -47,6 +47,9 @@ from bench.core.http_deadline import RequestBudget, deadline_client, request_bud
 from bench.core.json_types import JSON, JSONObject
 from bench.core.paths import cache_root
 from bench.core.redact import redact_url
+
+if TYPE_CHECKING:
+    from openai import OpenAI
 
 logger = logging.getLogger(__name__)
 
@@ -337,7 +340,7 @@ class LLMClient:
         self.ledger = TokenLedger()
         self.cache = ResponseCache(config.cache_dir) if config.cache_dir else None
         self._mode_lock = threading.Lock()
-        self._openai: Any = None
+        self._openai: OpenAI | None = None
         self._json_mode = self._first_json_mode()
 
     # -- public API -----------------------------------------------------------------------------
@@ -436,7 +439,7 @@ class LLMClient:
         endpoint = sha256_json({"endpoint": self.config.base_url})[:16]
         return f"unsupported-format|{endpoint}|{self.config.model}|{mode}"
 
-    def _cache_key(self, body: dict[str, Any]) -> str:
+    def _cache_key(self, body: Mapping[str, object]) -> str:
         return sha256_json({"endpoint": self.config.base_url, "body": body})
 
     def _reply(self, request: ChatRequest, attempt: int) -> dict[str, Any]:
@@ -475,7 +478,7 @@ class LLMClient:
             self.ledger.json_mode_fallbacks.append(f"{mode} -> {self._json_mode}: {why[:160]}")
             logger.warning("Endpoint rejected response_format %s; falling back to %s.", mode, self._json_mode)
 
-    def _client(self) -> Any:
+    def _client(self) -> OpenAI:
         if self._openai is None:
             from openai import OpenAI
 
@@ -498,7 +501,7 @@ class LLMClient:
         with request_budget(self.config.timeout_s, self.config.max_retries) as budget:
             return self._send_within(client, body, budget)
 
-    def _send_within(self, client: Any, body: dict[str, Any], budget: RequestBudget) -> dict[str, Any]:
+    def _send_within(self, client: OpenAI, body: dict[str, Any], budget: RequestBudget) -> dict[str, Any]:
         import openai
 
         try:
