@@ -23,7 +23,7 @@ _spec.loader.exec_module(any_density)
 CEILINGS = {
     "bench": 117.7,
     "bench/adapters": 73.5,
-    "bench/cli": 13.8,
+    "bench/cli": 13.7,
     "bench/core": 25.0,
     "bench/dataset_builders": 8.8,
     "bench/leaderboard": 55.7,

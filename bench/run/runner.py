@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from bench.adapters.options import public_value
 from bench.core.errors import ConfigError, DataError, MissingDataError
@@ -50,7 +50,7 @@ from bench.results.store import (
 )
 from bench.results.tables import format_score
 from bench.run import reuse
-from bench.run.instruction_style import instruction_style_for
+from bench.run.instruction_style import InstructionStyle, instruction_style_for
 
 if TYPE_CHECKING:  # they import MTEB: imported where a result is stored (`result_store`), or never
     import numpy as np
@@ -91,7 +91,7 @@ class RunOptions:
     seed: int = 42
     show_progress_bar: bool | None = None
     # Instruction style for tasks that offer several (GSTransform): auto|question|command|gstransform.
-    instruction_style: str | None = None
+    instruction_style: InstructionStyle | None = None
     # A variants file (or built-in name): each of its tasks is also run under each of its instructions,
     # each variant an MTEB experiment beside the default run (bench/core/variants.py, bench/tasks/variants.py).
     instruction_variants: str | VariantFile | None = None  # a path or built-in name, or one built in code
@@ -334,7 +334,7 @@ def build_tasks(options: RunOptions, variants: VariantFile | None = None) -> lis
     return tasks
 
 
-def prompt_source(options: RunOptions) -> str:
+def prompt_source(options: RunOptions) -> Literal["mteb", "harness"]:
     """Which instruction a task under an MTEB name gives the model: MTEB's own (`metadata.prompt`, for
     MTEB's implementation of the model, so the result is MTEB's computation of MTEB's task) or the
     harness's (INSTRUCTOR's / InBedder's, for the harness's families: always an experiment)."""
@@ -479,7 +479,11 @@ def _reusable(
 
 
 def _outcome(
-    task: RunTask, data: dict[str, Any], record: Mapping[str, object], status: str, path: Path | None = None
+    task: RunTask,
+    data: dict[str, Any],
+    record: Mapping[str, object],
+    status: Literal["computed", "reused"],
+    path: Path | None = None,
 ) -> TaskOutcome:
     """`data` is MTEB's result file, its shape checked (`result_problem`) before it gets here."""
     scores = {k: v for k, v in data["scores"]["test"][0].items() if k not in ("hf_subset", "languages", "mteb_version")}
