@@ -25,7 +25,7 @@ def summary_text(data: dict[str, Any], indent: str = "") -> str:
     return "\n".join(lines)
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     if isinstance(value, bool) or value is None:
         return {True: "yes", False: "no", None: "-"}[value]
     if isinstance(value, int):

@@ -36,12 +36,22 @@ import re
 import reprlib
 import sys
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import BenchError, ConfigError
+from bench.core.json_types import JSON
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    import numpy as np
+    import yaml
+
+# json.scanner's `scan_once(text, index) -> (value, end)`, which the JSON object parser is handed
+_Scan = Callable[[str, int], tuple[object, int]]
 
 MAX_DEPTH = 64  # a config or result needs fewer than 10 levels
 # The largest built-in variants file is 19 KB. PyYAML's pure-Python parser takes ~10 µs a token, so
@@ -100,7 +110,7 @@ class _Brief(reprlib.Repr):
     def repr_bytes(self, x: bytes, level: int) -> str:
         return repr(x[: self.maxstring]) + ("..." if len(x) > self.maxstring else "")
 
-    def repr_instance(self, x: Any, level: int) -> str:
+    def repr_instance(self, x: object, level: int) -> str:
         if isinstance(x, (bool, float)) or x is None:
             return repr(x)
         bases: tuple[type[Any], ...] = (str, bytes, int, dict, list, tuple, set, frozenset)
@@ -110,7 +120,7 @@ class _Brief(reprlib.Repr):
         return super().repr_instance(x, level)
 
 
-def brief(value: Any, limit: int = 80) -> str:
+def brief(value: object, limit: int = 80) -> str:
     """A `repr` of `value` in at most `limit` characters, for error messages about hostile input.
 
     Its cost is bounded whatever `value` is (a 4 MB string, a graph of 9^9 aliased lists, a 5,000-digit
@@ -171,7 +181,7 @@ def read_at_most(path: Path, max_bytes: int) -> bytes:
 _QUOTE = ord('"')
 
 
-def _steps_table() -> Any:
+def _steps_table() -> np.ndarray:
     import numpy as np
 
     table = np.zeros(256, dtype=np.int8)
@@ -179,7 +189,7 @@ def _steps_table() -> Any:
     return table
 
 
-def _json_levels(data: bytes) -> Iterator[tuple[int, Any]]:
+def _json_levels(data: bytes) -> Iterator[tuple[int, np.ndarray]]:
     """(offset into the de-escaped bytes, nesting level after each byte) per chunk of `data`."""
     import numpy as np
 
@@ -237,11 +247,11 @@ class _UniqueKeyDecoder(json.JSONDecoder):
         self,
         s_and_end: tuple[str, int],
         strict: bool,
-        scan_once: Any,
-        object_hook: Any,
-        object_pairs_hook: Any,
-        memo: Any = None,
-    ) -> tuple[dict[str, Any], int]:
+        scan_once: _Scan,
+        object_hook: object,
+        object_pairs_hook: object,
+        memo: dict[str, str] | None = None,
+    ) -> tuple[dict[str, object], int]:
         text, start = s_and_end
         pairs, end = json.decoder.JSONObject(  # type: ignore[attr-defined]  # in json.decoder, not in typeshed
             s_and_end, strict, scan_once, None, list, memo
@@ -254,7 +264,7 @@ class _UniqueKeyDecoder(json.JSONDecoder):
         return dict(pairs), end
 
 
-def _second_key_position(text: str, start: int, key: str, scan_once: Any) -> int:
+def _second_key_position(text: str, start: int, key: str, scan_once: _Scan) -> int:
     """Where `key` is written the second time in the object whose `{` ends at `start` (an error path)."""
     white = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]  # in json.decoder, not in typeshed
     pos, seen = start, False
@@ -316,9 +326,9 @@ def load_json_bounded(
     return value
 
 
-def _refuse_surrogates(value: Any, what: str, error: type[BenchError], fix: str) -> None:
+def _refuse_surrogates(value: object, what: str, error: type[BenchError], fix: str) -> None:
     """Every string (keys too) of a parsed value, walked with a stack; the path names where."""
-    stack: list[tuple[str, Any]] = [("", value)]
+    stack: list[tuple[str, object]] = [("", value)]
     while stack:
         path, item = stack.pop()
         if isinstance(item, dict):
@@ -371,7 +381,7 @@ def load_jsonl_bounded(
     return rows
 
 
-def _json_line(line: str, where: str, error: type[BenchError], fix: str) -> Any:
+def _json_line(line: str, where: str, error: type[BenchError], fix: str) -> JSON:
     """One JSON Lines line, whose nesting is already bounded."""
     try:
         return json.loads(line)
@@ -410,7 +420,7 @@ class _Nesting:
         self.stack: list[type] = []
         self.deepest = 0
 
-    def feed(self, token: Any) -> int:
+    def feed(self, token: yaml.Token) -> int:
         """The nesting level after `token`."""
         if self.stack and self.stack[-1] is self.entry and isinstance(token, self.ends_indentless):
             self.stack.pop()
@@ -434,7 +444,7 @@ def yaml_depth(text: str) -> int:
     return nesting.deepest
 
 
-def _bounded_loader(text: str, what: str, error: type[BenchError], max_depth: int) -> Any:
+def _bounded_loader(text: str, what: str, error: type[BenchError], max_depth: int) -> yaml.SafeLoader:
     """A SafeLoader that counts nesting as its parser takes each token: the composer recurses once per
     level, so it stops at `max_depth` + 1 levels, in the same single pass over the text."""
     import yaml
@@ -444,7 +454,7 @@ def _bounded_loader(text: str, what: str, error: type[BenchError], max_depth: in
             super().__init__(stream)
             self.nesting = _Nesting()
 
-        def get_token(self) -> Any:
+        def get_token(self) -> yaml.Token:
             token = super().get_token()
             if self.nesting.feed(token) > max_depth:
                 raise error(
@@ -456,7 +466,7 @@ def _bounded_loader(text: str, what: str, error: type[BenchError], max_depth: in
     return Loader(text)
 
 
-def yaml_expansion(root: Any) -> tuple[int, int]:
+def yaml_expansion(root: yaml.Node) -> tuple[int, int]:
     """(size, depth) of a composed YAML node graph once every alias is expanded: size counts each node
     plus each scalar's characters. Each distinct node is visited once (memoised, explicit stack), so the
     cost is the graph's, not the expansion's. Raises ValueError(node) for an alias inside its own anchor.
@@ -465,7 +475,7 @@ def yaml_expansion(root: Any) -> tuple[int, int]:
 
     done: dict[int, tuple[int, int]] = {}
     open_nodes: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, finished = stack.pop()
         if id(node) in done:
@@ -488,13 +498,13 @@ def yaml_expansion(root: Any) -> tuple[int, int]:
     return done[id(root)]
 
 
-def _children(node: Any, yaml: Any) -> list[Any]:
-    if isinstance(node, yaml.MappingNode):
+def _children(node: yaml.Node, yaml_module: ModuleType) -> list[yaml.Node]:
+    if isinstance(node, yaml_module.MappingNode):
         return [n for pair in node.value for n in pair]
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+    return list(node.value) if isinstance(node, yaml_module.SequenceNode) else []
 
 
-def _check_nodes(loader: Any, root: Any, what: str, error: type[BenchError]) -> None:
+def _check_nodes(loader: yaml.SafeLoader, root: yaml.Node, what: str, error: type[BenchError]) -> None:
     """Each distinct node once: repeated mapping keys and lone surrogates, named by line."""
     import yaml
 
@@ -520,7 +530,7 @@ def _check_nodes(loader: Any, root: Any, what: str, error: type[BenchError]) -> 
 _BUILT_WITH_VALUE_ERRORS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:timestamp")
 
 
-def _build_scalar(loader: Any, node: Any, what: str, error: type[BenchError]) -> None:
+def _build_scalar(loader: yaml.SafeLoader, node: yaml.ScalarNode, what: str, error: type[BenchError]) -> None:
     """Build one int or date scalar now (the loader keeps it for `construct_document`), so that a value
     Python refuses is one error naming its line, not a ValueError traceback from deep in PyYAML. A hex or
     octal integer builds at any length, but could never be printed or written: refused the same."""
@@ -540,10 +550,10 @@ def _build_scalar(loader: Any, node: Any, what: str, error: type[BenchError]) ->
         )
 
 
-def _refuse_repeated_keys(loader: Any, node: Any, what: str, error: type[BenchError]) -> None:
+def _refuse_repeated_keys(loader: yaml.SafeLoader, node: yaml.MappingNode, what: str, error: type[BenchError]) -> None:
     import yaml
 
-    keys: set[Any] = set()
+    keys: set[object] = set()
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
             continue  # a `<<` merge may override keys; a list as a key is refused by the constructor

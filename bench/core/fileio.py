@@ -17,7 +17,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ def atomic_write_text(path: Path, text: str, **where: str) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), **where)
 
 
-def atomic_write_json(path: Path, obj: Any, **where: str) -> None:
+def atomic_write_json(path: Path, obj: object, **where: str) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n", **where)
 
 
@@ -123,7 +123,7 @@ def read_cached(path: Path, fmt: int) -> dict[str, Any] | None:
     return found if isinstance(found, dict) and found.get("format") == fmt else None
 
 
-def write_cached(path: Path, built: dict[str, Any], *, what: str) -> None:
+def write_cached(path: Path, built: Mapping[str, object], *, what: str) -> None:
     """Write a cache file atomically; a read-only or full cache costs only speed, never a failure."""
     try:
         atomic_write_json(path, built, what=what, option="$INSTRUCT_BENCH_CACHE")
@@ -135,7 +135,7 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def sha256_json(obj: Any) -> str:
+def sha256_json(obj: object) -> str:
     """Hash of a JSON value, independent of key order."""
     return sha256_text(json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
 

@@ -40,9 +40,15 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    import ssl
+    from types import ModuleType
+
+    import openai
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +58,18 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _local = threading.local()
+
+
+class _Reply(Protocol):
+    """What the retry decision reads of an HTTP response (httpx's, or httpx2's)."""
+
+    status_code: int
+
+    @property
+    def headers(self) -> MutableMapping[str, str]: ...
+
+
+Reply = TypeVar("Reply", bound=_Reply)
 
 
 @contextlib.contextmanager
@@ -145,13 +163,16 @@ def request_budget(timeout: float, max_retries: int) -> Iterator[RequestBudget]:
         _local.budget = outer
 
 
-def _retry_after_s(headers: Any) -> float | None:
+def _retry_after_s(headers: Mapping[str, str]) -> float | None:
     """The wait a reply asks for, in seconds, as the `openai` client reads it (Retry-After-Ms first, then
     Retry-After as seconds or an HTTP date); None when it asks none."""
     for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
+        value = headers.get(name)
+        if value is None:
+            continue
         try:
-            return float(headers.get(name)) / divisor
-        except (TypeError, ValueError):
+            return float(value) / divisor
+        except ValueError:
             continue
     when = email.utils.parsedate_tz(headers.get("retry-after") or "")
     return None if when is None else float(email.utils.mktime_tz(when) - time.time())
@@ -166,7 +187,7 @@ def _retry_after_limit() -> tuple[float, bool]:
     return (float(limit), True) if limit is not None else (60.0, False)
 
 
-def _client_retries(response: Any, asked: float | None) -> bool:
+def _client_retries(response: _Reply, asked: float | None) -> bool:
     """Whether the `openai` client retries after `response` (its `_should_retry`, retries left aside)."""
     limit, refuses_longer = _retry_after_limit()
     if refuses_longer and asked is not None and asked > limit:
@@ -177,7 +198,7 @@ def _client_retries(response: Any, asked: float | None) -> bool:
     return bool(response.status_code in RETRIED_STATUSES or response.status_code >= 500)
 
 
-def _hold_within(response: Any, budget: RequestBudget) -> None:
+def _hold_within(response: _Reply, budget: RequestBudget) -> None:
     """Tell the client not to retry after `response` when the wait it would take does not fit the budget."""
     if response.status_code < 400 or not budget.retries_left:
         return
@@ -192,7 +213,7 @@ def _hold_within(response: Any, budget: RequestBudget) -> None:
         budget.refused_wait, budget.cut_short = honoured, True
 
 
-def _attempt(budget: RequestBudget, seconds: float, send: Callable[[], Any], request: Any, http: Any) -> Any:
+def _attempt(budget: RequestBudget, seconds: float, send: Callable[[], Reply], request: Any, http: ModuleType) -> Reply:
     """One attempt of a request within its budget. A failure after which the client would back off
     past the deadline is handed over as the client's final error (an `OpenAIError`, which it raises as
     it is, with no further retry or sleep)."""
@@ -216,7 +237,7 @@ def _attempt(budget: RequestBudget, seconds: float, send: Callable[[], Any], req
 class _Stream:
     """A network stream whose every read, write and TLS handshake respects the thread's deadline."""
 
-    def __init__(self, stream: Any, errors: Any) -> None:
+    def __init__(self, stream: Any, errors: ModuleType) -> None:
         self._stream = stream
         self._errors = errors  # the httpcore module whose exceptions the transport maps
 
@@ -226,7 +247,9 @@ class _Stream:
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._stream.write(buffer, _left(timeout, self._errors.WriteTimeout))
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> _Stream:
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> _Stream:
         tls = self._stream.start_tls(ssl_context, server_hostname, _left(timeout, self._errors.ConnectTimeout))
         return _Stream(tls, self._errors)
 
@@ -234,7 +257,7 @@ class _Stream:
         return getattr(self._stream, name)
 
 
-def _resolve(host: str, port: int, seconds: float | None, errors: Any) -> list[str]:
+def _resolve(host: str, port: int, seconds: float | None, errors: ModuleType) -> list[str]:
     """`host`'s addresses, in the resolver's order. Looked up on a daemon thread waited for at most
     `seconds`: `getaddrinfo` has no timeout, and a resolver that never answers would hold the attempt
     (and the process, at exit) for ever; an abandoned look-up ends with the process."""
@@ -259,7 +282,7 @@ def _resolve(host: str, port: int, seconds: float | None, errors: Any) -> list[s
 class _Backend:
     """A network backend whose connections are `_Stream`s, and whose host look-ups keep the deadline."""
 
-    def __init__(self, backend: Any, errors: Any) -> None:
+    def __init__(self, backend: Any, errors: ModuleType) -> None:
         self._backend = backend
         self._errors = errors
 
@@ -269,7 +292,7 @@ class _Backend:
         port: int,
         timeout: float | None = None,
         local_address: str | None = None,
-        socket_options: Any = None,
+        socket_options: object = None,
     ) -> _Stream:
         """Like `socket.create_connection`, which the backend uses: each address in turn until one
         connects, the look-up and every try within the deadline."""
@@ -285,7 +308,7 @@ class _Backend:
             return _Stream(stream, self._errors)
         raise failure or self._errors.ConnectError(f"{host} has no address")
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> _Stream:
+    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: object = None) -> _Stream:
         left = _left(timeout, self._errors.ConnectTimeout)
         return _Stream(self._backend.connect_unix_socket(path, left, socket_options), self._errors)
 
@@ -293,7 +316,7 @@ class _Backend:
         return getattr(self._backend, name)
 
 
-def _install(client: Any) -> bool:
+def _install(client: object) -> bool:
     """Wrap the network backend of every connection pool of `client` (its transport and proxy mounts)."""
     transports = [getattr(client, "_transport", None), *getattr(client, "_mounts", {}).values()]
     pools: list[Any] = [getattr(t, "_pool", None) for t in transports if t is not None]
@@ -306,7 +329,7 @@ def _install(client: Any) -> bool:
     return True
 
 
-def deadline_client(seconds: float) -> Any:
+def deadline_client(seconds: float) -> openai.DefaultHttpxClient:
     """The `openai` package's default HTTP client with each attempt bounded by `seconds` in total, and,
     inside a `request_budget`, each request by its budget (see module docstring)."""
     import openai

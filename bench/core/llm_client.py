@@ -36,18 +36,24 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
 from bench.core.http_deadline import RequestBudget, deadline_client, request_budget, run_in_order
+from bench.core.json_types import JSON, JSONObject
 from bench.core.paths import cache_root
 from bench.core.redact import redact_url, refuse_url_credentials
 
+if TYPE_CHECKING:
+    from openai import OpenAI
+
 logger = logging.getLogger(__name__)
+
+N = TypeVar("N", int, float)
 
 MODEL_ENV = "INSTRUCT_BENCH_LLM_MODEL"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -139,7 +145,7 @@ class LLMConfig:
     def is_openai(self) -> bool:
         return self.base_url.rstrip("/") == OPENAI_URL
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JSONObject:
         """What a manifest records about the endpoint (no key, no cache path)."""
         return {
             "endpoint": redact_url(self.base_url),
@@ -153,7 +159,7 @@ class LLMConfig:
         }
 
 
-def _number(value: Any, env_name: str, default: Any, kind: type) -> Any:
+def _number(value: float | None, env_name: str, default: N, kind: type[N]) -> N:
     if value is not None:
         return kind(value)
     raw = os.environ.get(env_name)
@@ -179,16 +185,16 @@ class ChatRequest:
     """
 
     messages: tuple[dict[str, str], ...]
-    schema: dict[str, Any]
+    schema: Mapping[str, object]
     name: str = "reply"
     max_tokens: int | None = None
     check: Callable[[Any], None] | None = field(default=None, compare=False)
 
     @staticmethod
-    def user(prompt: str, schema: dict[str, Any], **kw: Any) -> ChatRequest:
+    def user(prompt: str, schema: Mapping[str, object], **kw: Any) -> ChatRequest:
         return ChatRequest(messages=({"role": "user", "content": prompt},), schema=schema, **kw)
 
-    def follow_up(self, reply: str, prompt: str, schema: dict[str, Any], **kw: Any) -> ChatRequest:
+    def follow_up(self, reply: str, prompt: str, schema: Mapping[str, object], **kw: Any) -> ChatRequest:
         """The same conversation, the assistant's raw reply, then a new user turn."""
         messages = (*self.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": prompt})
         return ChatRequest(messages=messages, schema=schema, **kw)
@@ -224,7 +230,7 @@ class TokenLedger:
             for k, v in counts.items():
                 setattr(self, k, getattr(self, k) + v)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, int | list[str]]:
         with self._lock:
             return {f.name: copy.copy(getattr(self, f.name)) for f in fields(self) if not f.name.startswith("_")}
 
@@ -252,12 +258,12 @@ class ResponseCache:
         with self._lock, self._conn:
             self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> JSONObject | None:
         with self._lock:
             row = self._conn.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def put(self, key: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
+    def put(self, key: str, request: JSONObject, reply: JSONObject) -> None:
         with self._lock, self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO replies VALUES (?, ?, ?)",
@@ -273,7 +279,7 @@ class ResponseCache:
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
-def parse_json_reply(text: str) -> Any:
+def parse_json_reply(text: str) -> JSON:
     """The JSON value in a reply: the whole text, else the body of a ```json fence. Raises ValueError."""
     text = text.strip()
     candidates = [text] + [m.strip() for m in _FENCE.findall(text)]
@@ -285,7 +291,7 @@ def parse_json_reply(text: str) -> Any:
     raise ValueError(f"reply is not JSON: {text[:120]!r}")
 
 
-def validate_reply(text: str, request: ChatRequest) -> Any:
+def validate_reply(text: str, request: ChatRequest) -> JSON:
     """Parse and check one reply against the request's schema and extra check; raise ValueError."""
     import jsonschema
 
@@ -302,7 +308,7 @@ def validate_reply(text: str, request: ChatRequest) -> Any:
     return value
 
 
-def _blank_path(value: Any, path: str = "$") -> str | None:
+def _blank_path(value: object, path: str = "$") -> str | None:
     """Where the first empty or whitespace-only string sits in a JSON value (a blank answer is no data)."""
     if isinstance(value, str):
         return path if not value.strip() else None
@@ -314,12 +320,12 @@ def _blank_path(value: Any, path: str = "$") -> str | None:
     return None
 
 
-def object_schema(**properties: dict[str, Any]) -> dict[str, Any]:
+def object_schema(**properties: Mapping[str, object]) -> dict[str, object]:
     """A strict object schema with every property required (the form OpenAI's strict mode accepts)."""
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-STRING: dict[str, Any] = {"type": "string"}  # blank strings are refused by `validate_reply`
+STRING: Mapping[str, object] = {"type": "string"}  # blank strings are refused by `validate_reply`
 
 
 # ---------------------------------------------------------------------------------------------- client
@@ -337,7 +343,7 @@ class LLMClient:
         self.ledger = TokenLedger()
         self.cache = ResponseCache(config.cache_dir) if config.cache_dir else None
         self._mode_lock = threading.Lock()
-        self._openai: Any = None
+        self._openai: OpenAI | None = None
         self._json_mode = self._first_json_mode()
 
     # -- public API -----------------------------------------------------------------------------
@@ -436,7 +442,7 @@ class LLMClient:
         endpoint = sha256_json({"endpoint": self.config.base_url})[:16]
         return f"unsupported-format|{endpoint}|{self.config.model}|{mode}"
 
-    def _cache_key(self, body: dict[str, Any]) -> str:
+    def _cache_key(self, body: Mapping[str, object]) -> str:
         return sha256_json({"endpoint": self.config.base_url, "body": body})
 
     def _reply(self, request: ChatRequest, attempt: int) -> dict[str, Any]:
@@ -475,7 +481,7 @@ class LLMClient:
             self.ledger.json_mode_fallbacks.append(f"{mode} -> {self._json_mode}: {why[:160]}")
             logger.warning("Endpoint rejected response_format %s; falling back to %s.", mode, self._json_mode)
 
-    def _client(self) -> Any:
+    def _client(self) -> OpenAI:
         if self._openai is None:
             from openai import OpenAI
 
@@ -498,7 +504,7 @@ class LLMClient:
         with request_budget(self.config.timeout_s, self.config.max_retries) as budget:
             return self._send_within(client, body, budget)
 
-    def _send_within(self, client: Any, body: dict[str, Any], budget: RequestBudget) -> dict[str, Any]:
+    def _send_within(self, client: OpenAI, body: dict[str, Any], budget: RequestBudget) -> dict[str, Any]:
         import openai
 
         try:

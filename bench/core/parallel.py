@@ -54,18 +54,18 @@ BACKLOG = 2  # jobs queued for a plain run's scoring thread before the caller wa
 
 
 class Executor(Protocol):
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future: ...
+    def submit(self, fn: Callable[..., object], *args: object) -> Future: ...
 
     def gather(self, futures: Sequence[Future]) -> list[Any]: ...
 
 
-_Job = tuple[Future, Callable[..., Any], tuple[Any, ...]]
+_Job = tuple[Future, Callable[..., object], tuple[object, ...]]
 
 
 class InLine:
     """Each job runs at once, on the caller: the behaviour before the scoring thread (tests compare to it)."""
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+    def submit(self, fn: Callable[..., object], *args: object) -> Future:
         future: Future = Future()
         _run(future, fn, args)
         return future
@@ -83,7 +83,7 @@ class LocalWorker:
         self.queued: deque[_Job] = deque()
         self.thread: threading.Thread | None = None
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+    def submit(self, fn: Callable[..., object], *args: object) -> Future:
         """Queue `fn(*args)` for the scoring thread; with `backlog` jobs queued already, wait for room."""
         future: Future = Future()
         with self.cv:
@@ -122,7 +122,7 @@ class LocalWorker:
             del job  # the view's vectors go as soon as they are scored
 
 
-def _run(future: Future, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _run(future: Future, fn: Callable[..., object], args: tuple[object, ...]) -> None:
     """Run a job into its future. On the caller's thread, Ctrl-C (or SystemExit) also propagates at once."""
     if not future.set_running_or_notify_cancel():
         return
@@ -147,7 +147,7 @@ def set_executor(executor: Executor | None) -> None:
     _EXECUTOR = executor
 
 
-def submit(fn: Callable[..., Any], *args: Any) -> Future:
+def submit(fn: Callable[..., object], *args: object) -> Future:
     """Hand `fn(*args)` to the scoring thread, or to another rank in a launched run (see module docstring)."""
     return (_LOCAL if _EXECUTOR is None else _EXECUTOR).submit(fn, *args)
 

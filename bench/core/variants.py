@@ -31,14 +31,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from bench.core.bounded import brief, is_blank
 from bench.core.config_files import read_yaml_or_json
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
+from bench.core.run_record import VariantBlock
 
 BUILTIN_DIR = Path(__file__).resolve().parents[1] / "tasks" / "instruction_variants"
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -71,7 +72,7 @@ class Variant:
     def instruction_sha256(self) -> str:
         return sha256_json(self.instruction)
 
-    def record(self, source: VariantFile) -> dict[str, Any]:
+    def record(self, source: VariantFile) -> VariantBlock:
         """The `variant` block of a run record: enough to rerun it and to group it with its siblings."""
         return {
             "label": self.label,
@@ -130,7 +131,7 @@ def resolve_variants_path(spec: str | Path) -> Path:
     )
 
 
-def load_variants(spec: str | Path, *, known_tasks: Any = None) -> VariantFile:
+def load_variants(spec: str | Path, *, known_tasks: Collection[str] | None = None) -> VariantFile:
     """Read and check a variants file; `known_tasks` (names) makes an unknown task name an error here."""
     path = resolve_variants_path(spec)
     where = f"--instruction-variants {path.name}"
@@ -157,7 +158,7 @@ def load_variants(spec: str | Path, *, known_tasks: Any = None) -> VariantFile:
     )
 
 
-def _split(data: Any, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _split(data: object, where: str) -> tuple[dict[str, str | None], dict[object, object]]:
     """(file metadata, task mapping)."""
     if not isinstance(data, dict) or not data:
         raise ConfigError(f"{where} must hold a mapping of task name -> list of instructions (or named sets).")
@@ -178,9 +179,9 @@ def _split(data: Any, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return {}, data
 
 
-def _task_variants(task: str, entry: Any, where: str) -> tuple[list[Variant], tuple[str, ...]]:
+def _task_variants(task: str, entry: object, where: str) -> tuple[list[Variant], tuple[str, ...]]:
     if isinstance(entry, list):
-        groups: list[tuple[str | None, Any]] = [(None, entry)]
+        groups: list[tuple[str | None, list[object]]] = [(None, entry)]
     elif isinstance(entry, dict) and entry and all(isinstance(v, list) for v in entry.values()):
         groups = [(str(k), v) for k, v in entry.items()]
         for name in map(str, entry):
@@ -207,7 +208,7 @@ def _task_variants(task: str, entry: Any, where: str) -> tuple[list[Variant], tu
     return out, tuple(name for name, _ in groups if name is not None)
 
 
-def _instruction(which: str, item: Any, where: str) -> Instruction:
+def _instruction(which: str, item: object, where: str) -> Instruction:
     """An instruction as the file gives it (`which` names it: task, set, number). Blank means invisible
     too (only spaces or zero-width characters), which a model would see as no instruction at all."""
     if isinstance(item, str):

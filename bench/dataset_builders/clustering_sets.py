@@ -32,9 +32,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -87,8 +87,11 @@ NYT_NOTE = (
 )
 
 
+Row = TypeVar("Row", bound=Mapping[str, object])  # a row of a part: {"text": ..., "cluster": ...}
+
+
 # --------------------------------------------------------------------------- shared helpers
-def _source(source_dir: Path, rel_path: str, why: str = "") -> tuple[str, dict[str, Any]]:
+def _source(source_dir: Path, rel_path: str, why: str = "") -> tuple[str, dict[str, object]]:
     """Text of a raw file and its manifest record; a missing file is a DataError saying what to pass."""
     path = Path(source_dir) / rel_path
     if not path.is_file():
@@ -114,13 +117,13 @@ def _json(text: str, rel_path: str) -> Any:
     return load_json_bounded(text, rel_path, error=DataError, max_bytes=MAX_SOURCE_BYTES, unique_keys=False)
 
 
-def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
+def _jsonl(rows: Sequence[Mapping[str, object]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
 def _write_task(
-    out_dir: Path, task: str, parts: dict[str, list[dict[str, Any]]], manifest: dict[str, Any]
-) -> dict[str, Any]:
+    out_dir: Path, task: str, parts: Mapping[str, Sequence[Mapping[str, object]]], manifest: dict[str, object]
+) -> dict[str, object]:
     """Write each part as `<part>.jsonl` and the manifest (atomically); return the manifest."""
     task_dir = Path(out_dir) / task
     outputs = {}
@@ -145,7 +148,7 @@ def _write_task(
     return {**manifest, "summary": summary}  # the summary (with the output path) stays out of the file
 
 
-def _sample(rows: list[dict[str, Any]], size: int | None, seed: int) -> list[dict[str, Any]]:
+def _sample(rows: list[Row], size: int | None, seed: int) -> list[Row]:
     """All rows, or a stratified sample of `size` (every cluster kept when size allows), in source order."""
     if size is None:
         return rows
@@ -171,7 +174,7 @@ def parse_cluster_llm(text: str, rel_path: str) -> list[dict[str, str]]:
     return rows
 
 
-def _build_cluster_llm(task: str, *, source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
+def _build_cluster_llm(task: str, *, source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, object]:
     rel = CLUSTER_LLM[task]
     text, record = _source(source_dir, rel)
     rows = _sample(parse_cluster_llm(text, rel), size, seed)
@@ -186,23 +189,23 @@ def _build_cluster_llm(task: str, *, source_dir: Path, out_dir: Path, seed: int,
     return _write_task(out_dir, task, {"test": rows}, manifest)
 
 
-def build_few_rel(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, Any]:
+def build_few_rel(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, object]:
     """FewRelClustering/test.jsonl from ClusterLLM few_rel_nat (all 4,480 rows unless --size)."""
     return _build_cluster_llm("FewRelClustering", source_dir=source_dir, out_dir=out_dir, seed=seed, size=size)
 
 
-def build_few_nerd(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, Any]:
+def build_few_nerd(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, object]:
     """FewNerdClustering/test.jsonl from ClusterLLM few_nerd_nat (all 3,789 rows unless --size)."""
     return _build_cluster_llm("FewNerdClustering", source_dir=source_dir, out_dir=out_dir, seed=seed, size=size)
 
 
-def build_few_event(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, Any]:
+def build_few_event(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, object]:
     """FewEventClustering/test.jsonl from ClusterLLM few_event (all 4,742 rows unless --size)."""
     return _build_cluster_llm("FewEventClustering", source_dir=source_dir, out_dir=out_dir, seed=seed, size=size)
 
 
 # --------------------------------------------------------------------------- GoalEx stand-ins
-def single_assigned(taxonomy: dict[str, Any], mapping: dict[str, str], rel_path: str) -> dict[str, str]:
+def single_assigned(taxonomy: dict[str, object], mapping: dict[str, str], rel_path: str) -> dict[str, str]:
     """text -> its InBedder cluster, for texts that GoalEx put in exactly one of the mapped clusters.
 
     Texts in two mapped clusters are ambiguous and dropped; membership in unmapped clusters is ignored.
@@ -222,7 +225,7 @@ def single_assigned(taxonomy: dict[str, Any], mapping: dict[str, str], rel_path:
     return {t: next(iter(labels)) for t, labels in owners.items() if len(labels) == 1}
 
 
-def _build_goalex(task: str, *, source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
+def _build_goalex(task: str, *, source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, object]:
     rel = GOALEX_TAXONOMY[task]
     text, record = _source(source_dir, rel)
     taxonomy = _json(text, rel)
@@ -261,20 +264,20 @@ def _build_goalex(task: str, *, source_dir: Path, out_dir: Path, seed: int, size
 
 def build_ratemyprof_standin(
     *, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """RateMyProfClustering/test.jsonl STAND-IN from GoalEx taxonomy_4 (4 balanced clusters)."""
     return _build_goalex("RateMyProfClustering", source_dir=source_dir, out_dir=out_dir, seed=seed, size=size)
 
 
 def build_feedbacks_standin(
     *, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """FeedbacksClustering/test.jsonl STAND-IN from GoalEx taxonomy_0 (3 balanced clusters)."""
     return _build_goalex("FeedbacksClustering", source_dir=source_dir, out_dir=out_dir, seed=seed, size=size)
 
 
 # --------------------------------------------------------------------------- NYT (needs texts)
-def _nyt_texts(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, Any]]:
+def _nyt_texts(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, object]]:
     rel = f"{NYT_DIR}/{aspect}/data.json"
     upstream = rel.removeprefix("GoalEx/")
     why = (
@@ -291,7 +294,7 @@ def _nyt_texts(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, Any]
     return texts, record
 
 
-def _nyt_labels(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, Any]]:
+def _nyt_labels(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, object]]:
     rel = f"{NYT_DIR}/{aspect}/labels.json"
     text, record = _source(source_dir, rel)
     data = _json(text, rel)
@@ -302,14 +305,14 @@ def _nyt_labels(source_dir: Path, aspect: str) -> tuple[list[str], dict[str, Any
         raise DataError(f"{rel}: expected GoalEx's {{'class_descriptions': [...], 'labels': [index, ...]}}.") from None
 
 
-def build_nyt(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, Any]:
+def build_nyt(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, object]:
     """NYTClustering/{topic,location}.jsonl (also NYTTopicClustering's corpus) from GoalEx NYT texts + labels.
 
     Needs `GoalEx/processed_data/nyt/topic/data.json` (and location/data.json for the location aspect) in
     the source directory; without the topic texts it fails with instructions. A missing location file
     only skips the location aspect (recorded in the manifest), so NYTTopicClustering can still run.
     """
-    parts: dict[str, list[dict[str, Any]]] = {}
+    parts: dict[str, list[dict[str, str]]] = {}
     sources, skipped = [], []
     for aspect in NYT_ASPECTS:
         if aspect != "topic" and not (Path(source_dir) / NYT_DIR / aspect / "data.json").is_file():
@@ -340,7 +343,7 @@ def build_nyt(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | No
 # --------------------------------------------------------------------------- everything at once
 def build_robustness_sets(
     *, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Every robustness corpus the source directory allows (NYT only when its texts are there)."""
     builders = [build_few_rel, build_few_nerd, build_few_event, build_ratemyprof_standin, build_feedbacks_standin]
     if (Path(source_dir) / NYT_DIR / "topic" / "data.json").is_file():

@@ -88,7 +88,7 @@ def write_outputs(task_dir: Path, outputs: dict[str, tuple[bytes, int]]) -> dict
     return records
 
 
-def write_manifest(task_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def write_manifest(task_dir: Path, manifest: dict[str, object]) -> dict[str, object]:
     """Stable formatting (fixed indent, no timestamps) keeps rebuilds byte-identical."""
     text = json.dumps(manifest, ensure_ascii=False, indent=2) + "\n"
     atomic_write_bytes(task_dir / "manifest.json", text.encode("utf-8"))
@@ -148,7 +148,7 @@ def parse_delimited(
     return rows
 
 
-def summary(builder: str, seed: int, tasks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def summary(builder: str, seed: int, tasks: dict[str, dict[str, Any]]) -> dict[str, object]:
     """What a builder covering several task folders returns: one line per task (files and rows)."""
     return {
         "builder": builder,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from bench.core.errors import DataError
 from bench.dataset_builders.common import (
@@ -127,7 +126,7 @@ def _write_task(
     size: int | None,
     note: str,
     proxy: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     task_dir = Path(out_dir) / task
     kept = {aspect: _subset(rows, size, seed) for aspect, rows in files.items()}
     outputs = write_outputs(
@@ -151,7 +150,7 @@ def _write_task(
     )
 
 
-def _amzcf(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
+def _amzcf(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, object]:
     src = read_source(source_dir, AMZCF_TEST)
     return _write_task(
         out_dir,
@@ -165,7 +164,7 @@ def _amzcf(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict
     )
 
 
-def _mnews(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
+def _mnews(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, object]:
     src = read_source(source_dir, MNEWS_TEST)
     return _write_task(
         out_dir,
@@ -179,7 +178,7 @@ def _mnews(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict
     )
 
 
-def _multihate(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
+def _multihate(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, object]:
     sources, hateful, language = [], [], []
     files = [(lang.capitalize(), f"{MHC_DIR}/hatecheck_cases_final_{lang}.csv") for lang in MHC_LANGUAGES]
     for lang, rel in [*files, ("English", HATECHECK_EN)]:
@@ -201,7 +200,7 @@ def _multihate(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> 
     )
 
 
-def _toxic(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
+def _toxic(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, object]:
     src = read_source(source_dir, TOXIC_SAMPLE)
     return _write_task(
         out_dir,
@@ -217,7 +216,7 @@ def _toxic(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict
     )
 
 
-def _agnews(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
+def _agnews(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, object]:
     src, classes = read_source(source_dir, AGNEWS_TEST), read_source(source_dir, AGNEWS_CLASSES)
     return _write_task(
         out_dir,
@@ -231,7 +230,7 @@ def _agnews(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dic
     )
 
 
-def _intemo(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, Any]:
+def _intemo(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dict[str, object]:
     from bench.dataset_builders.label_derived import build_intent_emotion_proxy
 
     return build_intent_emotion_proxy(
@@ -239,7 +238,7 @@ def _intemo(source_dir: Path, out_dir: Path, seed: int, size: int | None) -> dic
     )
 
 
-PARTS: dict[str, Callable[[Path, Path, int, int | None], dict[str, Any]]] = {
+PARTS: dict[str, Callable[[Path, Path, int, int | None], dict[str, object]]] = {
     "GSTAmzCF": _amzcf,
     "GSTMNews": _mnews,
     "GSTMultiHate": _multihate,
@@ -251,14 +250,14 @@ PARTS: dict[str, Callable[[Path, Path, int, int | None], dict[str, Any]]] = {
 
 def build_gstransform(
     *, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None, only: tuple[str, ...] | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Every GSTransform task with a staged source (or the tasks in `only`)."""
     manifests = {task: PARTS[task](Path(source_dir), Path(out_dir), seed, size) for task in (only or tuple(PARTS))}
     return {"summary": summary("gstransform", seed, manifests), "tasks": manifests}
 
 
-def _single(task: str) -> Callable[..., dict[str, Any]]:
-    def build(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, Any]:
+def _single(task: str) -> Callable[..., dict[str, object]]:
+    def build(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, object]:
         return build_gstransform(source_dir=source_dir, out_dir=out_dir, seed=seed, size=size, only=(task,))
 
     build.__doc__ = f"Only {task} (see build_gstransform)."

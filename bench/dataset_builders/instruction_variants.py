@@ -31,7 +31,7 @@ written; the endpoint is recorded redacted (`bench.core.redact.redact_url`).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,7 @@ def build_instruction_variants(
     llm_cache_dir: str | Path | None = None,
     dry_run: bool = False,
     max_retries: int | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Write the variants file (and its manifest) for `tasks`, else `suite` (default generic-sts).
 
     `size` = paraphrases per task (default 5); each task gets size + 1 variants. `out_dir` is a folder
@@ -123,7 +123,7 @@ def build_instruction_variants(
         client.close()
     by_text = dict(zip(texts, results, strict=True))
     variants: dict[str, list[Instruction]] = {}
-    failures: list[dict[str, Any]] = []
+    failures: list[dict[str, object]] = []
     for name, inst in originals.items():
         slots = _slots(inst)
         failed = {slot: by_text[t] for slot, t in slots.items() if not by_text[t].ok}
@@ -252,7 +252,7 @@ def _slots(inst: Instruction) -> dict[str, str]:
     return dict(inst) if isinstance(inst, dict) else {"instruction": inst}
 
 
-def _task_source(name: str, inst: Instruction) -> dict[str, Any]:
+def _task_source(name: str, inst: Instruction) -> dict[str, object]:
     from bench import tasks as registry
 
     return {
@@ -264,7 +264,7 @@ def _task_source(name: str, inst: Instruction) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- replies
-def paraphrase_schema(n: int) -> dict[str, Any]:
+def paraphrase_schema(n: int) -> dict[str, object]:
     return object_schema(paraphrases={"type": "array", "items": STRING, "minItems": n, "maxItems": n})
 
 
@@ -307,7 +307,7 @@ def output_paths(out: Path) -> tuple[Path, Path]:
     return out / FILE_NAME, out / MANIFEST
 
 
-def variants_bytes(document: dict[str, Any], *, json_format: bool = False) -> bytes:
+def variants_bytes(document: Mapping[str, object], *, json_format: bool = False) -> bytes:
     """The file's bytes: fixed key order, strings quoted where YAML needs it (trailing spaces survive)."""
     if json_format:
         return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")

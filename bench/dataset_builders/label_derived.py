@@ -27,7 +27,6 @@ import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -274,7 +273,7 @@ def _size(size: int | None) -> int:
 
 def build_intent_emotion_proxy(
     *, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None, task_name: str = "IntentEmotion"
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Write <task_name>/{intent,emotion}.csv (`size` triplets each, default 300) + manifest.json; return the manifest."""
     n = _size(size)
     banking = read_source(source_dir, BANKING_TEST)
@@ -314,7 +313,7 @@ def build_intent_emotion_proxy(
 
 def build_instruct_stsb_proxy(
     *, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Write InstructSTSB/test.jsonl (`size` pairs, default 300) + manifest.json; return the manifest."""
     n = _size(size)
     stsb = read_source(source_dir, STSB_TEST)

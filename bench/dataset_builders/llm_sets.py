@@ -79,7 +79,7 @@ class Plan:
         self.prompt_tokens += estimate_tokens(prompt) + earlier_reply_tokens
         self.completion_tokens += completion_tokens
 
-    def report(self, config: LLMConfig) -> dict[str, Any]:
+    def report(self, config: LLMConfig) -> dict[str, object]:
         cost = estimate_cost(config, self.prompt_tokens, self.completion_tokens)
         return {
             "requests": self.requests,
@@ -91,7 +91,7 @@ class Plan:
         }
 
 
-def _announce(name: str, config: LLMConfig, plan: Plan) -> dict[str, Any]:
+def _announce(name: str, config: LLMConfig, plan: Plan) -> dict[str, object]:
     report = plan.report(config)
     cost = report["cost_usd_estimate"]
     print(
@@ -145,10 +145,10 @@ def _finish(
     sources: list[SourceFile],
     templates: list[str],
     outputs: dict[str, tuple[bytes, int]],
-    counts: dict[str, Any],
-    failures: list[dict[str, Any]],
+    counts: dict[str, object],
+    failures: list[dict[str, object]],
     results: Sequence[LLMResult | None],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Write outputs, then manifest.json (no clock, no cache-state counts); return manifest + run summary."""
     records = write_outputs(task_dir, outputs)
     manifest = {
@@ -190,7 +190,7 @@ def _conversations(
     return client, stage1, stage2
 
 
-def _failure(item: int, stage: str, result: LLMResult) -> dict[str, Any]:
+def _failure(item: int, stage: str, result: LLMResult) -> dict[str, object]:
     return {"item": item, "stage": stage, "attempts": result.attempts, "error": result.error}
 
 
@@ -217,7 +217,7 @@ def build_intent_emotion(
     llm_cache_dir: str | Path | None = None,
     dry_run: bool = False,
     max_retries: int | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """IntentEmotion/{emotion,intent}.csv from BANKING77 test; `size` = utterances (default all 3,080)."""
     banking = read_source(source_dir, BANKING_TEST)
     rows = [(t.strip(), c.strip()) for t, c in parse_banking(banking) if t.strip() and c.strip()]
@@ -325,7 +325,7 @@ def build_instruct_stsb(
     llm_cache_dir: str | Path | None = None,
     dry_run: bool = False,
     max_retries: int | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """InstructSTSB/test.jsonl from STS-B test; `size` = sentence pairs (default all 1,379)."""
     stsb = read_source(source_dir, STSB_TEST)
     pairs = [(s1, s2) for s1, s2, _ in parse_stsb(stsb) if s1 and s2]
@@ -418,7 +418,7 @@ def build_robustness_instructions(
     llm_cache_dir: str | Path | None = None,
     dry_run: bool = False,
     max_retries: int | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """RobustnessInstructions/instructions.json for the tasks that have robustness lists in InBedder.
 
     `size` = number of tasks (default all of them, in the file's order).
@@ -458,10 +458,10 @@ def build_robustness_instructions(
         results = client.run(requests, desc="Robustness instructions")
     finally:
         client.close()
-    out: dict[str, Any] = {}
-    failures: list[dict[str, Any]] = []
+    out: dict[str, dict[str, object]] = {}
+    failures: list[dict[str, object]] = []
     for t, (name, inst) in enumerate(tasks):
-        entry: dict[str, Any] = {"instruction": inst}
+        entry: dict[str, object] = {"instruction": inst}
         seen: set[str] = set()
         dropped: list[str] = []
         for j, kind in enumerate(ROBUSTNESS_KINDS):

@@ -26,7 +26,7 @@ class Builder:
     needs_source: bool = True  # whether --source-dir is required
     options: tuple[str, ...] = ()  # extra CLI options it takes (build_data.BUILDER_OPTIONS)
 
-    def function(self) -> Callable[..., dict[str, Any]]:
+    def function(self) -> Callable[..., dict[str, Any]]:  # a manifest: JSON the CLI reads
         module, name = self.target.split(":")
         return getattr(importlib.import_module(module), name)
 

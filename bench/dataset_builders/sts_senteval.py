@@ -22,7 +22,6 @@ Parsing follows SentEval (facebookresearch/SentEval, senteval/sts.py), which Met
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -129,7 +128,9 @@ def _read_task(source_dir: Path, task: str) -> tuple[list[Pair], list[SourceFile
     return [pair for _, pair in by_id], sources
 
 
-def build_sts_senteval(*, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None) -> dict[str, Any]:
+def build_sts_senteval(
+    *, source_dir: Path, out_dir: Path, seed: int = 42, size: int | None = None
+) -> dict[str, object]:
     """Write the seven STS test sets; `size` keeps a seeded random subset of that many pairs per task (order kept)."""
     if size is not None and size <= 0:
         raise DataError(f"--size must be a positive number of pairs, got {size}.")

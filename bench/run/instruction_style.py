@@ -8,11 +8,14 @@ from the model spec's family and name, and `question` otherwise. Tasks only rece
 
 from __future__ import annotations
 
-AUTO = "auto"
-STYLE_CHOICES = (AUTO, "question", "command", "gstransform")
+from typing import Final, Literal, get_args
+
+InstructionStyle = Literal["auto", "question", "command", "gstransform"]
+AUTO: Final = "auto"
+STYLE_CHOICES: tuple[InstructionStyle, ...] = get_args(InstructionStyle)  # `--instruction-style` choices
 
 
-def instruction_style_for(model_spec: str, requested: str | None) -> str:
+def instruction_style_for(model_spec: str, requested: InstructionStyle | None) -> InstructionStyle:
     """The style to give tasks: the requested one, or for `auto`/None the model family's convention."""
     if requested and requested != AUTO:
         return requested

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.adapters.options import family_options, runtime_options
 from bench.adapters.registry import MODELS, MTEB_FAMILY, ST_FAMILY, family_class, resolve
@@ -25,6 +25,9 @@ from bench.core.variants import Variant, VariantFile
 from bench.results.outcome import TaskOutcome
 from bench.results.store import run_settings
 from bench.run.runner import RunOptions, run
+
+if TYPE_CHECKING:
+    from mteb.models import ModelMeta
 
 ENDPOINT_OPTIONS = (
     "base_url",
@@ -68,7 +71,7 @@ class Rerun:
 
     spec: str
     revision: str | None
-    options: dict[str, Any]
+    options: dict[str, object]
 
 
 def rerun_plan(record: dict[str, Any], *, base_url: str | None = None, trusted: Collection[str] = ()) -> Rerun:
@@ -105,7 +108,7 @@ def rerun_plan(record: dict[str, Any], *, base_url: str | None = None, trusted: 
     return Rerun(spec, recorded["revision"] if hub else None, options)
 
 
-def _registered_options(meta: Any, revision: str, cls: type, trusted: Collection[str]) -> dict[str, Any]:
+def _registered_options(meta: ModelMeta, revision: str, cls: type, trusted: Collection[str]) -> dict[str, object]:
     """What a model MTEB registers may be re-run with; `Refused` when it may not be re-run at all.
 
     The revision a submission records is the submitter's choice (on the hub, a pull-request ref anyone
@@ -133,7 +136,7 @@ def _registered_options(meta: Any, revision: str, cls: type, trusted: Collection
     return {"trust_remote_code": True}
 
 
-def _check_no_path(value: Any, what: str) -> None:
+def _check_no_path(value: object, what: str) -> None:
     """A recorded value may name a hub id or a file in the working directory, never a path elsewhere."""
     texts = (
         [value]

@@ -32,9 +32,10 @@ import platform
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench.core.fileio import read_cached, sha256_json, tree_fingerprint, write_cached
+from bench.core.json_types import JSON
 from bench.core.paths import cache_root
 from bench.results.outcome import TaskOutcome
 from bench.results.store import read_json, result_problem
@@ -128,7 +129,7 @@ def plan_outcomes(options: RunOptions) -> list[TaskOutcome] | None:
     return outcomes
 
 
-def from_package(model: Any) -> bool:
+def from_package(model: object) -> bool:
     """Whether the model's classes (its own and those of the encoders it calls) are this package's, whose files
     the plan's key covers; a family a script or a test registered is not, and its runs keep no plan."""
     encoders = [model, *getattr(model, "sub_encoders", list)()]
@@ -151,22 +152,25 @@ def remember(options: RunOptions, digest: str | None, outcomes: list[TaskOutcome
     write_cached(plan_path(digest), {"format": FORMAT, "jobs": jobs}, what="run plan")
 
 
-def _reused(options: RunOptions, job: Any) -> TaskOutcome | None:
+def _reused(options: RunOptions, job: JSON) -> TaskOutcome | None:
     """One job's outcome when its record's resume key is the plan's and its result is readable (as the runner's
     `_reusable` decides), else None."""
-    if not isinstance(job, dict) or not all(isinstance(job.get(k), str) for k in ("task", "main_score", "result")):
+    if not isinstance(job, dict):
         return None
-    path = Path(options.output_dir) / job["result"]
+    task, main_score, result = job.get("task"), job.get("main_score"), job.get("result")
+    if not (isinstance(task, str) and isinstance(main_score, str) and isinstance(result, str)):
+        return None
+    path = Path(options.output_dir) / result
     data = read_json(path)
-    record = read_json(path.parent / "run_records" / f"{job['task']}.json")
+    record = read_json(path.parent / "run_records" / f"{task}.json")
     if not isinstance(data, dict) or not isinstance(record, dict) or record.get("resume_key") != job["resume_key"]:
         return None
     if result_problem(data) or not isinstance(data["scores"].get("test"), list):
         return None
     scores = {k: v for k, v in data["scores"]["test"][0].items() if k not in ("hf_subset", "languages", "mteb_version")}
     return TaskOutcome(
-        task=job["task"],
-        main_score_name=job["main_score"],
+        task=task,
+        main_score_name=main_score,
         main_score=float(scores["main_score"]),
         scores=scores,
         status="reused",
@@ -179,7 +183,7 @@ class _TooLarge(Exception):
     pass
 
 
-def _named_files(options: RunOptions) -> dict[str, Any]:
+def _named_files(options: RunOptions) -> dict[str, object]:
     """What the spec and options name on disk or on the hub: per local path its files' sizes and mtimes, per hub
     id its refs in the local hub cache (a branch's commit)."""
     from bench.adapters.registry import MODELS
@@ -189,7 +193,7 @@ def _named_files(options: RunOptions) -> dict[str, Any]:
     if options.model in MODELS:
         with contextlib.suppress(ModelLoadError):  # no packaged model: the full run says so
             names.append(MODELS[options.model].path())
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     for name in names:
         for candidate in (name, name.partition(":")[2]):
             if candidate and candidate not in found:
@@ -199,7 +203,7 @@ def _named_files(options: RunOptions) -> dict[str, Any]:
     return found
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
@@ -209,7 +213,7 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _sign(name: str) -> Any:
+def _sign(name: str) -> object:
     path = Path(name).expanduser()
     try:
         if path.exists():
@@ -228,11 +232,11 @@ def _sign(name: str) -> Any:
     return None
 
 
-def _stat_rows(path: Path) -> list[list[Any]]:
+def _stat_rows(path: Path) -> list[list[str | int]]:
     if path.is_file():
         stat = path.stat()
         return [[path.name, stat.st_size, stat.st_mtime_ns]]
-    rows = []
+    rows: list[list[str | int]] = []
     for i, file in enumerate(sorted(path.rglob("*"))):
         if i >= MAX_FILES:
             raise _TooLarge(str(path))

@@ -23,17 +23,19 @@ import math
 import platform
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from bench.adapters.options import public_value
 from bench.core.errors import ConfigError, DataError, MissingDataError
 from bench.core.fileio import atomic_write_json
+from bench.core.json_types import JSONObject
 from bench.core.redact import redact_value
+from bench.core.run_record import EncodeBlock, ModelBlock, RankBusy, ResumeKey, RunRecord, TaskBlock
 from bench.core.versions import package_versions
 from bench.results import model_catalog
 from bench.results.deltas import public_spec
@@ -48,10 +50,15 @@ from bench.results.store import (
 )
 from bench.results.tables import format_score
 from bench.run import reuse
-from bench.run.instruction_style import instruction_style_for
+from bench.run.instruction_style import InstructionStyle, instruction_style_for
 
-if TYPE_CHECKING:  # it imports MTEB: imported where a result is stored (`result_store`)
+if TYPE_CHECKING:  # they import MTEB: imported where a result is stored (`result_store`), or never
+    import numpy as np
+
+    from bench.adapters.base import EncodeStats
+    from bench.core.variants import Variant, VariantFile
     from bench.results.result_cache import AtomicResultCache
+    from bench.run.protocols import RunModel, RunTask
 
 logger = logging.getLogger("bench")
 
@@ -69,7 +76,7 @@ class RunOptions:
     tasks: list[str] | None = None
     suite: str | None = None
     # Family constructor options (`--model-args`, `--model-config`, family flags); see bench.adapters.registry.
-    model_options: dict[str, Any] = field(default_factory=dict)
+    model_options: dict[str, object] = field(default_factory=dict)
     # Shorthands for common model options; None = the family's default. They override model_options.
     template: str | None = None
     batch_size: int | None = None
@@ -84,10 +91,10 @@ class RunOptions:
     seed: int = 42
     show_progress_bar: bool | None = None
     # Instruction style for tasks that offer several (GSTransform): auto|question|command|gstransform.
-    instruction_style: str | None = None
+    instruction_style: InstructionStyle | None = None
     # A variants file (or built-in name): each of its tasks is also run under each of its instructions,
     # each variant an MTEB experiment beside the default run (bench/core/variants.py, bench/tasks/variants.py).
-    instruction_variants: str | Any = None  # a path or built-in name, or a bench.core.variants.VariantFile
+    instruction_variants: str | VariantFile | None = None  # a path or built-in name, or one built in code
 
 
 def run(options: RunOptions) -> list[TaskOutcome]:
@@ -132,17 +139,15 @@ def rank_usage() -> list[dict[str, float]] | None:
     return usage()
 
 
-def rank_busy(
-    before: list[dict[str, float]], after: list[dict[str, float]] | None, wall: float
-) -> list[dict[str, Any]]:
+def rank_busy(before: list[dict[str, float]], after: list[dict[str, float]] | None, wall: float) -> list[RankBusy]:
     """Per rank, what one task took of it: seconds encoding (the accelerator's work) and scoring, and the
     share of the task's wall time spent encoding (how busy the harness kept that accelerator)."""
-    rows = []
+    rows: list[RankBusy] = []
     for old, new in zip(before, after or before, strict=True):
         encode, score = new["encode_s"] - old["encode_s"], new["score_s"] - old["score_s"]
         rows.append(
             {
-                "rank": new["rank"],
+                "rank": int(new["rank"]),
                 "encode_seconds": round(encode, 3),
                 "score_seconds": round(score, 3),
                 "encode_busy": round(encode / wall, 4) if wall > 0 else 0.0,
@@ -151,7 +156,7 @@ def rank_busy(
     return rows
 
 
-def result_store(stores: dict[Path, AtomicResultCache], output_dir: str, task: Any) -> AtomicResultCache:
+def result_store(stores: dict[Path, AtomicResultCache], output_dir: str, task: RunTask) -> AtomicResultCache:
     """The result cache a task's result goes to (bench/results/store.py `results_root`): MTEB's tasks on MTEB's
     data in OUTPUT, where `mteb submit-results` looks; anything else under OUTPUT/instruct-bench."""
     from bench.results.result_cache import AtomicResultCache
@@ -166,13 +171,13 @@ def result_store(stores: dict[Path, AtomicResultCache], output_dir: str, task: A
 
 
 def _evaluate_one(
-    model: Any,
-    task: Any,
+    model: RunModel,
+    task: RunTask,
     options: RunOptions,
-    store: Any,
+    store: AtomicResultCache,
     step: str,
-    variant: Any = None,
-    variants: Any = None,
+    variant: Variant | None = None,
+    variants: VariantFile | None = None,
 ) -> TaskOutcome:
     """One task (or one instruction variant of it) through `mteb.evaluate`, or its earlier result reused."""
     import mteb
@@ -208,7 +213,7 @@ def _evaluate_one(
     record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
     if ranks_before is not None:
         record["encode"]["ranks"] = rank_busy(ranks_before, rank_usage(), seconds)
-    if variant is not None:
+    if variant is not None and variants is not None:
         record["variant"] = variant.record(variants)
     try:
         atomic_write_json(record_path, record, **RESULTS)
@@ -227,7 +232,7 @@ def _evaluate_one(
 
 
 # ---------------------------------------------------------------------------------------- instruction variants
-def load_run_variants(options: RunOptions) -> Any:
+def load_run_variants(options: RunOptions) -> VariantFile | None:
     """The run's variants file (bench/core/variants.py), or None; task names in it are checked here."""
     if not options.instruction_variants:
         return None
@@ -240,7 +245,7 @@ def load_run_variants(options: RunOptions) -> Any:
     return load_variants(options.instruction_variants, known_tasks={**mteb_registry(), **TASKS})
 
 
-def task_jobs(tasks: list[Any], variants: Any) -> list[tuple[Any, Any]]:
+def task_jobs(tasks: list[RunTask], variants: VariantFile | None) -> list[tuple[RunTask, Variant | None]]:
     """(task, None) for each task, each followed by (its copy under a variant, variant) per variant.
 
     The copies are made before anything is evaluated (bench/tasks/variants.py says why); the variants of a
@@ -248,10 +253,13 @@ def task_jobs(tasks: list[Any], variants: Any) -> list[tuple[Any, Any]]:
     """
     from bench.tasks.variants import variant_task
 
-    jobs: list[tuple[Any, Any]] = []
+    jobs: list[tuple[RunTask, Variant | None]] = []
     for task in tasks:
         own = variants.for_task(task.metadata.name) if variants is not None else []
-        copies = [(variant_task(task, v.instruction), v) for v in own]
+        # a copy is of the task's own class (`variant_task` subclasses it), so a RunTask too
+        copies: list[tuple[RunTask, Variant | None]] = [
+            (cast("RunTask", variant_task(task, v.instruction)), v) for v in own
+        ]
         jobs += [(task, None), *copies]
     if variants is None:
         return jobs
@@ -269,7 +277,7 @@ def task_jobs(tasks: list[Any], variants: Any) -> list[tuple[Any, Any]]:
 
 
 @contextmanager
-def variant_experiment(model: Any, variant: Any) -> Iterator[None]:
+def variant_experiment(model: RunModel, variant: Variant | None) -> Iterator[None]:
     """Within the block, the model's MTEB experiment also names the variant (its results folder)."""
     if variant is None:
         yield
@@ -286,7 +294,7 @@ def variant_experiment(model: Any, variant: Any) -> Iterator[None]:
         model.mteb_model_meta = meta
 
 
-def build_tasks(options: RunOptions, variants: Any = None) -> list[Any]:
+def build_tasks(options: RunOptions, variants: VariantFile | None = None) -> list[RunTask]:
     """The run's task objects (unknown names fail here, before any model is built).
 
     A named task without local data is an error; a suite run skips such tasks with a warning, so that
@@ -298,18 +306,24 @@ def build_tasks(options: RunOptions, variants: Any = None) -> list[Any]:
     if variants is not None and not options.tasks and not options.suite:  # the file's tasks
         options = replace(options, tasks=list(variants.variants))
     names = task_names(tasks=options.tasks, suite=options.suite)
-    settings: dict[str, Any] = {
-        "limit": options.limit,
-        "seed": options.seed,
-        "prompt_source": prompt_source(options),
-        "instruction_style": instruction_style_for(options.model, options.instruction_style),
-    }
+    source, style = prompt_source(options), instruction_style_for(options.model, options.instruction_style)
+
+    def tasks_of(some: list[str]) -> list[RunTask]:
+        return get_tasks(
+            some,
+            data_dir=options.data_dir,
+            limit=options.limit,
+            seed=options.seed,
+            prompt_source=source,
+            instruction_style=style,
+        )
+
     if options.tasks or not (options.data_dir or default_data_dir()):
-        return get_tasks(names, data_dir=options.data_dir, **settings)
-    tasks: list[Any] = []
+        return tasks_of(names)
+    tasks: list[RunTask] = []
     for name in names:
         try:
-            tasks += get_tasks([name], data_dir=options.data_dir, **settings)
+            tasks += tasks_of([name])
         except MissingDataError as e:
             logger.warning("skipped %s: %s", name, e)
     if not tasks:
@@ -320,7 +334,7 @@ def build_tasks(options: RunOptions, variants: Any = None) -> list[Any]:
     return tasks
 
 
-def prompt_source(options: RunOptions) -> str:
+def prompt_source(options: RunOptions) -> Literal["mteb", "harness"]:
     """Which instruction a task under an MTEB name gives the model: MTEB's own (`metadata.prompt`, for
     MTEB's implementation of the model, so the result is MTEB's computation of MTEB's task) or the
     harness's (INSTRUCTOR's / InBedder's, for the harness's families: always an experiment)."""
@@ -333,11 +347,11 @@ def prompt_source(options: RunOptions) -> str:
     return "mteb" if family == MTEB_FAMILY else "harness"
 
 
-def build_model(options: RunOptions) -> Any:
+def build_model(options: RunOptions) -> RunModel:
     """The encoder a run uses: its model options plus run-level settings (cache, progress bar)."""
     from bench.adapters.registry import load_model
 
-    return load_model(
+    model: RunModel = load_model(
         options.model,
         model_name=options.model_name,
         model_revision=options.model_revision,
@@ -346,9 +360,10 @@ def build_model(options: RunOptions) -> Any:
         use_cache=options.use_cache,
         show_progress_bar=options.show_progress_bar,
     )
+    return model
 
 
-def given_model_options(options: RunOptions) -> dict[str, Any]:
+def given_model_options(options: RunOptions) -> dict[str, object]:
     """`model_options` overridden by the shorthands that are set (template, batch_size, device, dtype)."""
     shorthands = {
         "template": options.template,
@@ -359,7 +374,7 @@ def given_model_options(options: RunOptions) -> dict[str, Any]:
     return {**options.model_options, **{k: v for k, v in shorthands.items() if v is not None}}
 
 
-def model_usage(model: Any, since: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def model_usage(model: RunModel, since: JSONObject | None = None) -> JSONObject | None:
     """The encoder's usage ledger (API families): running totals, or what was used after `since`.
 
     A family that keeps one implements `usage(since=None) -> dict`; others get None.
@@ -375,7 +390,7 @@ class DryRunEstimate:
 
     task: str
     texts: int
-    estimate: dict[str, Any] = field(default_factory=dict)
+    estimate: dict[str, Any] = field(default_factory=dict)  # the family's own ledger
 
 
 def dry_run(options: RunOptions) -> list[DryRunEstimate]:
@@ -400,7 +415,7 @@ def dry_run(options: RunOptions) -> list[DryRunEstimate]:
     seen: set[str] = set()
     estimates = []
     for task, variant in jobs:
-        missing: list[Any] = []
+        missing: list[object] = []
         with weightless(model), _counting_encoder(model, seen, missing):
             mteb.evaluate(
                 model,
@@ -418,7 +433,7 @@ def dry_run(options: RunOptions) -> list[DryRunEstimate]:
 
 
 @contextmanager
-def _counting_encoder(model: Any, seen: set[str], missing: list[Any]) -> Iterator[None]:
+def _counting_encoder(model: RunModel, seen: set[str], missing: list[object]) -> Iterator[None]:
     """Within the block, `model.encode_inputs` counts cache misses into `missing` instead of encoding."""
     import numpy as np
 
@@ -426,7 +441,7 @@ def _counting_encoder(model: Any, seen: set[str], missing: list[Any]) -> Iterato
 
     cache = model.cache
 
-    def encode_inputs(model_inputs: Any, **_: Any) -> Any:
+    def encode_inputs(model_inputs: Sequence[object], **_: object) -> np.ndarray:
         keys = [input_key(x) for x in model_inputs]
         unique = {k: x for k, x in zip(keys, model_inputs, strict=True) if k not in seen}
         cached = cache.get_many(list(unique)) if cache is not None and unique else {}
@@ -436,14 +451,14 @@ def _counting_encoder(model: Any, seen: set[str], missing: list[Any]) -> Iterato
         seen.update(unique)
         return np.stack([_placeholder_vector(k) for k in keys])
 
-    model.encode_inputs = encode_inputs
+    model.encode_inputs = encode_inputs  # type: ignore[method-assign]  # undone below
     try:
         yield
     finally:
         del model.encode_inputs
 
 
-def _placeholder_vector(key: str, dim: int = 32) -> Any:
+def _placeholder_vector(key: str, dim: int = 32) -> np.ndarray:
     import numpy as np
 
     v = np.random.default_rng(int(key[:15], 16)).standard_normal(dim).astype(np.float32)
@@ -451,8 +466,8 @@ def _placeholder_vector(key: str, dim: int = 32) -> Any:
 
 
 def _reusable(
-    store: AtomicResultCache, model: Any, task_name: str, key: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    store: AtomicResultCache, model: RunModel, task_name: str, key: ResumeKey
+) -> tuple[dict[str, Any], JSONObject] | None:
     """(result, run record) of a finished task whose record matches this run, else None."""
     data = read_json(result_path(store, model.mteb_model_meta, task_name))
     record = read_json(run_record_path(store, model.mteb_model_meta, task_name))
@@ -463,7 +478,14 @@ def _reusable(
     return data, record
 
 
-def _outcome(task: Any, data: dict[str, Any], record: dict[str, Any], status: str, path: Any = None) -> TaskOutcome:
+def _outcome(
+    task: RunTask,
+    data: dict[str, Any],
+    record: Mapping[str, object],
+    status: Literal["computed", "reused"],
+    path: Path | None = None,
+) -> TaskOutcome:
+    """`data` is MTEB's result file, its shape checked (`result_problem`) before it gets here."""
     scores = {k: v for k, v in data["scores"]["test"][0].items() if k not in ("hf_subset", "languages", "mteb_version")}
     return TaskOutcome(
         task=task.metadata.name,
@@ -471,12 +493,12 @@ def _outcome(task: Any, data: dict[str, Any], record: dict[str, Any], status: st
         main_score=float(scores["main_score"]),
         scores=scores,
         status=status,
-        record=record,
+        record=dict(record),
         result_path=str(path) if path is not None else None,
     )
 
 
-def _resume_key(model: Any, task: Any, options: RunOptions) -> dict[str, Any]:
+def _resume_key(model: RunModel, task: RunTask, options: RunOptions) -> ResumeKey:
     """What must match for a finished task to be reused."""
     return {
         "record_version": RECORD_VERSION,
@@ -493,71 +515,80 @@ def _resume_key(model: Any, task: Any, options: RunOptions) -> dict[str, Any]:
 
 
 def _run_record(
-    model: Any,
-    task: Any,
+    model: RunModel,
+    task: RunTask,
     options: RunOptions,
-    key: dict[str, Any],
-    stats: Any,
+    key: ResumeKey,
+    stats: EncodeStats,
     started: datetime,
     seconds: float,
-    usage: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    usage: JSONObject | None = None,
+) -> RunRecord:
     from bench.adapters.distributed import all_encoders, current_world
     from bench.tasks.data import stand_in_of
 
     meta = task.metadata
+    stand_in = stand_in_of(getattr(task, "local_files", None))
+    task_block: TaskBlock = {
+        "name": meta.name,
+        "version": task.task_version,
+        "type": meta.type,
+        "main_score": meta.main_score,
+        "dataset": {
+            "path": meta.dataset["path"],
+            "revision": meta.revision,
+            "source": task.data_source,
+            "stand_in": stand_in["stand_in"],
+            "stand_in_note": stand_in["stand_in_note"],
+        },
+        "instructions": task.instruction_set(),
+        "instructions_sha256": task.instruction_set_sha256(),
+        "limit": options.limit,
+        "seed": options.seed,
+    }
+    # Keys that only some records have are added in the order the file has always listed them.
+    model_block: ModelBlock = {
+        "spec": public_spec(options.model),
+        "name": model.name,
+        "revision": model.revision,
+        "content": model.content_id(),
+        "family": model.family,
+        "experiment": dict(model.mteb_model_meta.experiment_kwargs or {}),
+        "settings": model.settings(),
+        "identity_check": model.identity_check,
+        "device": model.device,
+        "instruction_use": model.instruction_use(meta),
+    }
+    if facts := model.record_facts():
+        model_block["facts"] = facts
+    encode: EncodeBlock = {
+        "texts_requested": stats.requested,
+        "unique_inputs": stats.unique,
+        "cache_hits": stats.cache_hits,
+        "texts_encoded": stats.encoded,
+    }
+    if (world := current_world()) is not None:
+        encode["processes"] = world.size
+        encode["texts_encoded_by_other_ranks"] = stats.encoded_by_other_ranks
+    encode["encode_seconds"] = round(stats.encode_seconds, 4)
+    if stats.oom_splits:
+        encode["oom_splits"] = stats.oom_splits
+    # the batches an LM family sized for the GPU (bench/adapters/device_budget.py), when it did
+    batches = next((b for e in all_encoders(model) if (b := getattr(e, "device_batches", None))), None)
+    if batches:
+        encode["device_batches"] = batches
+    # where a local GGUF file's weights came from (bench/adapters/lm.py GGUFWeights), when it was loaded
+    gguf = next((u for e in all_encoders(model) if (u := getattr(e, "gguf_cache", None))), None)
+    if gguf:
+        encode["gguf_cache"] = gguf
+    encode["cache"] = model.cache.path.name if model.cache is not None else None
+    if usage is not None:
+        encode["usage"] = usage
     return {
         "record_version": RECORD_VERSION,
-        "task": {
-            "name": meta.name,
-            "version": task.task_version,
-            "type": meta.type,
-            "main_score": meta.main_score,
-            "dataset": {
-                "path": meta.dataset["path"],
-                "revision": meta.revision,
-                "source": task.data_source,
-                **stand_in_of(getattr(task, "local_files", None)),
-            },
-            "instructions": task.instruction_set(),
-            "instructions_sha256": task.instruction_set_sha256(),
-            "limit": options.limit,
-            "seed": options.seed,
-        },
-        "model": {
-            "spec": public_spec(options.model),
-            "name": model.name,
-            "revision": model.revision,
-            "content": model.content_id(),
-            "family": model.family,
-            "experiment": model.mteb_model_meta.experiment_kwargs or {},
-            "settings": model.settings(),
-            "identity_check": model.identity_check,
-            "device": model.device,
-            "instruction_use": model.instruction_use(meta),
-            **({"facts": facts} if (facts := model.record_facts()) else {}),
-        },
-        "encode": {
-            "texts_requested": stats.requested,
-            "unique_inputs": stats.unique,
-            "cache_hits": stats.cache_hits,
-            "texts_encoded": stats.encoded,
-            **(
-                {"processes": world.size, "texts_encoded_by_other_ranks": stats.encoded_by_other_ranks}
-                if (world := current_world()) is not None
-                else {}
-            ),
-            "encode_seconds": round(stats.encode_seconds, 4),
-            **({"oom_splits": stats.oom_splits} if stats.oom_splits else {}),
-            # the batches an LM family sized for the GPU (bench/adapters/device_budget.py), when it did
-            **next(
-                ({"device_batches": b} for e in all_encoders(model) if (b := getattr(e, "device_batches", None))), {}
-            ),
-            # where a local GGUF file's weights came from (bench/adapters/lm.py GGUFWeights), when it was loaded
-            **next(({"gguf_cache": u} for e in all_encoders(model) if (u := getattr(e, "gguf_cache", None))), {}),
-            "cache": model.cache.path.name if model.cache is not None else None,
-            **({"usage": usage} if usage is not None else {}),
-        },
+        "task": task_block,
+        "model": model_block,
+        "encode": encode,
         "evaluation_seconds": round(seconds, 4),
         "started_at": started.isoformat(),
         "versions": package_versions(),

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bench.results.marks import UNREGISTERED
+
+if TYPE_CHECKING:
+    from bench.leaderboard.site import BuildResult
+    from bench.leaderboard.verify import Verdict
 
 EPILOG = """examples:
   python -m bench leaderboard build --results results/ --out site/
@@ -194,7 +198,7 @@ def _external_line(data: dict) -> str:
     return f"{' and '.join(parts)}: shown beside the submitted ones, marked, never verified"
 
 
-def _print_conflicts(result: Any) -> None:
+def _print_conflicts(result: BuildResult) -> None:
     """Differing results for one key across submissions (bench/leaderboard/trust.py `settle_conflicts`):
     kept when one is verified, else all held back; each listed once, as on the site."""
     found = result.conflicts
@@ -220,7 +224,7 @@ def _print_flags(models: list[dict]) -> None:
             print(f"  - {printable(m['label'])}: {printable(m['flags'][0], 400)}")
 
 
-def verdict_line(v: Any) -> str:
+def verdict_line(v: Verdict) -> str:
     """One verified result: its verdict, task, model setting, and the main score claimed and recomputed as
     every CLI number is shown (x100, two decimals: `format_score`); the file keeps the raw 0-1 values."""
     from bench.core.bounded import printable

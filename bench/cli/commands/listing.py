@@ -13,7 +13,6 @@ import argparse
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 MIN_COLUMN = 10  # narrowest a wrapped column gets
 FALLBACK_WIDTH = 100  # columns when neither a terminal nor $COLUMNS says
@@ -69,7 +68,10 @@ def terminal_width() -> int:
 
 
 def wrapped_table(
-    rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int | None = None, wrap: Sequence[int] | None = None
+    rows: Sequence[Sequence[object]],
+    headers: Sequence[str],
+    width: int | None = None,
+    wrap: Sequence[int] | None = None,
 ) -> str:
     """A GitHub-style table no wider than `width` (default: the terminal's), long cells wrapped in place.
 
@@ -100,7 +102,10 @@ def wrapped_table(
 
 
 def table_fits(
-    rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int | None = None, wrap: Sequence[int] | None = None
+    rows: Sequence[Sequence[object]],
+    headers: Sequence[str],
+    width: int | None = None,
+    wrap: Sequence[int] | None = None,
 ) -> bool:
     """Whether `wrapped_table` can keep the table within `width` without breaking a word."""
     wrap = range(len(headers)) if wrap is None else wrap
@@ -111,7 +116,7 @@ def table_fits(
     return needed <= (width or terminal_width())
 
 
-def _longest_word(rows: Sequence[Sequence[Any]], column: int) -> int:
+def _longest_word(rows: Sequence[Sequence[object]], column: int) -> int:
     return max((len(word) for r in rows for word in str(r[column]).split()), default=0)
 
 

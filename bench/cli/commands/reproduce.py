@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bench.cli.commands.run import add_run_options, run_option_values
+
+if TYPE_CHECKING:
+    from bench.results.literature import ReportedTable
+    from bench.run.reproduce_table import RowPlan, RowRun
 
 EPILOG = """examples:
   python -m bench reproduce inbedder-2024-table1 --dry-run              the plan: rows, specs, texts to encode
@@ -82,7 +86,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(plan_text(plan(table, rows, base), len(table.rows)))
         return 0
-    runs: list[Any] = []
+    runs: list[RowRun] = []
     try:
         for row_run in reproduce(table, rows, base):
             runs.append(row_run)
@@ -104,7 +108,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------- printing
-def plan_text(plans: list[Any], n_rows: int) -> str:
+def plan_text(plans: list[RowPlan], n_rows: int) -> str:
     """One line per row: `[4/12] NAME: SPEC on TASKS: N texts to encode` (or why it would not run)."""
     from bench.results.tables import format_count
     from bench.run.reproduce_table import spec_text
@@ -124,25 +128,25 @@ def plan_text(plans: list[Any], n_rows: int) -> str:
     return "\n".join(lines)
 
 
-def report_text(table: Any, runs: list[Any], *, limited: bool = False) -> str:
+def report_text(table: ReportedTable, runs: list[RowRun], *, limited: bool = False) -> str:
     """Reported vs ours per cell, mean |Δ| per row and overall, the rows that did not run, the table's notes."""
     from tabulate import tabulate
 
     from bench.results.deltas import mean_abs_delta
     from bench.results.marks import STAND_IN
 
-    done = [r for r in runs if r.reproduction is not None]
+    done = [(r.selected, r.reproduction) for r in runs if r.reproduction is not None]
     rows = [
         [
-            r.selected.index,
-            r.selected.row.label,
+            selected.index,
+            selected.row.label,
             c.column,
             table.printed(c.reported),
             _num(c.ours) + (STAND_IN.symbol if c.stand_in else ""),
             _delta(c.delta),
         ]
-        for r in done
-        for c in r.reproduction.cells
+        for selected, reproduction in done
+        for c in reproduction.cells
     ]
     parts = []
     if rows:
@@ -155,15 +159,15 @@ def report_text(table: Any, runs: list[Any], *, limited: bool = False) -> str:
             )
         )
         means = [
-            f"  {r.selected.index} {r.selected.row.label}: {_num(r.reproduction.mean_abs_delta)} over "
-            f"{len(r.reproduction.compared)} cell(s)"
-            for r in done
+            f"  {selected.index} {selected.row.label}: {_num(reproduction.mean_abs_delta)} over "
+            f"{len(reproduction.compared)} cell(s)"
+            for selected, reproduction in done
         ]
-        cells = sum(len(r.reproduction.compared) for r in done)
-        overall = mean_abs_delta(r.reproduction for r in done)
+        cells = sum(len(reproduction.compared) for _, reproduction in done)
+        overall = mean_abs_delta(reproduction for _, reproduction in done)
         total = f"Overall mean |Δ|: {_num(overall)} over {cells} cell(s) of {len(done)} row(s)"
         parts.append("\n".join(["Mean |Δ| per row (Δ = ours − reported, both ×100 as printed):", *means, total]))
-        if any(r.reproduction.on_stand_in for r in done):
+        if any(reproduction.on_stand_in for _, reproduction in done):
             parts.append(f"{STAND_IN.symbol} {STAND_IN.label}: {STAND_IN.meaning}; its Δ is not in the mean |Δ|.")
     else:
         parts.append("No row ran, so there is nothing to compare.")

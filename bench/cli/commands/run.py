@@ -18,6 +18,8 @@ from bench.run.instruction_style import AUTO, STYLE_CHOICES
 
 if TYPE_CHECKING:
     from bench.adapters.option_values import OptionSource
+    from bench.results.outcome import TaskOutcome
+    from bench.run.runner import DryRunEstimate
 
 logger = logging.getLogger(__name__)
 
@@ -305,7 +307,7 @@ def _num_processes(argv: list[str]) -> int | None:
     return None
 
 
-def local_data_note(outcomes: list[Any]) -> str | None:
+def local_data_note(outcomes: list[TaskOutcome]) -> str | None:
     """One line when an MTEB task's result was computed on local data (a `local-…` dataset revision):
     it is filed under OUTPUT/instruct-bench, not where `mteb submit-results` looks (bench/results/store.py)."""
     from bench.results.marks import local_copy
@@ -364,7 +366,7 @@ def format_usage(usage: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def dry_run_table(estimates: list[Any]) -> str:
+def dry_run_table(estimates: list[DryRunEstimate]) -> str:
     """Per task: texts the cache lacks, and the family's token/request/cost estimate."""
     from tabulate import tabulate
 
@@ -402,7 +404,7 @@ def dry_run_table(estimates: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _count(value: Any) -> str:
+def _count(value: object) -> str:
     """A count as every CLI table shows it (`format_count`: `1,106`); blank when unknown."""
     from bench.results.tables import format_count
 
