@@ -41,7 +41,7 @@ from bench.results.outcome import TaskOutcome
 from bench.results.store import read_json, result_problem
 
 if TYPE_CHECKING:
-    from bench.run.runner import RunOptions
+    from bench.run.run_options import RunOptions
 
 logger = logging.getLogger("bench")
 
