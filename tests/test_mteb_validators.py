@@ -61,18 +61,10 @@ LISTED = {t.metadata.name: t for t in mteb.get_tasks(exclude_superseded=False, e
 BENCHMARK_NAMES = [benchmark_name(s) for s in SUITES]
 
 _HUB = "its pinned hub data ({}) is not on this machine and the harness runs offline; no local copy is provably that revision"
-_LOCAL_ONLY = (
-    "SentEval's split exists only as a local build (`bench build-data sts-senteval`), not shipped with the package"
-)
-_DEMO = "the packaged demo data is its pinned data; statistics are not computed yet"
 
-# Every harness task MTEB lists without descriptive statistics, and why.
+# Every harness task MTEB lists without descriptive statistics, and why (docs/guides/mteb.md lists the same:
+# tests/test_task_statistics.py). The demo tasks and the SentEval splits ship theirs (bench/tasks/descriptive_stats).
 NO_STATISTICS: dict[str, str] = {
-    "DemoIntentEmotion": _DEMO,
-    "DemoInstructSTS": _DEMO,
-    "DemoNYTClustering": _DEMO,
-    "STSBenchmark-SentEval": _LOCAL_ONLY,
-    "SICK-R-SentEval": _LOCAL_ONLY,
     "GSTPaperCode": "a loading-script dataset that datasets>=4 cannot load: the task runs only from a local directory",
     "RateMyProfClustering": _HUB.format("BrandonZYW/RateMyProfClustering")
     + "; `bench build-data` writes a label-derived stand-in, not the published set",

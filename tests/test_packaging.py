@@ -49,6 +49,8 @@ def test_the_wheel_carries_the_package_data(wheel: Path):
     for needed in (
         "bench/tasks/demo_data/DemoInstructSTS/test.jsonl",
         "bench/tasks/instruction_variants/demo.yaml",
+        "bench/tasks/descriptive_stats/STS/DemoInstructSTS.json",  # MTEB reads them from the installed package
+        "bench/tasks/descriptive_stats/STS/SICK-R-SentEval.json",
         "bench/leaderboard/templates/index.html",
         "bench/leaderboard/schemas/result.schema.json",
         "bench/leaderboard/static/leaderboard.js",

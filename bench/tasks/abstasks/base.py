@@ -76,7 +76,9 @@ class InstructionTask(AbsTask):
         super().__init_subclass__(**kwargs)
         if "metadata" in cls.__dict__:
             from bench.tasks.registry import register_task
+            from bench.tasks.task_statistics import packaged_stats_metadata
 
+            cls.metadata = packaged_stats_metadata(cls.metadata)  # statistics read and written in this package
             register_task(cls)
 
     def __init__(
