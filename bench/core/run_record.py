@@ -105,6 +105,16 @@ class VariantBlock(TypedDict, total=False):
     sets: list[str]
 
 
+class ShiftBlock(TypedDict, total=False):
+    """`instruction_shift`: how far the task's embeddings move with its instruction (bench/run/shift.py)."""
+
+    sample: int  # texts measured (N, or fewer where the task has fewer instructed texts)
+    population: int  # distinct instructed texts the task embedded
+    mean_cosine_distance: float | None  # None where nothing could be measured (see `note`)
+    seed: int | None
+    note: str
+
+
 class RunRecord(TypedDict, total=False):
     record_version: int
     task: TaskBlock
@@ -117,6 +127,7 @@ class RunRecord(TypedDict, total=False):
     platform: str
     command: list[str]
     resume_key: ResumeKey
+    instruction_shift: ShiftBlock
     variant: VariantBlock
 
 
@@ -127,6 +138,7 @@ __all__ = [
     "RankBusy",
     "ResumeKey",
     "RunRecord",
+    "ShiftBlock",
     "TaskBlock",
     "VariantBlock",
     "VariantSource",

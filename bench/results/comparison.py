@@ -108,6 +108,7 @@ class _Row:
     whole_experiment: str = "default"  # in full (CSV, LaTeX's row legend)
     limit: int | None = None
     texts: dict[str, int | None] = field(default_factory=dict)  # task -> texts sent (a limited run)
+    shifts: list[float] = field(default_factory=list)  # tasks' instruction shifts (`bench run --shift-sample`)
     revisions: dict[str, str] = field(default_factory=dict)  # task -> dataset revision
     reported: ReportedTable | None = None  # the table a paper's row comes from
     paper_row: ReportedRow | None = None  # and the row as printed
@@ -153,6 +154,10 @@ def _collect(
         if (note := stand_in(record)) is not None:  # STAND_IN in cell_marks
             notes[task] = note
         row.blind.append(is_baseline(record))
+        if isinstance(shift := (record or {}).get("instruction_shift"), dict) and isinstance(
+            distance := shift.get("mean_cosine_distance"), (int, float)
+        ):
+            row.shifts.append(float(distance))
         row.experiment, row.whole_experiment = name.shown, name.whole
         if limit is not None:
             row.texts[task] = texts_of(record)
@@ -350,6 +355,7 @@ def main_table(
 
     table_rows: list[list[Cell | str]] = []
     used: set[str] = set()
+    shift_column = ["Shift"] if any(row.shifts for row in rows.values()) else []  # only where a run measured it
     for key in keys:
         model, revision, _ = key
         row = rows[key]
@@ -367,9 +373,16 @@ def main_table(
             avg = averages[key].get(column)
             partial = None if avg is None or avg.complete else (len(avg.present), len(avg.tasks))
             cells.append(Cell("-") if avg is None else score(key, column, avg.value, partial=partial))
+        if shift_column:
+            cells.append(Cell(f"{sum(row.shifts) / len(row.shifts):.4f}") if row.shifts else Cell("-"))
         used.update(m.key for m in row.marks)
         table_rows.append(cells)
     notes = []
+    if shift_column:
+        notes.append(
+            "Shift: the mean over a row's tasks of the cosine distance between a text's embedding with the task's "
+            "instruction and without it (bench run --shift-sample); 0 for an instruction-blind setting."
+        )
     if repeated:
         notes.append(
             f"Note: {len(repeated)} result(s) repeat a model, revision, experiment and task read from another "
@@ -381,16 +394,16 @@ def main_table(
         "Bold: the best score of each column among the rows that may be ranked."
     )
     mark_notes = {STAND_IN.key: {t: stand_ins[t] for t in task_names if t in stand_ins}, REPORTED.key: paper_notes}
-    headers = ["#", "Model", "Revision", "Experiment", *task_names, *avg_columns]
+    headers = ["#", "Model", "Revision", "Experiment", *task_names, *avg_columns, *shift_column]
     return Table(
         None,
         headers,
         table_rows,
-        "rlll" + "r" * (len(task_names) + len(avg_columns)),
+        "rlll" + "r" * (len(task_names) + len(avg_columns) + len(shift_column)),
         caption,
         used,
         {k: v for k, v in mark_notes.items() if v},
         notes,
-        latex_headers=[*headers[:4], *(short[c] for c in [*task_names, *avg_columns])],
+        latex_headers=[*headers[:4], *(short[c] for c in [*task_names, *avg_columns]), *shift_column],
         settings=(2, 3),
     )

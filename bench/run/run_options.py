@@ -39,3 +39,5 @@ class RunOptions:
     # A variants file (or built-in name): each of its tasks is also run under each of its instructions,
     # each variant an MTEB experiment beside the default run (bench/core/variants.py, bench/tasks/variants.py).
     instruction_variants: str | VariantFile | None = None  # a path or built-in name, or one built in code
+    # Texts per task whose instruction shift is measured (`--shift-sample`, bench/run/shift.py); 0: off.
+    shift_sample: int = 0

@@ -151,6 +151,8 @@ def _evaluate_one(
     """One task (or one instruction variant of it) through `mteb.evaluate`, or its earlier result reused."""
     import mteb
 
+    from bench.run import shift
+
     name = task.metadata.name
     shown = f"{name} [{variant.label}]" if variant is not None else name
     key = _resume_key(model, task, options)
@@ -168,20 +170,24 @@ def _evaluate_one(
     before, usage_before = model.stats.copy(), model_usage(model)
     ranks_before = rank_usage()
     started, tick = datetime.now(UTC), time.perf_counter()
-    mteb.evaluate(
-        model,
-        task,
-        cache=store,
-        overwrite_strategy="always",
-        encode_kwargs={"batch_size": model.batch_size},
-        show_progress_bar=False,
-        co2_tracker=False,
-    )
+    with shift.collecting(model, options.shift_sample) as instructed:
+        mteb.evaluate(
+            model,
+            task,
+            cache=store,
+            overwrite_strategy="always",
+            encode_kwargs={"batch_size": model.batch_size},
+            show_progress_bar=False,
+            co2_tracker=False,
+        )
+    instruction_shift = shift.measure(model, name, instructed, options.shift_sample)  # its encodes: in `stats`
     seconds = time.perf_counter() - tick
     usage = model_usage(model, since=usage_before) if usage_before is not None else None
     record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
     if ranks_before is not None:
         record["encode"]["ranks"] = rank_busy(ranks_before, rank_usage(), seconds)
+    if instruction_shift is not None:
+        record["instruction_shift"] = instruction_shift
     if variant is not None and variants is not None:
         record["variant"] = variant.record(variants)
     try:

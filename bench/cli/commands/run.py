@@ -133,6 +133,17 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
         "the file's tasks run",
     )
     run.add_argument(
+        "--shift-sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="measure each task's instruction shift on N of its instructed texts (a seeded sample, the same "
+        "on any number of processes): the mean cosine distance between each text's embedding with the task's "
+        "instruction and without it, in the run record's instruction_shift and as `bench results`' Shift "
+        "column; the blind encodes are extra (counted in the record, not in --dry-run's estimate). "
+        "Default 0: off",
+    )
+    run.add_argument(
         "--dry-run",
         action="store_true",
         help="count what would be encoded and its tokens (by the model's tokenizer when it is local, else "
@@ -226,6 +237,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_model_family(spec)
     from bench.adapters.distributed import is_worker
     from bench.adapters.registry import convert_options
+    from bench.core.errors import ConfigError
     from bench.results.summary import run_table
     from bench.run.runner import RunOptions, dry_run, run
 
@@ -238,8 +250,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         tasks=args.tasks,
         suite=args.suite,
         instruction_variants=args.instruction_variants,
+        shift_sample=args.shift_sample,
         **run_option_values(args),
     )
+    if options.shift_sample < 0:
+        raise ConfigError(f"--shift-sample {options.shift_sample}: give a number of texts, 0 (off) or more.")
     if args.dry_run:
         print(dry_run_table(dry_run(options)))
         return 0
