@@ -65,4 +65,5 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):  # type: ignore[misc] 
             similarity_scores=compute_pairwise_similarity(model, e1, e2).tolist(),
         )
         gold = [self._normalize(s) for s in list(data_split["score"])]
+        self.run_items = {"kind": "sts", "groups": {"default": {"similarity": scores["cosine_scores"], "gold": gold}}}
         return self._calculate_scores(scores, gold)
