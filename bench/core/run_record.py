@@ -105,6 +105,19 @@ class VariantBlock(TypedDict, total=False):
     sets: list[str]
 
 
+ItemKind = Literal["triplet", "sts", "clustering", "robustness"]
+
+
+class Items(TypedDict, total=False):
+    """A task's per-item outcomes as its run record keeps them (bench/core/bootstrap.py says what each holds)."""
+
+    kind: ItemKind
+    groups: dict[str, dict[str, list[JSON]]]  # triplet: success; sts: similarity, gold; clustering: labels, assignments
+    labels: list[JSON]  # robustness
+    assignments: dict[str, list[list[int]]]  # robustness: set -> one cluster list per instruction
+    omitted: str  # set instead of the rest when the task had too many items
+
+
 class ShiftBlock(TypedDict, total=False):
     """`instruction_shift`: how far the task's embeddings move with its instruction (bench/run/shift.py)."""
 
@@ -129,11 +142,14 @@ class RunRecord(TypedDict, total=False):
     resume_key: ResumeKey
     instruction_shift: ShiftBlock
     variant: VariantBlock
+    items: Items  # per-item outcomes of a harness task (bench/core/bootstrap.py `Items`)
 
 
 __all__ = [
     "DatasetBlock",
     "EncodeBlock",
+    "ItemKind",
+    "Items",
     "ModelBlock",
     "RankBusy",
     "ResumeKey",

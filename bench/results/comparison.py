@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.core.bootstrap import REPLICATES, Items, has_items
 from bench.core.errors import UnknownNameError
 from bench.results.literature import RECOMPUTED, ReportedRow, ReportedTable, load_table
 from bench.results.marks import (
@@ -68,10 +69,12 @@ def results_table(
     full_revisions: bool = False,
     columns: Sequence[str] | None = None,
     reported: Sequence[str | Path] = (),
+    intervals: bool = False,
 ) -> str:
     """`bench results DIR [DIR ...]`: the main table (`main_table`), then the instruction-variant tables
     (markdown and LaTeX only; CSV holds the main table alone), in `fmt`. `columns` chooses the main table's
-    score columns; `reported` adds the rows of papers' tables (`bench.results.literature`)."""
+    score columns; `reported` adds the rows of papers' tables (`bench.results.literature`); `intervals`
+    adds a `95% CI` column (bench/core/bootstrap.py)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     roots = [roots] if isinstance(roots, str | Path) else list(roots)
@@ -79,7 +82,7 @@ def results_table(
     found = find_all(roots)
     if not found and not papers:
         return f"No result files under {', '.join(str(r) for r in roots)}."
-    main = main_table(found, full_revisions=full_revisions, columns=columns, reported=papers)
+    main = main_table(found, full_revisions=full_revisions, columns=columns, reported=papers, intervals=intervals)
     if main is None and fmt != "latex":
         none = "No results under the tasks' own instructions (only instruction variants)."
         return (
@@ -115,6 +118,7 @@ class _Row:
     recomputed: dict[str, str] = field(
         default_factory=dict
     )  # average -> the mean of its printed cells, where it differs
+    items: dict[str, Items] = field(default_factory=dict)  # task -> its run record's per-item outcomes
 
     @property
     def baseline(self) -> bool:
@@ -149,6 +153,10 @@ def _collect(
         if task in row.scores:
             repeated.append(f"{key[0]} {task}")
         row.scores[task] = main_score(data)
+        if has_items(items := (record or {}).get("items")):
+            row.items[task] = items
+        else:
+            row.items.pop(task, None)
         row.cell_marks[task] = data_marks(record)
         row.revisions[task] = str(data.get("dataset_revision"))
         if (note := stand_in(record)) is not None:  # STAND_IN in cell_marks
@@ -279,6 +287,7 @@ def main_table(
     full_revisions: bool = False,
     columns: Sequence[str] | None = None,
     reported: Sequence[ReportedTable] = (),
+    intervals: bool = False,
 ) -> Table | None:
     """One row per model, revision and experiment (a `--limit` run apart, and each paper's row); one column
     per task, then one per suite average; `columns` chooses and orders the score columns.
@@ -287,6 +296,8 @@ def main_table(
     ones, then rows without it). `#` ranks them by `bench.results.ranking` (the site's rule, said under
     the table): a baseline (∅) or a limited run (⊂) keeps its place but gets no rank, and no bold;
     neither does an average over other tasks. None when every result is an instruction variant.
+    `intervals` adds a last column, `95% CI`: the bootstrap interval (`interval_cell`) of the column rows
+    are sorted by (the first task shown when there is no average column).
     """
     from bench.results.task_catalog import suites
 
@@ -375,6 +386,8 @@ def main_table(
             cells.append(Cell("-") if avg is None else score(key, column, avg.value, partial=partial))
         if shift_column:
             cells.append(Cell(f"{sum(row.shifts) / len(row.shifts):.4f}") if row.shifts else Cell("-"))
+        if intervals:
+            cells.append(interval_cell(row.items, averages[key].get(first) if first else None, task_names))
         used.update(m.key for m in row.marks)
         table_rows.append(cells)
     notes = []
@@ -394,16 +407,39 @@ def main_table(
         "Bold: the best score of each column among the rows that may be ranked."
     )
     mark_notes = {STAND_IN.key: {t: stand_ins[t] for t in task_names if t in stand_ins}, REPORTED.key: paper_notes}
-    headers = ["#", "Model", "Revision", "Experiment", *task_names, *avg_columns, *shift_column]
+    ci = [CI_HEADER] if intervals else []
+    if intervals:
+        notes.append(
+            f"{CI_HEADER}: percentile bootstrap interval (B = {REPLICATES:,}) of {first or task_names[0]}, from the "
+            "per-item outcomes in the run records; – where a row's records hold none (published or reported rows, "
+            "older runs)."
+        )
+    headers = ["#", "Model", "Revision", "Experiment", *task_names, *avg_columns, *shift_column, *ci]
     return Table(
         None,
         headers,
         table_rows,
-        "rlll" + "r" * (len(task_names) + len(avg_columns) + len(shift_column)),
+        "rlll" + "r" * (len(task_names) + len(avg_columns) + len(shift_column) + len(ci)),
         caption,
         used,
         {k: v for k, v in mark_notes.items() if v},
         notes,
-        latex_headers=[*headers[:4], *(short[c] for c in [*task_names, *avg_columns]), *shift_column],
+        latex_headers=[*headers[:4], *(short[c] for c in [*task_names, *avg_columns]), *shift_column, *ci],
         settings=(2, 3),
     )
+
+
+CI_HEADER = "95% CI"
+NO_INTERVAL = "–"
+
+
+def interval_cell(items: dict[str, Items], average: SuiteAverage | None, task_names: Sequence[str]) -> Cell:
+    """The 95% interval of a row's average (its present tasks resampled together, bench/core/bootstrap.py),
+    or with no average of the first task shown; "–" unless every task it needs kept its items."""
+    from bench.core.bootstrap import average_interval
+
+    over = list(average.present) if average is not None else task_names[:1]
+    if not over or any(t not in items for t in over):
+        return Cell(NO_INTERVAL)
+    lo, hi = average_interval({t: items[t] for t in over})
+    return Cell(f"{format_score(lo)}–{format_score(hi)}")

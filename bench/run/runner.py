@@ -170,6 +170,8 @@ def _evaluate_one(
     before, usage_before = model.stats.copy(), model_usage(model)
     ranks_before = rank_usage()
     started, tick = datetime.now(UTC), time.perf_counter()
+    if hasattr(task, "run_items"):  # the harness's own tasks keep their per-item outcomes (bench/core/bootstrap.py)
+        task.run_items = None
     with shift.collecting(model, options.shift_sample) as instructed:
         mteb.evaluate(
             model,
@@ -190,6 +192,10 @@ def _evaluate_one(
         record["instruction_shift"] = instruction_shift
     if variant is not None and variants is not None:
         record["variant"] = variant.record(variants)
+    if (items := getattr(task, "run_items", None)) is not None:
+        from bench.core.bootstrap import bounded_items
+
+        record["items"] = bounded_items(items)
     try:
         atomic_write_json(record_path, record, **RESULTS)
     except BaseException:  # the new result is written: the old record no longer describes it

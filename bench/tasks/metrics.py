@@ -47,6 +47,12 @@ def triplet_successes(anchor: np.ndarray, positive: np.ndarray, negative: np.nda
 
 def cluster_v_measure(embeddings: np.ndarray, labels: Sequence, *, seed: int) -> float:
     """V-measure of MiniBatchKMeans clusters (k = number of gold labels) against the gold labels."""
+    return float(v_measure_score(list(labels), cluster_assignment(embeddings, labels, seed=seed)))
+
+
+def cluster_assignment(embeddings: np.ndarray, labels: Sequence, *, seed: int) -> np.ndarray:
+    """Each text's MiniBatchKMeans cluster (k = number of gold labels): what `cluster_v_measure` scores, kept
+    per item for bootstrap intervals (bench/core/bootstrap.py)."""
     k = len(set(labels))
     if k < 2:
         raise ValueError("clustering needs at least two gold clusters")
@@ -58,8 +64,7 @@ def cluster_v_measure(embeddings: np.ndarray, labels: Sequence, *, seed: int) ->
     # threadpoolctl lets one thread at a time change it, so fits run one at a time in a plain run
     # (bench.core.parallel's one scoring thread).
     with threadpool_limits(limits=1):
-        assignment = kmeans.fit_predict(np.asarray(embeddings))
-    return float(v_measure_score(list(labels), assignment))
+        return kmeans.fit_predict(np.asarray(embeddings))
 
 
 def robustness_gaps(

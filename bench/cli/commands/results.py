@@ -49,6 +49,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="add the rows of a paper's reported table (an id from `python -m bench list reported`, or a "
         "YAML file of that format), marked § and ranked by the same rule; repeatable",
     )
+    res.add_argument(
+        "--intervals",
+        action="store_true",
+        help="add a '95%% CI' column: the percentile bootstrap interval (B = 1,000, seeded) of the column rows "
+        "are sorted by, re-scored from the per-item outcomes a bench run keeps in its run records; '–' for "
+        "rows without them (docs/reference/metrics.md)",
+    )
     res.set_defaults(func=_cmd_results)
 
 
@@ -68,6 +75,7 @@ def _cmd_results(args: argparse.Namespace) -> int:
             full_revisions=args.full_revisions,
             columns=columns,
             reported=args.reported,
+            intervals=args.intervals,
         )
     )
     return 0

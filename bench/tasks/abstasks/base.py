@@ -16,6 +16,7 @@ from datasets import Dataset, DatasetDict
 from mteb.abstasks import AbsTask
 from mteb.types.statistics import SplitDescriptiveStatistics
 
+from bench.core.bootstrap import Items
 from bench.core.errors import ConfigError, DataError, EncodingError, MissingDataError
 from bench.core.fileio import sha256_json
 from bench.core.metric_specs import Metric
@@ -60,6 +61,9 @@ class InstructionTask(AbsTask):
         suites: the suites this task belongs to (`bench.tasks.registry`); "all" is implied.
         metrics: the metrics `_evaluate_subset` writes (bench/core/metric_specs.py): every range check,
             description, detail and ×100 format reads them. MTEB's type's metrics are added to them.
+        run_items: the per-item outcomes of the last evaluation (bench/core/bootstrap.py `Items`), which
+            `bench run` keeps in the run record for bootstrap intervals; not part of MTEB's scores, so the
+            result file MTEB writes is unchanged. None before an evaluation (or for a task that keeps none).
 
     A subclass whose body defines `metadata` registers itself (`bench.tasks.registry.register_task`).
     """
@@ -71,6 +75,7 @@ class InstructionTask(AbsTask):
     data_folder: ClassVar[str | None] = None
     suites: ClassVar[tuple[str, ...]] = ()
     metrics: ClassVar[tuple[Metric, ...]] = ()
+    run_items: Items | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

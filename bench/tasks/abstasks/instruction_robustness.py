@@ -8,13 +8,14 @@ from concurrent.futures import Future
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.metrics import v_measure_score
 
 from bench.core import parallel
 from bench.core.errors import DataError
 from bench.core.metric_specs import SIGNED, Metric
 from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from bench.tasks.data import Schema
-from bench.tasks.metrics import cluster_v_measure, robustness_gaps
+from bench.tasks.metrics import cluster_assignment, robustness_gaps
 
 INSTRUCTION_SETS = ("correct", "implicit", "incorrect")
 INSTRUCTIONS_PER_SET = 10
@@ -136,14 +137,19 @@ class AbsTaskInstructionRobustness(InstructionTask):
                 hf_subset=hf_subset,
                 encode_kwargs=encode_kwargs,
             )
+            assignment = cluster_assignment(np.ascontiguousarray(emb), labels, seed=self.seed)
+            self.run_items = {
+                "kind": "clustering",
+                "groups": {"default": {"labels": labels, "assignments": assignment.tolist()}},
+            }
             return {
-                "v_measure": cluster_v_measure(np.ascontiguousarray(emb), labels, seed=self.seed),
+                "v_measure": float(v_measure_score(list(labels), assignment)),  # as cluster_v_measure
                 "num_texts": len(texts),
                 "num_clusters": len(set(labels)),
             }
         runs = [(name, i, inst) for name in INSTRUCTION_SETS for i, inst in enumerate(self.instructions[name])]
         n = len(texts)
-        score = functools.partial(cluster_v_measure, labels=labels, seed=self.seed)
+        score = functools.partial(cluster_assignment, labels=labels, seed=self.seed)
         jobs: dict[str, Future] = {}  # identical embeddings (a blind model) are clustered once
         digests: list[str] = []
         try:
@@ -164,14 +170,18 @@ class AbsTaskInstructionRobustness(InstructionTask):
                     jobs[digest] = parallel.submit(score, emb)
                 del emb
                 digests.append(digest)
-            found = dict(zip(jobs, parallel.gather(list(jobs.values())), strict=True))
+            clusters = dict(zip(jobs, parallel.gather(list(jobs.values())), strict=True))
         finally:
             parallel.discard(jobs.values())  # a failed encode leaves no queued job behind
+        found = {d: float(v_measure_score(list(labels), a)) for d, a in clusters.items()}  # as cluster_v_measure
         by_set: dict[str, list[float]] = {name: [] for name in INSTRUCTION_SETS}
+        kept: dict[str, list[list[int]]] = {name: [] for name in INSTRUCTION_SETS}
         scores: dict[str, Any] = {}
         for (name, i, _inst), digest in zip(runs, digests, strict=True):
             scores[f"v_measure_{name}_{i}"] = found[digest]
             by_set[name].append(found[digest])
+            kept[name].append(np.asarray(clusters[digest]).tolist())
+        self.run_items = {"kind": "robustness", "labels": labels, "assignments": kept}
         for name, values in by_set.items():
             scores[f"{name}_mean_v_measure"] = float(np.mean(values))
             scores[f"{name}_min_v_measure"] = float(np.min(values))

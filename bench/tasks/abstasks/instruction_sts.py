@@ -9,6 +9,7 @@ from mteb.similarity_functions import compute_pairwise_similarity
 from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
 
 from bench.core.errors import DataError
+from bench.core.json_types import JSON
 from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from bench.tasks.data import Schema
 
@@ -65,4 +66,6 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):  # type: ignore[misc] 
             similarity_scores=compute_pairwise_similarity(model, e1, e2).tolist(),
         )
         gold = [self._normalize(s) for s in list(data_split["score"])]
+        similarity: list[JSON] = list(scores["cosine_scores"])
+        self.run_items = {"kind": "sts", "groups": {"default": {"similarity": similarity, "gold": list(gold)}}}
         return self._calculate_scores(scores, gold)

@@ -97,9 +97,12 @@ class AbsTaskInstructionTriplet(InstructionTask):
         success = triplet_successes(emb[:n], emb[n : 2 * n], emb[2 * n :])
         criterion = np.asarray(list(data_split["criterion"]))
         scores: dict[str, Any] = {}
+        kept: dict[str, dict[str, list[Any]]] = {}
         for name in self.criteria:
             mask = criterion == name
             scores[f"{name}_success_rate"] = float(success[mask].mean())
             scores[f"{name}_num_triplets"] = int(mask.sum())
+            kept[name] = {"success": success[mask].astype(int).tolist()}
+        self.run_items = {"kind": "triplet", "groups": kept}
         scores["hmean_success_rate"] = harmonic_mean([scores[f"{c}_success_rate"] for c in self.criteria])
         return scores

@@ -195,6 +195,7 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
         used = {a: np.unique(np.concatenate([p["first"], p["second"]])) for a, p in parts.items()}
         emb = self._encode_used(model, used, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs)
         scores: dict[str, Any] = {}
+        kept: dict[str, dict[str, list[Any]]] = {}
         for aspect, p in parts.items():
             e1 = emb[aspect][np.searchsorted(used[aspect], p["first"])]
             e2 = emb[aspect][np.searchsorted(used[aspect], p["second"])]
@@ -206,11 +207,13 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
             )
             gold = [self._normalize(s) for s in p["score"].tolist()]
             scores.update({f"{aspect}_{k}": v for k, v in self._calculate_scores(sts, gold).items()})
+            kept[aspect] = {"similarity": sts["cosine_scores"], "gold": gold}
             n, pos = len(gold), int(p["score"].sum())
             scores.update(
                 {f"{aspect}_num_pairs": n, f"{aspect}_positive_pairs": pos, f"{aspect}_positive_rate": pos / n}
             )
         scores["mean_cosine_spearman"] = float(np.mean([scores[f"{a}_cosine_spearman"] for a in self.aspects]))
+        self.run_items = {"kind": "sts", "groups": kept}
         return scores
 
     # Per-aspect counts and positive rates, not MTEB's AnySTSDescriptiveStatistics.
@@ -245,10 +248,13 @@ class AbsTaskLabelTriplet(_SampledTask):
         used = {a: np.unique(np.concatenate(list(p.values()))) for a, p in parts.items()}
         emb = self._encode_used(model, used, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs)
         scores: dict[str, Any] = {}
+        kept: dict[str, dict[str, list[Any]]] = {}
         for aspect, p in parts.items():
             vec = {role: emb[aspect][np.searchsorted(used[aspect], idx)] for role, idx in p.items()}
             success = triplet_successes(vec["anchor"], vec["positive"], vec["negative"])
             scores[f"{aspect}_success_rate"] = float(success.mean())
             scores[f"{aspect}_num_triplets"] = len(success)
+            kept[aspect] = {"success": success.astype(int).tolist()}
         scores["hmean_success_rate"] = harmonic_mean([scores[f"{a}_success_rate"] for a in self.aspects])
+        self.run_items = {"kind": "triplet", "groups": kept}
         return scores

@@ -7,12 +7,13 @@ from concurrent.futures import Future
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.metrics import v_measure_score
 
 from bench.core import parallel
 from bench.core.metric_specs import Metric
 from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from bench.tasks.data import Schema, check_clusters
-from bench.tasks.metrics import cluster_v_measure, harmonic_mean
+from bench.tasks.metrics import cluster_assignment, harmonic_mean
 
 
 class AbsTaskMultiAspectClustering(InstructionTask):
@@ -79,16 +80,20 @@ class AbsTaskMultiAspectClustering(InstructionTask):
             for mask in masks.values():
                 jobs.append(
                     parallel.submit(
-                        functools.partial(cluster_v_measure, seed=self.seed),
+                        functools.partial(cluster_assignment, seed=self.seed),
                         np.ascontiguousarray(emb[mask]),
                         labels[mask].tolist(),
                     )
                 )
-            v_measures = parallel.gather(jobs)
+            found = parallel.gather(jobs)
         finally:
             parallel.discard(jobs)
-        for (name, mask), v_measure in zip(masks.items(), v_measures, strict=True):
-            scores[f"v_measure_{name}"] = v_measure
+        kept: dict[str, dict[str, list[Any]]] = {}
+        for (name, mask), assignment in zip(masks.items(), found, strict=True):
+            gold = labels[mask].tolist()
+            scores[f"v_measure_{name}"] = float(v_measure_score(gold, assignment))  # as cluster_v_measure
+            kept[name] = {"labels": gold, "assignments": np.asarray(assignment).tolist()}
             scores[f"{name}_num_texts"] = int(mask.sum())
         scores["hmean_v_measure"] = harmonic_mean([scores[f"v_measure_{a}"] for a in self.aspects])
+        self.run_items = {"kind": "clustering", "groups": kept}
         return scores
