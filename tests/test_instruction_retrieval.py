@@ -24,7 +24,7 @@ import pytest
 from datasets import Dataset
 
 from bench import tasks
-from bench.core.errors import UnknownNameError
+from bench.core.errors import DataError, UnknownNameError
 from bench.core.metric_specs import SIGNED
 from bench.results.suites import average, averages, suite_averages
 from bench.results.summary import detail_values
@@ -249,3 +249,61 @@ def test_mtebs_p_mrr_on_a_local_followir_set_equals_the_papers(tmp_path, monkeyp
     found = {key: value for key, _, value in detail_values(task.metadata.name, scores, "p-MRR")}
     assert set(found) == {"og.ndcg_at_5", "changed.ndcg_at_5", "og.map_at_1000", "changed.map_at_1000"}
     assert found["og.ndcg_at_5"] == scores["og"]["ndcg_at_5"] and 0 <= found["changed.map_at_1000"] <= 1
+
+
+# ------------------------------------------------------------------------------ bench run, offline
+
+
+def test_a_local_followir_folder_replaces_the_hub_under_a_local_revision(tmp_path):
+    followir_set(tmp_path / "Core17InstructionRetrieval")
+    (task,) = tasks.get_tasks(["Core17InstructionRetrieval"], data_dir=tmp_path)
+    assert task.metadata.dataset["revision"].startswith("local-") and not is_mtebs_task(task)
+    task.load_data()
+    split = task.dataset["default"]["test"]
+    assert len(split["corpus"]) == len(CORPUS) and len(split["queries"]) == 2 * len(TOPICS)
+    assert split["relevant_docs"]["q2-changed"] == {"d6": 1}
+    (hub,) = tasks.get_tasks(["Core17InstructionRetrieval"], data_dir=tmp_path / "elsewhere")
+    assert is_mtebs_task(hub)  # no folder for it: MTEB's own task, loaded as MTEB loads it
+    (tmp_path / "Core17InstructionRetrieval" / "corpus.jsonl").unlink()
+    with pytest.raises(DataError, match=r"no FollowIR-format folder: expected corpus\.jsonl"):
+        tasks.get_tasks(["Core17InstructionRetrieval"], data_dir=tmp_path)
+    (tmp_path / "News21InstructionRetrieval").mkdir()
+    (tmp_path / "News21InstructionRetrieval" / "corpus.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(DataError, match="queries"):  # a file missing: named
+        tasks.get_tasks(["News21InstructionRetrieval"], data_dir=tmp_path)
+
+
+@pytest.mark.slow  # loads MiniLM
+def test_bench_run_on_the_local_followir_set_gives_the_papers_p_mrr(tmp_path, minilm_path, monkeypatch):
+    """`bench run` with MiniLM (MTEB's implementation, the default) on the local set; the reference ranks
+    the same texts with sentence-transformers directly (query = text + " " + instruction, as MTEB joins
+    them) and scores them with `paper_p_mrr`."""
+    from sentence_transformers import SentenceTransformer
+
+    from bench.cli.main import main
+
+    data = followir_set(tmp_path / "data" / "Core17InstructionRetrieval")
+    monkeypatch.chdir(tmp_path)
+    assert (
+        main(["run", "-t", "Core17InstructionRetrieval", "--data-dir", str(tmp_path / "data"), "--output-dir", "out"])
+        == 0
+    )
+    (file,) = [p for p in (tmp_path / "out").rglob("Core17InstructionRetrieval.json") if p.parent.name != "run_records"]
+    result = json.loads(file.read_text(encoding="utf-8"))
+    assert result["dataset_revision"].startswith("local-")
+    (scores,) = result["scores"]["test"]
+
+    model = SentenceTransformer(minilm_path, device="cpu")
+    docs = list(data["corpus"])
+    doc_vectors = model.encode([d["text"] for d in docs], normalize_embeddings=True)
+    run: dict[str, dict[str, float]] = {}
+    for q in data["queries"]:
+        vector = model.encode([f"{q['text']} {q['instruction']}"], normalize_embeddings=True)[0]
+        run[q["id"]] = {d["id"]: float(v) for d, v in zip(docs, doc_vectors @ vector, strict=True)}
+    original = {q.removesuffix("-og"): r for q, r in run.items() if q.endswith("-og")}
+    changed = {q.removesuffix("-changed"): r for q, r in run.items() if q.endswith("-changed")}
+    diff = {row["query-id"]: row["corpus-ids"] for row in data["qrel_diff"]}
+    expected = paper_p_mrr(original, changed, diff)
+    assert expected != 0
+    assert scores["p-MRR"] == pytest.approx(expected, abs=5e-7)  # MTEB writes six decimals
+    assert scores["main_score"] == scores["p-MRR"]
