@@ -645,7 +645,8 @@ def test_union_suites_get_separate_averages(demo_results, tmp_path, monkeypatch)
     from bench.results.suites import suite_averages
 
     avgs = suite_averages("all", {t: task_reference(t).main_score for t in SUITES["all"]})
-    assert {a.label for a in avgs} == {"Avg", "Mean Δci"}
+    # p-MRR and robustness@10 (the instruction-retrieval tasks) each get an average of their own
+    assert {a.label for a in avgs} == {"Avg", "Mean Δci", "Mean p-MRR", "Mean robustness@10"}
     gaps = next(a for a in avgs if a.label == "Mean Δci").tasks
     assert gaps and all(task_reference(t).main_score == "delta_ci_mean" for t in gaps)
     assert not [s for s in data["suites"] if s["name"] in ("inbedder", "all")]  # no demo task in them: no empty table
@@ -661,9 +662,11 @@ def test_suite_paragraph_links_papers_and_datasets(demo_results, tmp_path):
     for name in ("cosine_spearman", "hmean_success_rate", "hmean_v_measure"):
         assert f"<code>{name}</code>" in html
     assert "covers I.STSB (demo), IntEmo (demo), NYT (demo)" in html
-    # every paper a suite links is one of the four papers, at the arXiv id of its own text
+    # every paper a suite links is one of the four papers, at the arXiv id of its own text, or FollowIR's and
+    # InstructIR's, at the arXiv ids MTEB's task metadata and code cite (2403.15246, 2402.14334)
     urls = {p.url for st in SUITE_STYLES.values() for p in st.papers}
-    assert urls == {f"https://arxiv.org/abs/{i}" for i in ("2402.09642", "2402.18458", "2505.24754", "2212.09741")}
+    ids = ("2402.09642", "2402.18458", "2505.24754", "2212.09741", "2403.15246", "2402.14334")
+    assert urls == {f"https://arxiv.org/abs/{i}" for i in ids}
     assert dataset_page("InstructSTSB") == {
         "path": "BrandonZYW/InstructSTSB",
         "url": "https://huggingface.co/datasets/BrandonZYW/InstructSTSB",

@@ -36,6 +36,9 @@ BGE = "BAAI/bge-small-en-v1.5"
 BGE_DIR = FIXTURE / "results" / "BAAI__bge-small-en-v1.5" / "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a"
 GENERIC = set(task_catalog.suites()["generic"])
 STS = set(task_catalog.suites()["generic-sts"])
+FOLLOWIR = set(task_catalog.suites()["followir"])
+INSTRUCTION_RETRIEVAL = set(task_catalog.suites()["instruction-retrieval"])
+MTEB_SUITES = {"generic", "generic-sts", "followir", "instruction-retrieval"}
 
 
 def published(folder: Path, task: str) -> float:
@@ -59,10 +62,11 @@ def repo(tmp_path: Path) -> Path:
 # ------------------------------------------------------------------------------ which suites, which models
 
 
-def test_the_suites_made_of_mteb_tasks_are_generic_and_generic_sts():
+def test_the_suites_made_of_mteb_tasks_are_generic_generic_sts_and_the_instruction_retrieval_ones():
     found = mteb_suites()
-    assert set(found) == {"generic", "generic-sts"}  # not metaeol-sts: its SentEval copies are not MTEB's tasks
+    assert set(found) == MTEB_SUITES  # not metaeol-sts: its SentEval copies are not MTEB's tasks
     assert set(found["generic"]) == GENERIC and set(found["generic-sts"]) == STS
+    assert set(found["followir"]) == FOLLOWIR and set(found["instruction-retrieval"]) == INSTRUCTION_RETRIEVAL
 
 
 def test_a_given_suite_with_a_task_mteb_lacks_is_an_error():
@@ -73,7 +77,7 @@ def test_a_given_suite_with_a_task_mteb_lacks_is_an_error():
 
 def test_each_model_has_the_tasks_of_the_suites_it_completes_and_an_incomplete_one_is_left_out(rows):
     assert set(rows) == {E5, MXBAI}  # bge-small lacks STS16: in no suite
-    assert set(rows[E5].scores) == GENERIC  # every task of generic (and so of generic-sts)
+    assert set(rows[E5].scores) == GENERIC | FOLLOWIR  # every task of generic (and so of generic-sts), and FollowIR's
     assert set(rows[MXBAI].scores) == STS  # generic-sts only: it lacks TwentyNewsgroups and the rerankers
 
 
@@ -131,6 +135,36 @@ def test_rows_carry_the_mark_link_facts_and_notes(rows):
     assert any(n.startswith("SciDocsRR: MTEB's result is on dataset revision d3c5e1fc") for n in row.notes)
     assert not any(n.startswith("STS12") for n in row.notes)  # same revision and main score as the harness's
     assert rows[MXBAI].notes == (SETTING_NOTE,)
+
+
+def test_followir_rows_are_mtebs_published_p_mrr(rows):
+    """e5-small's three FollowIR files (MTEB 1.36's layout: details under "individual") give its row on the
+    followir suite, MTEB's p-MRR ×100; published on older dataset revisions than MTEB 2.26 pins: noted."""
+    for task in FOLLOWIR:
+        assert rows[E5].scores[task] == published(E5_DIR, task), task
+    assert rows[E5].scores["Robust04InstructionRetrieval"] == pytest.approx(-7.6222, abs=1e-9)  # copied by hand
+    assert rows[E5].scores["News21InstructionRetrieval"] == pytest.approx(0.5421, abs=1e-9)
+    assert any(
+        n.startswith("Core17InstructionRetrieval: MTEB's result is on dataset revision e39ff896")
+        for n in rows[E5].notes
+    )
+
+
+def test_the_board_shows_mtebs_followir_row_with_mtebs_numbers(tmp_path):
+    from bench.leaderboard.site import build
+
+    empty = tmp_path / "no-runs"
+    empty.mkdir()
+    data = build([empty], tmp_path / "site", external=published_rows(FIXTURE)).data
+    tables = {s["name"]: s for s in data["suites"]}
+    followir = tables["followir"]
+    assert followir["averages"][0]["label"] == "p-MRR" and followir["metrics"][0]["main_score"] == "p-MRR"
+    (row,) = [r for r in followir["rows"] if r.get("source") == "mteb"]
+    assert row["model_id"] == f"mteb||{E5}"
+    assert row["scores"] == {t: published(E5_DIR, t) for t in FOLLOWIR}
+    assert row["averages"]["p-MRR"] == pytest.approx(sum(published(E5_DIR, t) for t in FOLLOWIR) / 3)
+    # e5-small has no InstructIR result: no row in the wider suite, whose averages keep p-MRR apart
+    assert not [r for r in tables.get("instruction-retrieval", {}).get("rows", []) if r.get("source") == "mteb"]
 
 
 # ----------------------------------------------------------------------------------------- bad input
@@ -254,17 +288,17 @@ def test_cli_build_shows_mtebs_rows_in_the_generic_and_sts_suites(demo_results, 
     assert all(x["source"] == "mteb" and x["source_label"] == "published by MTEB" for x in external.values())
     assert external[f"mteb||{E5}"]["n_parameters"] == 118_000_000
     tables = {s["name"]: s for s in data["suites"]}
-    expected = {"generic": {E5: E5_DIR}, "generic-sts": {E5: E5_DIR, MXBAI: MXBAI_DIR}}
+    expected = {"generic": {E5: E5_DIR}, "generic-sts": {E5: E5_DIR, MXBAI: MXBAI_DIR}, "followir": {E5: E5_DIR}}
     for suite, models in expected.items():
         shown = {external[r["model_id"]]["name"]: r for r in tables[suite]["rows"] if r.get("source") == "mteb"}
         assert set(shown) == set(models), suite  # mxbai lacks generic's other tasks: not in its table
         for model, folder in models.items():
             assert shown[model]["scores"] == {t: published(folder, t) for t in shown[model]["scores"]}
-    for suite in set(tables) - set(expected):  # metaeol-sts, all, inbedder: not made of MTEB tasks only
+    for suite in set(tables) - set(expected):  # metaeol-sts, all, inbedder: not made of MTEB tasks only; no InstructIR
         assert not [r for r in tables[suite]["rows"] if r.get("source") == "mteb"], suite
     with (site / "leaderboard.csv").open(encoding="utf-8") as f:
         csv_rows = [r for r in csv.DictReader(f) if r["source"] == "mteb"]
-    assert {r["task"] for r in csv_rows} == GENERIC
+    assert {r["task"] for r in csv_rows} == GENERIC | FOLLOWIR
 
 
 def test_the_harness_s_own_tasks_registered_with_mteb_are_not_mteb_s():
@@ -272,4 +306,4 @@ def test_the_harness_s_own_tasks_registered_with_mteb_are_not_mteb_s():
     they must not make the instruction suites look like suites MTEB publishes results for."""
     import bench.tasks  # noqa: F401  (registers the harness's tasks with MTEB)
 
-    assert set(mteb_suites()) == {"generic", "generic-sts"}
+    assert set(mteb_suites()) == MTEB_SUITES

@@ -58,6 +58,8 @@ def unknown_task(name: str, own: Iterable[str], others: Iterable[str]) -> Unknow
 def suite_for(name: str, suites: Iterable[str], benchmarks: dict[str, str]) -> str:
     """The suite `name` means: a suite's own name (`demo`), or its MTEB benchmark name in any case
     (`InstructBench-demo`, the name `mteb.get_benchmark` knows it by: `benchmarks` maps suite -> that name).
+    A suite's own name is matched in any case too, so a suite that holds exactly an MTEB benchmark's tasks
+    under that benchmark's name in lower case answers to MTEB's name (`FollowIR` -> `followir`).
 
     Raises:
         UnknownNameError: neither; close matches among both kinds of name.
@@ -65,7 +67,8 @@ def suite_for(name: str, suites: Iterable[str], benchmarks: dict[str, str]) -> s
     suites = list(suites)
     if name in suites:
         return name
-    by_benchmark = {benchmark.lower(): suite for suite, benchmark in benchmarks.items() if suite in suites}
+    by_benchmark = {suite.lower(): suite for suite in suites}
+    by_benchmark |= {benchmark.lower(): suite for suite, benchmark in benchmarks.items() if suite in suites}
     found = by_benchmark.get(name.strip().lower())
     if found is None:
         raise UnknownNameError("suite", name, [*suites, *(benchmarks[s] for s in suites if s in benchmarks)])

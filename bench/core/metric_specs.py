@@ -192,14 +192,40 @@ _CLUSTERING: tuple[Metric, ...] = (
     Metric("nmi", "normalised mutual information", place="last"),
 )
 
+# FollowIR (MTEB's Core17/News21/Robust04InstructionRetrieval, `evaluate_p_mrr_change`): p-MRR, and beside it
+# the nDCG@5 and MAP@1000 MTEB computes again on the original ("og") and the changed instructions' queries
+# alone (nested score keys: `og.ndcg_at_5` is scores["og"]["ndcg_at_5"]).
+_P_MRR = (
+    "p-MRR (FollowIR, Weller et al. 2024; MTEB's evaluate_p_mrr_change): for each document whose relevance the "
+    "changed instruction removes, its rank under the original (R_og) and the changed instruction (R_new) give "
+    "MRR_og/MRR_new - 1 if R_og > R_new (the document rose: negative), else 1 - MRR_new/MRR_og (it fell: "
+    "positive); averaged per query, then over queries. In [-1, 1]: 0 = the ranking ignores the instruction change"
+)
+_INSTRUCTION_RERANKING: tuple[Metric, ...] = (
+    Metric("p-MRR", _P_MRR, range=SIGNED, mteb_type="InstructionReranking"),
+    Metric("og.ndcg_at_5", "nDCG@5 with the original instructions", detail=True, label="nDCG@5 og"),
+    Metric("changed.ndcg_at_5", "nDCG@5 with the changed instructions", detail=True, label="nDCG@5 changed"),
+    Metric("og.map_at_1000", "MAP@1000 with the original instructions", detail=True, label="MAP@1000 og"),
+    Metric("changed.map_at_1000", "MAP@1000 with the changed instructions", detail=True, label="MAP@1000 changed"),
+)
+# InstructIR (Oh et al. 2024; MTEB's `robustness_at_10`): never averaged with p-MRR (bench/results/suites.py).
+_INSTRUCTION_RETRIEVAL: tuple[Metric, ...] = (
+    Metric(
+        "robustness_at_10",
+        "Robustness@10 (InstructIR, Oh et al. 2024; MTEB's robustness_at_10): per query, the lowest nDCG@10 over "
+        "its instructions (user personas), averaged over queries",
+        mteb_type="InstructionRetrieval",
+    ),
+)
+
 # MTEB task type -> the metrics of its evaluator the harness shows and checks.
 MTEB_TYPE_METRICS: dict[str, tuple[Metric, ...]] = {
     "STS": _STS,
     "Clustering": _CLUSTERING,
     "Reranking": _RANKING,
     "Retrieval": _RANKING,
-    "InstructionRetrieval": _RANKING,
-    "InstructionReranking": _RANKING,
+    "InstructionRetrieval": (*_INSTRUCTION_RETRIEVAL, *_RANKING),
+    "InstructionReranking": (*_INSTRUCTION_RERANKING, *_RANKING),
     "Classification": _CLASSIFICATION,
     "MultilabelClassification": _CLASSIFICATION,
     "PairClassification": (*_CLASSIFICATION, *_STS),

@@ -60,6 +60,8 @@ INBEDDER = Paper("InBedder (Peng et al., ACL 2024)", "https://arxiv.org/abs/2402
 METAEOL = Paper("MetaEOL (Lei et al., ACL 2024)", "https://arxiv.org/abs/2402.18458")
 GSTRANSFORM = Paper("GSTransform (Feng et al., ACL 2025)", "https://arxiv.org/abs/2505.24754")
 INSTRUCTOR = Paper("INSTRUCTOR (Su et al., Findings of ACL 2023)", "https://arxiv.org/abs/2212.09741")
+FOLLOWIR = Paper("FollowIR (Weller et al., 2024)", "https://arxiv.org/abs/2403.15246")
+INSTRUCTIR = Paper("InstructIR (Oh et al., 2024)", "https://arxiv.org/abs/2402.14334")
 
 
 def metric_note(main_score: str) -> str:
@@ -120,6 +122,23 @@ _METAEOL_T1 = {
     "STSBenchmark": "STS-B",
     "SICK-R": "SICK-R",
 }
+
+_FOLLOWIR = {
+    "Core17InstructionRetrieval": "Core17",
+    "News21InstructionRetrieval": "News21",
+    "Robust04InstructionRetrieval": "Robust04",
+}
+_P_MRR_AVERAGE = Average(
+    "p-MRR",
+    "FollowIR's 'p-MRR' average: arithmetic mean of the three tasks' p-MRR (×100, in [-100, 100]; 0 = the ranking "
+    "ignores the changed instruction), shown when all three have results",
+    tuple(_FOLLOWIR),
+)
+_FOLLOWIR_MEASURES = (
+    "Instruction following in retrieval: each TREC query is ranked under its original narrative and under a "
+    "changed one that makes some relevant documents non-relevant; p-MRR says whether those documents drop "
+    "(positive) or rise (negative) when the instruction changes."
+)
 
 SUITE_STYLES: dict[str, SuiteStyle] = {
     "awareness": SuiteStyle(
@@ -250,6 +269,42 @@ SUITE_STYLES: dict[str, SuiteStyle] = {
         measures="Semantic textual similarity on MTEB's STS set, with INSTRUCTOR's task instructions.",
         papers=(METAEOL, INSTRUCTOR),
     ),
+    "followir": SuiteStyle(
+        labels=_FOLLOWIR,
+        order=tuple(_FOLLOWIR),
+        averages=(_P_MRR_AVERAGE,),
+        source="FollowIR (Weller et al., 2024), Table 2; MTEB's FollowIR benchmark",
+        measures=_FOLLOWIR_MEASURES,
+        papers=(FOLLOWIR,),
+    ),
+    "instruction-retrieval": SuiteStyle(
+        labels={**_FOLLOWIR, "InstructIR": "InstructIR"},
+        order=(*_FOLLOWIR, "InstructIR"),
+        # p-MRR (a change of ranks, in [-1, 1]) and robustness@10 (an nDCG) are never averaged together.
+        averages=(
+            _P_MRR_AVERAGE,
+            Average(
+                "Robustness@10",
+                "InstructIR's robustness@10 (×100): per query the lowest nDCG@10 over its instructions; not "
+                "averaged with p-MRR",
+                ("InstructIR",),
+            ),
+        ),
+        source="FollowIR (Weller et al., 2024), Table 2, and InstructIR (Oh et al., 2024); MTEB's tasks",
+        measures=_FOLLOWIR_MEASURES + " InstructIR: retrieval under many user-persona instructions, scored by "
+        "the worst of them.",
+        papers=(FOLLOWIR, INSTRUCTIR),
+    ),
+}
+
+# Main scores a suite without a style (all) averages only among themselves, each in a column of its own:
+# measures on their own scale, never mixed with the other absolute scores or with one another.
+OWN_AVERAGES: dict[str, tuple[str, str]] = {
+    "p-MRR": ("Mean p-MRR", "arithmetic mean of the p-MRR columns (×100); shown when all have results"),
+    "robustness_at_10": (
+        "Mean robustness@10",
+        "arithmetic mean of the robustness@10 columns (×100); shown when all have results",
+    ),
 }
 
 
@@ -274,17 +329,33 @@ def suite_averages(suite: str, main_scores: dict[str, str]) -> tuple[Average, ..
     st = SUITE_STYLES.get(suite)
     if st is not None:
         return st.averages
-    gaps = tuple(t for t, m in main_scores.items() if is_gap(m))
-    absolute = tuple(t for t in main_scores if t not in gaps)
-    if not gaps or not absolute:
+    own = {m: tuple(t for t, s in main_scores.items() if s == m) for m in OWN_AVERAGES}
+    own = {m: tasks for m, tasks in own.items() if tasks}
+    apart = {t for tasks in own.values() for t in tasks}
+    gaps = tuple(t for t, m in main_scores.items() if is_gap(m) and t not in apart)
+    absolute = tuple(t for t in main_scores if t not in gaps and t not in apart)
+    separate = tuple(Average(*OWN_AVERAGES[m], tasks) for m, tasks in own.items())
+    if not separate and (not gaps or not absolute):
         return (Average(),)
+    left_out = ", ".join([*(["Δci"] if gaps else []), *(OWN_AVERAGES[m][0].removeprefix("Mean ") for m in own)])
     return (
-        Average(
-            "Avg",
-            "arithmetic mean of the absolute scores (×100), Δci columns left out; shown when all have results",
-            absolute,
+        *(
+            [
+                Average(
+                    "Avg",
+                    f"arithmetic mean of the absolute scores (×100), {left_out} columns left out; shown when all have results",
+                    absolute,
+                )
+            ]
+            if absolute
+            else []
         ),
-        Average("Mean Δci", "arithmetic mean of the Δci columns (×100); shown when all have results", gaps),
+        *(
+            [Average("Mean Δci", "arithmetic mean of the Δci columns (×100); shown when all have results", gaps)]
+            if gaps
+            else []
+        ),
+        *separate,
     )
 
 

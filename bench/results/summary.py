@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,7 +135,8 @@ def detail_values(task_name: str, scores: dict[str, Any], main_score_name: str) 
     declared = metrics(task_name)
     named = [m for m in declared or () if m.detail and m.place == "exact"]
     if named:
-        return [(m.name, m.label_of(m.name), scores[m.name]) for m in named if isinstance(scores.get(m.name), float)]
+        found = [(m, _nested(scores, m.name)) for m in named]
+        return [(m.name, m.label_of(m.name), v) for m, v in found if isinstance(v, float)]
     known = declared if declared is not None else tuple(m for m in all_metrics() if m.place != "exact")
     parts = []
     for key, value in scores.items():
@@ -145,6 +146,19 @@ def detail_values(task_name: str, scores: dict[str, Any], main_score_name: str) 
         if metric is not None and metric.detail:
             parts.append((key, metric.label_of(key), value))
     return parts
+
+
+def _nested(scores: Mapping[str, Any], key: str) -> Any:
+    """The score `key` names: a key of `scores`, or a dotted path into MTEB's nested scores (FollowIR's
+    `og.ndcg_at_5` is scores["og"]["ndcg_at_5"])."""
+    if key in scores:
+        return scores[key]
+    value: Any = scores
+    for part in key.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
 
 
 def run_table(outcomes: list[TaskOutcome]) -> str:

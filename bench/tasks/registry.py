@@ -35,6 +35,8 @@ SUITE_DESCRIPTIONS: dict[str, str] = {
     "generic-sts": "MTEB's STS set (STS12-16, STSBenchmark, SICK-R) with INSTRUCTOR's instructions; runs from local data",
     "metaeol-sts": "MetaEOL's STS evaluation (SentEval): STS12-16, STSBenchmark and SICK-R's 4,927 test pairs",
     "inbedder": "every InBedder evaluation: awareness, robustness and the generic controls",
+    "followir": "MTEB's FollowIR tasks (Core17, News21, Robust04): does the ranking follow a changed instruction (p-MRR)",
+    "instruction-retrieval": "MTEB's instruction-retrieval tasks: FollowIR's three (p-MRR) and InstructIR (robustness@10)",
     "all": "every task of every suite except the demo",
 }
 # Suites no task names itself: "all" is every registered task outside these.
