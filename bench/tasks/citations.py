@@ -56,8 +56,35 @@ METAEOL_CITATION = r"""@inproceedings{lei2024metaeol,
 }"""
 
 # The "all" suite draws on every paper: the harness and the four papers, in MTEB's entry order (by key).
+FOLLOWIR_REFERENCE = "https://arxiv.org/abs/2403.15246"  # MTEB's FollowIR benchmark's own reference and citation
+FOLLOWIR_CITATION = r"""@misc{weller2024followir,
+  archiveprefix = {arXiv},
+  author = {Orion Weller and Benjamin Chang and Sean MacAvaney and Kyle Lo and Arman Cohan and Benjamin Van Durme and Dawn Lawrie and Luca Soldaini},
+  eprint = {2403.15246},
+  primaryclass = {cs.IR},
+  title = {FollowIR: Evaluating and Teaching Information Retrieval Models to Follow Instructions},
+  year = {2024},
+}"""
+# MTEB's InstructIR task cites it with doubled braces; the fields here are the same, in MTEB's canonical form.
+INSTRUCTIR_CITATION = r"""@article{oh2024instructir,
+  archiveprefix = {arXiv},
+  author = {Hanseok Oh and Hyunji Lee and Seonghyeon Ye and Haebin Shin and Hansol Jang and Changwook Jun and Minjoon Seo},
+  eprint = {2402.14334},
+  primaryclass = {cs.CL},
+  title = {INSTRUCTIR: A Benchmark for Instruction Following of Information Retrieval Models},
+  year = {2024},
+}"""
+
 ALL_CITATION = "\n\n".join(
-    (GSTRANSFORM_CITATION, HARNESS_CITATION, METAEOL_CITATION, INBEDDER_CITATION, INSTRUCTOR_CITATION)
+    (
+        GSTRANSFORM_CITATION,
+        HARNESS_CITATION,
+        METAEOL_CITATION,
+        INSTRUCTIR_CITATION,
+        INBEDDER_CITATION,
+        INSTRUCTOR_CITATION,
+        FOLLOWIR_CITATION,
+    )
 )
 
 # The generic suite holds InBedder's generic controls and MetaEOL's STS set (MTEB's tasks, instructed).
@@ -73,6 +100,8 @@ SUITE_SOURCES: dict[str, tuple[str, str]] = {
     "generic-sts": (INSTRUCTOR_REFERENCE, INSTRUCTOR_CITATION),
     "metaeol-sts": (METAEOL_REFERENCE, METAEOL_CITATION),
     "inbedder": (INBEDDER_REFERENCE, INBEDDER_CITATION),
+    "followir": (FOLLOWIR_REFERENCE, FOLLOWIR_CITATION),
+    "instruction-retrieval": (FOLLOWIR_REFERENCE, "\n\n".join((INSTRUCTIR_CITATION, FOLLOWIR_CITATION))),
     "all": (HARNESS_REFERENCE, ALL_CITATION),
 }
 
