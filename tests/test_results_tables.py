@@ -261,7 +261,9 @@ def test_columns_choose_and_order_the_score_columns(demo_board, capsys):
     assert main(["results", str(demo_board), "--columns", "NYT (demo),DemoInstructSTS,Avg"]) == 0
     header, _, *rows = _markdown_rows(capsys.readouterr().out)
     assert header == ["#", "Model", "Revision", "Experiment", "DemoNYTClustering", "DemoInstructSTS", "Average (demo)"]
-    assert [r[0] for r in rows] == ["-", "1", "1", "3", "-"]  # ranked by the average, as without --columns
+    # ranked by the average, as without --columns; by the comparability rule (issue 42) only the row on the
+    # published data of every task (before: "-", "1", "1", "3", "-")
+    assert [r[0] for r in rows] == ["-", "-", "1", "-", "-"]
     assert main(["results", str(demo_board), "--columns", "DemoInstructSTS"]) == 0
     out = capsys.readouterr().out
     assert "No average column: no row is ranked." in out
@@ -285,18 +287,21 @@ def test_reported_rows_are_marked_with_their_printed_values_in_every_format(demo
     by_model = {r[1]: r for r in rows}
     a = by_model["paper-model-a §"]
     assert [a[header.index(t)] for t in DEMO] == ["47.90", "62.35", "30.10"]  # as printed (YAML read 47.9, 30.1)
-    assert a[0] == "3" and by_model["paper-model-b §"][0] == "5"  # ranked by the same rule: 50, 50, 46.78, 30, 21.25
+    # ranked by the same rule: 50 (stand-in, unranked), 50, 46.78, 30 (local copy, unranked), 21.25 (issue 42's
+    # comparability rule; before: 3 and 5)
+    assert a[0] == "2" and by_model["paper-model-b §"][0] == "3"
     assert a[header.index("Experiment")] == "DemoResults (Example et al., TestConf 2098), Table 3"
     assert "§ reported:" in out and "https://example.org/results-paper" in out and "Invented numbers" in out
 
     assert main(["results", str(demo_board), "--reported", str(REPORTED), "--format", "csv"]) == 0
     rows_csv = {r["Model"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
     assert rows_csv["paper-model-a"]["marks"] == "reported" and rows_csv["paper-model-a"]["DemoInstructSTS"] == "47.90"
-    assert rows_csv["paper-model-a"]["rank"] == "3"
+    assert rows_csv["paper-model-a"]["rank"] == "2"
 
     tex = results_table(demo_board, fmt="latex", reported=[REPORTED])
-    line = next(x for x in tex.splitlines() if x.startswith("3 & paper-model-a"))
-    assert r"paper-model-a$^\S$" in line and " & 47.90 & 62.35 & 30.10 & " in line
+    line = next(x for x in tex.splitlines() if x.startswith("2 & paper-model-a"))
+    # 62.35 is now its column's best: the stand-in and local-copy rows above it are never bold (issue 42)
+    assert r"paper-model-a$^\S$" in line and r" & 47.90 & \textbf{62.35} & 30.10 & " in line
     assert r"$^\S$ reported:" in tex and "https://example.org/results-paper" in tex
 
 
