@@ -340,3 +340,61 @@ def test_a_paper_s_average_is_shown_as_printed_with_a_differing_mean_beside_it(t
     tex = results_table(tmp_path, fmt="latex", reported=["metaeol-2024-table1"])
     line = next(x for x in tex.splitlines() if "PromptBERT" in x)
     assert "78.54 (78.52 recomputed)" in line
+
+
+# ----------------------------------------------------------------------------------------- comparability (issue 42)
+AWARENESS = ("InstructSTSB", "IntentEmotion", "NYTClustering")
+
+
+def _stand_in_run(root: Path) -> None:
+    """A MiniLM-like run on the awareness tasks whose average (59.23) beats every InBedder row, two of its three
+    scores on label-derived stand-ins and one on a local copy, as issue 42 measured it."""
+    for task, value in zip(AWARENESS, (0.6, 0.57, 0.6069), strict=True):
+        dataset = (
+            {"source": "local:nyt", "revision": "local-abc"}
+            if task == "NYTClustering"
+            else {"stand_in": True, "stand_in_note": "labels derived from the published set's fields"}
+        )
+        write(root, "org/minilm", task, value, dataset=dataset)
+
+
+def test_a_stand_in_run_is_never_ranked_nor_bold_against_a_paper_s_table(tmp_path, capsys):
+    _stand_in_run(tmp_path)
+    args = ["results", str(tmp_path), "--reported", "inbedder-2024-table1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    _, _, *rows = _markdown_rows(out)
+    (ours,) = [r for r in rows if r[1] == "org/minilm"]
+    assert rows[0] is ours and ours[0] == "-"  # sorted first by its average, and not ranked
+    ranked = [int(r[0]) for r in rows if r[0] != "-"]
+    assert ranked and ranked[0] == 1 and len(ranked) == len(rows) - 1  # every paper row ranked, from 1
+    notes = " ".join(out.split())
+    assert "Not ranked: org/minilm (default): not the same data: stand-in data (‡) on InstructSTSB, IntentEmotion" in (
+        notes
+    )
+    assert "a local copy (†) of another set on NYTClustering (never ranked against published numbers)" in notes
+
+    assert main([*args, "--format", "csv"]) == 0
+    by_model = {r["Model"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert by_model["org/minilm"]["rank"] == "" and "unranked=not the same data" in by_model["org/minilm"]["marks"]
+
+    assert main([*args, "--format", "latex"]) == 0
+    tex = capsys.readouterr().out
+    line = next(x for x in tex.splitlines() if "minilm" in x and x.endswith(r" \\"))
+    assert line.startswith("-- & ") and r"\textbf" not in line  # before issue 42: #1, its cells bold
+    assert "Not ranked: org/minilm" in " ".join(tex.split())
+
+
+def test_a_table_ranks_by_its_own_complete_average_never_a_partial_one(tmp_path, capsys):
+    # MetaEOL's rows have 5 of the 7 tasks of the generic STS average and all of metaeol-sts': the table
+    # ranks by the complete one (before issue 42: the first average column, 5 of 7, partial).
+    assert main(["results", str(tmp_path), "--reported", "metaeol-2024-table1"]) == 0
+    out = capsys.readouterr().out
+    header, _, *rows = _markdown_rows(out)
+    assert "Rows sorted by Average (metaeol-sts), best first." in " ".join(out.split())
+    assert all(r[0] != "-" for r in rows)
+    column = next(i for i, h in enumerate(header) if h == "Average (metaeol-sts)")
+    values = [float(r[column].split()[0].rstrip("§")) for r in rows]
+    assert values == sorted(values, reverse=True)
+    ranks = [int(r[0]) for r in rows]
+    assert ranks == [1 + sum(v > x for v in values) for x in values]

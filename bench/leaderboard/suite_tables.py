@@ -243,23 +243,24 @@ def _rank(rows: list[dict[str, Any]], label: str, tasks: Sequence[str]) -> dict[
     return decided
 
 
-def _facts(rows: list[dict[str, Any]], label: str, tasks: Sequence[str]) -> comparability.TableFacts[int]:
-    """The suite table as the comparability rule reads it (`comparability.TableFacts`), keyed by row index."""
+def _facts(rows: list[dict[str, Any]], label: str | None, tasks: Sequence[str]) -> comparability.TableFacts[int]:
+    """The suite table as the comparability rule reads it (`comparability.TableFacts`), keyed by row index (label
+    None: no ranking average, the data and metric parts of the rule only)."""
     return comparability.TableFacts(
         label,
         frozenset(tasks),
         tuple(
             comparability.RowFacts(
                 i,
-                r["averages"].get(label),
+                r["averages"].get(label) if label is not None else None,
                 frozenset(t for t in tasks if r["scores"].get(t) is not None),
                 scale=1.0,
-                stand_in=frozenset(r[marks.STAND_IN.key]),
-                local_copy=frozenset(r[marks.LOCAL_COPY.key]),
+                stand_in=frozenset(r.get(marks.STAND_IN.key, ())),
+                local_copy=frozenset(r.get(marks.LOCAL_COPY.key, ())),
                 baseline=bool(r[marks.BASELINE.key]),
                 limited=bool(r.get(marks.SUBSET.key)),
-                published=r["source"] != SUBMITTED,
-                versions=r["metric_versions"],
+                published=r.get("source", SUBMITTED) != SUBMITTED,
+                versions=r.get("metric_versions", {}),
             )
             for i, r in enumerate(rows)
         ),
@@ -267,10 +268,11 @@ def _facts(rows: list[dict[str, Any]], label: str, tasks: Sequence[str]) -> comp
     )
 
 
-def _borda(rows: list[dict[str, Any]], decided: dict[int, comparability.Comparability]) -> None:
+def _borda(rows: list[dict[str, Any]], decided: dict[int, comparability.Comparability] | None = None) -> None:
     """`borda` and `borda_rank` of the rows the comparability rule keeps off no comparison but a partial average's
     (bench/results/ranking.py `borda`: MTEB's "Rank (Borda)" over the task columns, a missing task costing no
     other row a point): never a baseline, a limited run, or a row on other data or another metric version."""
+    decided = comparability.decisions(_facts(rows, None, ())) if decided is None else decided
     ranked = [r for i, r in enumerate(rows) if decided[i].comparable or decided[i].kind == "partial"]
     for r, (points, rank) in zip(ranked, borda([r["scores"] for r in ranked]), strict=True):
         r["borda"] = points

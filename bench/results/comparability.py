@@ -122,7 +122,9 @@ def decide(row: RowFacts[K], table: TableFacts[K]) -> Comparability:
         words = [f"stand-in data (‡) on {_tasks(stand_in)}"] if stand_in else []
         words += [f"a local copy (†) of another set on {_tasks(local)}"] if local else []
         if not words:
-            return Comparability(False, "not the same data: the published data, while the rows ranked here share other data", "data")
+            return Comparability(
+                False, "not the same data: the published data, while the rows ranked here share other data", "data"
+            )
         reason = f"not the same data: {' and '.join(words)} (never ranked against {against})"
         return Comparability(False, reason, "data")
     other = sorted(
