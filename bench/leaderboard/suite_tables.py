@@ -86,8 +86,12 @@ def suite_tables(
         if not table_rows:
             continue
         filled = _partial_averages(table_rows, avgs)
-        # the ranking average: the first one some row has, as in `bench results`; `average` is its complete value
-        first = filled[0] if filled else avgs[0]
+        # the ranking average: the first one some row has complete, as in `bench results` (a partial average never
+        # ranks: bench/results/comparability.py); else the first some row has; `average` is its complete value
+        first = next(
+            (a for a in filled if any(r["averages"][a.label] is not None for r in table_rows)),
+            filled[0] if filled else avgs[0],
+        )
         for r in table_rows:
             r["average"] = r["averages"][first.label]
         table_rows.sort(key=lambda r: _order(r, first.label))
