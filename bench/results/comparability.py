@@ -186,3 +186,13 @@ def cell_issue(record: Mapping[str, Any] | None) -> marks.Mark | None:
     of another set (†); None when it is on the task's own data (a paper's own split built locally included)."""
     found = marks.data_marks(dict(record) if record is not None else None)
     return marks.STAND_IN if marks.STAND_IN in found else next(iter(found), None)
+
+
+def split_issues(records: Mapping[str, Mapping[str, Any] | None]) -> tuple[set[str], set[str]]:
+    """The tasks (of task -> run record) whose score is on stand-in data, and those on a local copy of another
+    set (`cell_issue`): the cells `bench reproduce` and the site's reproductions leave out of the mean |Δ|."""
+    issues = {task: cell_issue(record) for task, record in records.items()}
+    return (
+        {t for t, m in issues.items() if m is marks.STAND_IN},
+        {t for t, m in issues.items() if m is marks.LOCAL_COPY},
+    )
