@@ -119,7 +119,7 @@ def suite_tables(
                     for a in filled
                 ],
                 "average_label": first.label,
-                "rank_rule": RULE if any(r["rank"] is not None for r in table_rows) else None,
+                "rank_rule": RULE if any(r["rank"] is not None or r["unranked_reason"] for r in table_rows) else None,
                 "task_types": types,
                 "columns": [_column(t, label) for t, label in shown],
                 "missing": [label for t, label in columns if (t, label) not in shown],
