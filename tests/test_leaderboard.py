@@ -593,11 +593,15 @@ def test_ranks_follow_the_first_average_with_ties_and_gaps():
     ]
     _rank(rows, "Avg", ("a", "b"))
     assert [r["rank"] for r in rows] == [None, 1, 1, 3, None, None, None]
-    # no row complete: the partial averages over the same tasks are ranked (bench/results/ranking.py)
+    # no row complete: no row is ranked, each says why (issue 42's comparability rule; before, the partial
+    # averages over the task set most rows shared were ranked: 2, 1, None)
     rows = [row(None, scores=(1.0, None), partial=p) for p in (20.0, 30.0)]
     rows.append(row(None, scores=(None, 1.0), partial=90.0))  # another task set, shared by fewer rows
     _rank(rows, "Avg", ("a", "b"))
-    assert [r["rank"] for r in rows] == [2, 1, None]
+    assert [r["rank"] for r in rows] == [None, None, None]
+    assert {r["unranked_reason"] for r in rows} == {
+        "partial: 1 of the 2 tasks of Avg; only a complete average is ranked"
+    }
 
 
 def test_best_ignores_the_baseline():

@@ -368,5 +368,5 @@ def test_partial_gstransform_site_ranks_as_bench_results(gst_partial_results, tm
     cli = {}
     for row in table.rows:
         cell = row[model]
-        cli[getattr(cell, "full", None) or getattr(cell, "text", cell)] = row[rank]
+        cli[getattr(cell, "full", None) or getattr(cell, "text", cell)] = getattr(row[rank], "text", row[rank])
     assert cli == {label: "-" if r is None else str(r) for label, r in site_ranks.items()}

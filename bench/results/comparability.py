@@ -37,7 +37,7 @@ from bench.results import marks
 K = TypeVar("K", bound=Hashable)
 
 RULE = (
-    "Ranked: rows with the table's ranking average complete (every one of its tasks), on the same data (no "
+    "Ranked: rows whose ranking average is complete (every one of its tasks), on the same data (no "
     "stand-in ‡, no local copy † of another set) and the same metric version, by that average as printed; "
     "ties share a rank. Every other row is shown unranked (—) with its reason, and never bold."
 )
