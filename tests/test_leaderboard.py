@@ -962,3 +962,15 @@ def test_sensitivity_plot_is_narrow_escaped_and_places_dots():
     assert cx[0] < cx[1] < cx[2] and cx[3] < cx[0]  # higher score further right; 30 left of 40
     assert all(12 <= x <= SENSITIVITY_WIDTH - 14 for x in cx)
     assert "(baseline)</text>" not in svg and " (baseline)<title>" in svg  # a long label is clipped, the mark kept
+
+
+def test_best_ignores_every_unranked_row():
+    """Issue 42: a row the comparability rule leaves unranked (stand-in data, a partial average) is never shaded
+    best, even where its score is the column's highest."""
+    from bench.leaderboard.suite_tables import _best
+
+    rows = [
+        {"baseline": False, "scores": {"a": 90.0}, "unranked_reason": "not the same data: stand-in data (‡) on a"},
+        {"baseline": False, "scores": {"a": 10.0}, "unranked_reason": None},
+    ]
+    assert _best(rows) == {"a": 10.0}

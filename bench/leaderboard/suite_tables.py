@@ -298,7 +298,7 @@ def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
     the site): never a baseline's, nor any row shown unranked with a reason."""
     best: dict[str, float] = {}
     for row in rows:
-        if row[marks.BASELINE.key] or row["unranked_reason"] is not None:
+        if row[marks.BASELINE.key] or row.get("unranked_reason") is not None:
             continue
         for task, value in row["scores"].items():
             if value is not None and (task not in best or value > best[task]):
