@@ -117,8 +117,10 @@ def decide(row: RowFacts[K], table: TableFacts[K]) -> Comparability:
         return Comparability(False, "limited run (⊂): scored on a subset of the texts", "subset")
     scope = table.tasks if table.label is not None else frozenset(row.versions) | row.stand_in | row.local_copy
     stand_in, local = row.stand_in & scope, row.local_copy & scope
-    if (stand_in, local) != tuple(d & scope for d in table.reference_data()):
+    reference = table.reference_data()
+    if (stand_in, local) != tuple(d & scope for d in reference):
         against = "published numbers" if any(r.published for r in table.rows) else "rows on the published data"
+        against = against if reference == (frozenset(), frozenset()) else "rows on other data"
         words = [f"stand-in data (‡) on {_tasks(stand_in)}"] if stand_in else []
         words += [f"a local copy (†) of another set on {_tasks(local)}"] if local else []
         if not words:
