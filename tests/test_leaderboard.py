@@ -593,11 +593,15 @@ def test_ranks_follow_the_first_average_with_ties_and_gaps():
     ]
     _rank(rows, "Avg", ("a", "b"))
     assert [r["rank"] for r in rows] == [None, 1, 1, 3, None, None, None]
-    # no row complete: the partial averages over the same tasks are ranked (bench/results/ranking.py)
+    # no row complete: no row is ranked, each says why (issue 42's comparability rule; before, the partial
+    # averages over the task set most rows shared were ranked: 2, 1, None)
     rows = [row(None, scores=(1.0, None), partial=p) for p in (20.0, 30.0)]
     rows.append(row(None, scores=(None, 1.0), partial=90.0))  # another task set, shared by fewer rows
     _rank(rows, "Avg", ("a", "b"))
-    assert [r["rank"] for r in rows] == [2, 1, None]
+    assert [r["rank"] for r in rows] == [None, None, None]
+    assert {r["unranked_reason"] for r in rows} == {
+        "partial: 1 of the 2 tasks of Avg; only a complete average is ranked"
+    }
 
 
 def test_best_ignores_the_baseline():
@@ -961,3 +965,15 @@ def test_sensitivity_plot_is_narrow_escaped_and_places_dots():
     assert cx[0] < cx[1] < cx[2] and cx[3] < cx[0]  # higher score further right; 30 left of 40
     assert all(12 <= x <= SENSITIVITY_WIDTH - 14 for x in cx)
     assert "(baseline)</text>" not in svg and " (baseline)<title>" in svg  # a long label is clipped, the mark kept
+
+
+def test_best_ignores_every_unranked_row():
+    """Issue 42: a row the comparability rule leaves unranked (stand-in data, a partial average) is never shaded
+    best, even where its score is the column's highest."""
+    from bench.leaderboard.suite_tables import _best
+
+    rows = [
+        {"baseline": False, "scores": {"a": 90.0}, "unranked_reason": "not the same data: stand-in data (‡) on a"},
+        {"baseline": False, "scores": {"a": 10.0}, "unranked_reason": None},
+    ]
+    assert _best(rows) == {"a": 10.0}

@@ -375,7 +375,7 @@ def test_partial_suite_shows_a_score_first_on_a_phone(browser, serve, gst_partia
     an empty Mean); the partial Mean says how partial ("(4 of 9)") and the ranking rule is printed under the table."""
     from selenium.webdriver.common.by import By
 
-    from bench.results.ranking import RULE
+    from bench.results.comparability import RULE
 
     root, data_dir = gst_partial_results
     site = tmp_path / "site"

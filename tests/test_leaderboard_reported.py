@@ -27,7 +27,7 @@ from bench.leaderboard import build
 from bench.leaderboard.external import SOURCES, ExternalRow, external_json, reported_row, reported_rows
 from bench.results import deltas, marks
 from bench.results.literature import ReportedTable, all_tables, load_table
-from leaderboard_fixtures import served_site
+from leaderboard_fixtures import copy_results, edit_json, result_files, served_site
 from test_leaderboard_browser import _console_errors
 from test_leaderboard_browser import browser as browser  # the one Chromium driver fixture (skips without it)
 
@@ -328,3 +328,45 @@ def test_a_paper_s_average_is_shown_as_printed(site):
     html = _row_html(section, reported_row(table, table.row("PromptBERT (110M)")).id)
     assert '>78.54 <span class="recomputed">(78.52 recomputed)</span></td>' in html
     assert ">76.25</td>" in _row_html(section, reported_row(table, table.row("SimCSE-BERT (110M)")).id)
+
+
+# ----------------------------------------------------------------------------------------- comparability (issue 42)
+def test_a_stand_in_run_is_shown_marked_and_unranked_and_no_row_ranks_on_a_partial(site, demo_results, tmp_path):
+    """Issue 42's done-when, on the board: the demo submission with its default setting's scores on stand-in
+    data beside the packaged reported tables. The stand-in row is shown, marked, unranked with its reason (the
+    "—" rank cell's title) and never shaded best; no row of any suite is ranked on a partial average; the
+    other rows keep the ranks they have among themselves on the same board without the stand-in."""
+    root = copy_results(demo_results, tmp_path / "sub")
+    for task in ("DemoInstructSTS", "DemoIntentEmotion"):
+        _, record = result_files(root, task)  # the default setting's run
+        edit_json(record, lambda d: d["task"]["dataset"].update(stand_in=True, stand_in_note="a proxy"))
+    out = tmp_path / "site"
+    data = build([root], out, external=reported_rows([*all_tables(), load_table(DEMO_TABLE)])).data
+    demo = _suite(data, "demo")
+    (ours,) = [r for r in demo["rows"] if r["stand_in"]]
+    assert ours["stand_in"] == ["DemoInstructSTS", "DemoIntentEmotion"] and ours["average"] is not None
+    assert ours["rank"] is None and ours["unranked_reason"].startswith(
+        "not the same data: stand-in data (‡) on DemoInstructSTS, DemoIntentEmotion (never ranked against "
+    )
+    comparable = [r for r in demo["rows"] if r["unranked_reason"] is None]
+    assert any(r["source"] != "submitted" for r in comparable)  # the paper's rows are ranked with ours
+    for task, best in demo["best"].items():
+        assert best == max(r["scores"][task] for r in comparable if r["scores"][task] is not None)
+    row = _row_html(_section((out / "index.html").read_text(), "demo"), ours["model_id"])
+    assert f'class="rank num" title="not ranked: {escape(ours["unranked_reason"])}">—</td>' in row
+    assert " best" not in row and '<sup class="stand-in">‡</sup>' in row
+
+    # no row of any suite is ranked on a partial average; every unranked row but a baseline says why
+    for suite in data["suites"]:
+        for r in suite["rows"]:
+            if r["rank"] is not None:
+                assert r["averages"][suite["average_label"]] is not None and r["unranked_reason"] is None
+            else:
+                assert r["unranked_reason"] or r["averages"][suite["average_label"]] is None
+
+    # the comparable rows' ranks are those they have among themselves without the stand-in row
+    before = {r["model_id"]: r for r in _suite(site[1], "demo")["rows"]}
+    values = {k: before[k]["average"] for k in before if before[k]["rank"] is not None and k != ours["model_id"]}
+    expected = {k: 1 + sum(v > x for v in values.values()) for k, x in values.items()}
+    assert {r["model_id"]: r["rank"] for r in demo["rows"] if r["rank"] is not None} == expected
+    assert before[ours["model_id"]]["rank"] is not None  # on the published data it was ranked

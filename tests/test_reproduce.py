@@ -307,3 +307,26 @@ def test_a_cell_on_stand_in_data_is_marked_and_left_out_of_the_mean(tmp_path, ca
         ["2", "not-here", "I.STS", "20.00", "31.25‡", "+11.25"]
     ]
     assert "not-here: - over 0 cell(s)" in out and "its Δ is not in the mean |Δ|" in out
+
+
+def test_a_cell_on_a_local_copy_is_marked_and_left_out_of_the_mean(tmp_path, capsys, monkeypatch):
+    """Issue 42: `bench reproduce` showed a local copy's score (--data-dir, another set than the pinned one)
+    without the † that `bench results` gives it, and counted its Δ in the mean |Δ|. Both now follow the one
+    comparability rule (bench/results/comparability.py `cell_issue`)."""
+    from bench.results.outcome import TaskOutcome
+    from bench.run import reproduce_table
+
+    local = {"task": {"name": "DemoInstructSTS", "dataset": {"source": "local:/data", "revision": "local-abc"}}}
+
+    def fake_run(options: Any) -> list[TaskOutcome]:
+        return [TaskOutcome("DemoInstructSTS", "cosine_spearman", 0.3125, {}, "computed", local)]
+
+    monkeypatch.setattr(reproduce_table, "run", fake_run)
+    path = tmp_path / "tiny-table.yaml"
+    path.write_text(TINY_TABLE.replace("{TINY}", "org/tiny"), encoding="utf-8")
+    code, out, _ = _reproduce(capsys, str(path), "--rows", "2", "--output-dir", str(tmp_path / "out"))
+    assert code == 0
+    assert [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines() if line.startswith("| 2 ")] == [
+        ["2", "not-here", "I.STS", "20.00", "31.25†", "+11.25"]
+    ]
+    assert "not-here: - over 0 cell(s)" in out and "† local copy:" in out and "its Δ is not in the mean |Δ|" in out

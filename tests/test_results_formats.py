@@ -93,13 +93,21 @@ def _markdown_rows(text: str) -> list[list[str]]:
 def test_rows_sorted_by_average_baseline_marked_and_unranked(board):
     header, _, *rows = _markdown_rows(results_table(board))
     assert header[:4] == ["#", "Model", "Revision", "Experiment"] and header[-1] == "Average (demo)"
+    # The comparability rule (issue 42): org/a (a stand-in score) and org/c (a local copy) are on other data than
+    # org/b's, so they keep their place unranked, with their reason under the table (before: 1, 1, 3).
     assert [r[:2] for r in rows] == [
         ["-", "org/blind ∅"],
-        ["1", "org/a"],
+        ["-", "org/a"],
         ["1", "org/b_#1"],
-        ["3", "org/c"],
+        ["-", "org/c"],
         ["-", "org/partial"],
     ]
+    notes = " ".join(results_table(board).split())  # the notes under the table, lines joined
+    assert (
+        "Not ranked: org/a (default): not the same data: stand-in data (‡) on DemoInstructSTS (never ranked "
+        "against rows on the published data)." in notes
+    )
+    assert "Not ranked: org/partial" in notes and "partial: 2 of the 3 tasks of Average (demo)" in notes
     assert {r[2] for r in rows} == {REVISION[:12]}
     assert rows[0][3] == "template=none" and rows[4][3] == "template=Q: {text}"  # the setting, not its hash
     assert (
@@ -108,7 +116,8 @@ def test_rows_sorted_by_average_baseline_marked_and_unranked(board):
     assert rows[4][-1] == "99.00 (2 of 3, partial)" and rows[1][header.index("My_Task")] == "-25.00"
 
 
-def test_partial_averages_over_the_same_tasks_are_ranked_when_no_row_is_complete(tmp_path):
+def test_partial_averages_are_never_ranked_even_when_no_row_is_complete(tmp_path):
+    # The comparability rule (issue 42): before, the partial averages over the same tasks were ranked (1, 2).
     for model, values, tasks in (
         ("org/x", (0.2, 0.4), DEMO[:2]),
         ("org/y", (0.5, 0.5), DEMO[:2]),
@@ -117,7 +126,7 @@ def test_partial_averages_over_the_same_tasks_are_ranked_when_no_row_is_complete
         for task, value in zip(tasks, values, strict=True):
             write(tmp_path, model, task, value)
     rows = _markdown_rows(results_table(tmp_path))[2:]
-    assert [r[:2] for r in rows] == [["-", "org/z"], ["1", "org/y"], ["2", "org/x"]]  # z averages other tasks
+    assert [r[:2] for r in rows] == [["-", "org/z"], ["-", "org/y"], ["-", "org/x"]]
 
 
 def test_legend_explains_each_mark_used_once(board):
@@ -147,10 +156,14 @@ def test_csv_has_one_header_numbers_and_a_marks_column(board, capsys):
     assert list(rows[0])[:4] == ["rank", "Model", "Revision", "Experiment"] and list(rows[0])[-1] == "marks"
     by_model = {r["Model"]: r for r in rows}
     assert by_model["org/blind"]["marks"] == "baseline" and by_model["org/blind"]["rank"] == ""
-    assert by_model["org/a"]["DemoInstructSTS"] == "50.00" and by_model["org/a"]["marks"] == "stand_in:DemoInstructSTS"
-    assert by_model["org/c"]["marks"] == "local_copy:DemoIntentEmotion"
+    # an unranked row's reason leads its marks (issue 42's comparability rule; before, the marks alone)
+    assert by_model["org/a"]["DemoInstructSTS"] == "50.00" and by_model["org/a"]["marks"] == (
+        "unranked=not the same data: stand-in data (‡) on DemoInstructSTS (never ranked against rows on the "
+        "published data);stand_in:DemoInstructSTS"
+    )
+    assert by_model["org/c"]["marks"].endswith(";local_copy:DemoIntentEmotion")
     assert (
-        by_model["org/partial"]["marks"] == "partial:Average (demo)"
+        by_model["org/partial"]["marks"].endswith(";partial:Average (demo)")
         and by_model["org/partial"]["DemoNYTClustering"] == ""
     )
     assert by_model["org/a"]["Revision"] == REVISION
@@ -201,11 +214,14 @@ def test_latex_is_a_booktabs_table_with_escapes_bold_and_legend(board):
     }
     assert rows[r"blind$^\varnothing$"][0] == "--"  # the baseline: no rank, never bold
     assert not any(r"\textbf" in c for c in rows[r"blind$^\varnothing$"])
-    assert rows["partial"][2] == r"\textbf{99.00}" and rows["a"][2] == r"50.00$^\ddagger$"
-    assert rows["a"][4] == rows[r"b\_\#1"][4] == r"\textbf{50.00}"  # tied best
-    assert rows["a"][-1] == rows[r"b\_\#1"][-1] == r"\textbf{50.00} \\"
+    # The comparability rule (issue 42): only comparable rows are bold; org/partial (a partial average), org/a
+    # (a stand-in score) and org/c (a local copy) never are (before: 99.00 and org/a's cells were bold).
+    assert rows["partial"][2] == r"99.00" and rows["a"][2] == r"50.00$^\ddagger$"
+    assert rows["a"][4] == r"50.00" and rows[r"b\_\#1"][4] == r"\textbf{50.00}"
+    assert rows["a"][-1] == r"50.00 \\" and rows[r"b\_\#1"][-1] == r"\textbf{50.00} \\"
     assert rows["partial"][-1] == r"99.00 (2/3) \\"  # a partial average is never the best
-    assert rows["a"][5] == r"\textbf{$-$25.00}"  # a minus sign
+    assert rows["a"][5] == r"$-$25.00"  # a minus sign
+    assert not any(r"\textbf" in c for c in [*rows["a"], *rows["partial"], *rows["c"]])
     assert r"org/partial, revision 0123456789abcdef0123456789abcdef01234567, experiment template=Q: \{text\}." in tex
     assert r"$^\ddagger$ stand-in:" in tex and r"$^\dagger$ local copy:" in tex and r"-{}-data-dir" in tex
     assert tex.index(r"\end{tabular}") < tex.index(r"\caption{") < tex.index(r"\end{table}")

@@ -261,7 +261,9 @@ def test_columns_choose_and_order_the_score_columns(demo_board, capsys):
     assert main(["results", str(demo_board), "--columns", "NYT (demo),DemoInstructSTS,Avg"]) == 0
     header, _, *rows = _markdown_rows(capsys.readouterr().out)
     assert header == ["#", "Model", "Revision", "Experiment", "DemoNYTClustering", "DemoInstructSTS", "Average (demo)"]
-    assert [r[0] for r in rows] == ["-", "1", "1", "3", "-"]  # ranked by the average, as without --columns
+    # ranked by the average, as without --columns; by the comparability rule (issue 42) only the row on the
+    # published data of every task (before: "-", "1", "1", "3", "-")
+    assert [r[0] for r in rows] == ["-", "-", "1", "-", "-"]
     assert main(["results", str(demo_board), "--columns", "DemoInstructSTS"]) == 0
     out = capsys.readouterr().out
     assert "No average column: no row is ranked." in out
@@ -285,18 +287,21 @@ def test_reported_rows_are_marked_with_their_printed_values_in_every_format(demo
     by_model = {r[1]: r for r in rows}
     a = by_model["paper-model-a §"]
     assert [a[header.index(t)] for t in DEMO] == ["47.90", "62.35", "30.10"]  # as printed (YAML read 47.9, 30.1)
-    assert a[0] == "3" and by_model["paper-model-b §"][0] == "5"  # ranked by the same rule: 50, 50, 46.78, 30, 21.25
+    # ranked by the same rule: 50 (stand-in, unranked), 50, 46.78, 30 (local copy, unranked), 21.25 (issue 42's
+    # comparability rule; before: 3 and 5)
+    assert a[0] == "2" and by_model["paper-model-b §"][0] == "3"
     assert a[header.index("Experiment")] == "DemoResults (Example et al., TestConf 2098), Table 3"
     assert "§ reported:" in out and "https://example.org/results-paper" in out and "Invented numbers" in out
 
     assert main(["results", str(demo_board), "--reported", str(REPORTED), "--format", "csv"]) == 0
     rows_csv = {r["Model"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
     assert rows_csv["paper-model-a"]["marks"] == "reported" and rows_csv["paper-model-a"]["DemoInstructSTS"] == "47.90"
-    assert rows_csv["paper-model-a"]["rank"] == "3"
+    assert rows_csv["paper-model-a"]["rank"] == "2"
 
     tex = results_table(demo_board, fmt="latex", reported=[REPORTED])
-    line = next(x for x in tex.splitlines() if x.startswith("3 & paper-model-a"))
-    assert r"paper-model-a$^\S$" in line and " & 47.90 & 62.35 & 30.10 & " in line
+    line = next(x for x in tex.splitlines() if x.startswith("2 & paper-model-a"))
+    # 62.35 is now its column's best: the stand-in and local-copy rows above it are never bold (issue 42)
+    assert r"paper-model-a$^\S$" in line and r" & 47.90 & \textbf{62.35} & 30.10 & " in line
     assert r"$^\S$ reported:" in tex and "https://example.org/results-paper" in tex
 
 
@@ -335,3 +340,61 @@ def test_a_paper_s_average_is_shown_as_printed_with_a_differing_mean_beside_it(t
     tex = results_table(tmp_path, fmt="latex", reported=["metaeol-2024-table1"])
     line = next(x for x in tex.splitlines() if "PromptBERT" in x)
     assert "78.54 (78.52 recomputed)" in line
+
+
+# ----------------------------------------------------------------------------------------- comparability (issue 42)
+AWARENESS = ("InstructSTSB", "IntentEmotion", "NYTClustering")
+
+
+def _stand_in_run(root: Path) -> None:
+    """A MiniLM-like run on the awareness tasks whose average (59.23) beats every InBedder row, two of its three
+    scores on label-derived stand-ins and one on a local copy, as issue 42 measured it."""
+    for task, value in zip(AWARENESS, (0.6, 0.57, 0.6069), strict=True):
+        dataset = (
+            {"source": "local:nyt", "revision": "local-abc"}
+            if task == "NYTClustering"
+            else {"stand_in": True, "stand_in_note": "labels derived from the published set's fields"}
+        )
+        write(root, "org/minilm", task, value, dataset=dataset)
+
+
+def test_a_stand_in_run_is_never_ranked_nor_bold_against_a_paper_s_table(tmp_path, capsys):
+    _stand_in_run(tmp_path)
+    args = ["results", str(tmp_path), "--reported", "inbedder-2024-table1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    _, _, *rows = _markdown_rows(out)
+    (ours,) = [r for r in rows if r[1] == "org/minilm"]
+    assert rows[0] is ours and ours[0] == "-"  # sorted first by its average, and not ranked
+    ranked = [int(r[0]) for r in rows if r[0] != "-"]
+    assert ranked and ranked[0] == 1 and len(ranked) == len(rows) - 1  # every paper row ranked, from 1
+    notes = " ".join(out.split())
+    assert "Not ranked: org/minilm (default): not the same data: stand-in data (‡) on InstructSTSB, IntentEmotion" in (
+        notes
+    )
+    assert "a local copy (†) of another set on NYTClustering (never ranked against published numbers)" in notes
+
+    assert main([*args, "--format", "csv"]) == 0
+    by_model = {r["Model"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert by_model["org/minilm"]["rank"] == "" and "unranked=not the same data" in by_model["org/minilm"]["marks"]
+
+    assert main([*args, "--format", "latex"]) == 0
+    tex = capsys.readouterr().out
+    line = next(x for x in tex.splitlines() if "minilm" in x and x.endswith(r" \\"))
+    assert line.startswith("-- & ") and r"\textbf" not in line  # before issue 42: #1, its cells bold
+    assert "Not ranked: org/minilm" in " ".join(tex.split())
+
+
+def test_a_table_ranks_by_its_own_complete_average_never_a_partial_one(tmp_path, capsys):
+    # MetaEOL's rows have 5 of the 7 tasks of the generic STS average and all of metaeol-sts': the table
+    # ranks by the complete one (before issue 42: the first average column, 5 of 7, partial).
+    assert main(["results", str(tmp_path), "--reported", "metaeol-2024-table1"]) == 0
+    out = capsys.readouterr().out
+    header, _, *rows = _markdown_rows(out)
+    assert "Rows sorted by Average (metaeol-sts), best first." in " ".join(out.split())
+    assert all(r[0] != "-" for r in rows)
+    column = next(i for i, h in enumerate(header) if h == "Average (metaeol-sts)")
+    values = [float(r[column].split()[0].rstrip("§")) for r in rows]
+    assert values == sorted(values, reverse=True)
+    ranks = [int(r[0]) for r in rows]
+    assert ranks == [1 + sum(v > x for v in values) for x in values]

@@ -16,7 +16,7 @@ external.py     rows not computed here (a paper's reported numbers, MTEB's publi
 mteb_published.py  `--mteb-results`: MTEB's results repository read, within bounds, as external rows
 table.py        accepted results as one JSON-ready dict (leaderboard.json), assembled from:
 rows.py           model rows (facts, baselines, verification) as leaderboard.json gives them
-suite_tables.py   one table per suite: ×100 scores, averages, ranks (bench/results/ranking.py), best
+suite_tables.py   one table per suite: ×100 scores, averages, ranks (bench/results/comparability.py), best
 same_scores.py    rows with the same scores, flagged
 sensitivity_table.py  results under instruction variants, per task
 exports.py      leaderboard.json and leaderboard.csv, whose columns are one spec (`COLUMNS`)

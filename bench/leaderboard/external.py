@@ -30,7 +30,7 @@ from bench.leaderboard.facts import (
     size_bucket,
     web_link,
 )
-from bench.results import deltas, marks
+from bench.results import comparability, deltas, marks
 from bench.results.literature import PrintedAverage, ReportedRow, ReportedTable, all_tables
 from bench.results.store import main_score
 
@@ -232,8 +232,8 @@ def reproductions(
         for x, table, printed, spec in candidates.values():
             matched = {t: e for t, e in results.items() if deltas.matches(spec, e.record)}
             scores = {t: 100 * main_score(e.result) for t, e in matched.items()}
-            stand_in = {t for t, e in matched.items() if marks.stand_in(e.record)}
-            done = deltas.reproduction(table, printed, scores, stand_in) if scores else None
+            stand_in, local = comparability.split_issues({t: e.record for t, e in matched.items()})
+            done = deltas.reproduction(table, printed, scores, stand_in, local) if scores else None
             if done is not None and done.compared:
                 found.setdefault(key, []).append(_reproduction_json(x, table, done))
     return found
@@ -249,5 +249,6 @@ def _reproduction_json(x: ExternalRow, table: ReportedTable, done: deltas.Reprod
         "mean_abs_delta": done.mean_abs_delta,
         "missing": list(done.missing),
         "on_stand_in": list(done.on_stand_in),
+        "on_local_copy": list(done.on_local_copy),
         "cells": [asdict(c) for c in done.cells],
     }

@@ -203,9 +203,11 @@ def all_verified(entries: list[Entry], verified: dict[str, Any] | None) -> str:
 
 
 def local_copy(entry: Entry) -> bool:
-    """True when the result was computed on a local copy of the data (accepted with --data-dir)."""
+    """True when the result was computed on a local copy of the data (accepted with --data-dir), other than a
+    paper's own split built locally (`marks.paper_split`: that copy is the paper's data)."""
     ref = task_reference(entry.task)
-    return ref is not None and entry.result["dataset_revision"] not in ref.revisions
+    revised = ref is not None and entry.result["dataset_revision"] not in ref.revisions
+    return revised and not marks.paper_split(entry.task)
 
 
 def model_json(row: ModelRow, verified: dict[str, Any] | None = None, twins: Twins | None = None) -> dict[str, Any]:

@@ -2,16 +2,16 @@
 
 Scores in suite tables are ×100, as in the papers. Suite tables rank two ways, as MTEB's leaderboard
 reads: `rank` (the default on the site) by the suite's first average that some row has, under the one
-rule `bench results` and `bench run` also follow (bench/results/ranking.py `RULE`, given as the table's
-`rank_rule`): rows whose average covers the ranked task set (all of the average's tasks when any row has
-them; on a partial suite, such as GSTransform with 5 of its 9 tasks, the largest set most rows share), by
-the value as printed. `averages` holds complete averages only (None otherwise); `partial` the rest
+comparability rule of `bench results` and `bench reproduce` (bench/results/comparability.py `RULE`, given as
+the table's `rank_rule`): only rows with that average complete, on the same data and metric version, by the
+value as printed; every other row keeps `rank` None and says why in `unranked_reason` (the site's "—" rank
+cell shows it as a title). `averages` holds complete averages only (None otherwise); `partial` the rest
 ({"value", "present", "of"}: "47.89 (5 of 9)"), for rows with two or more of an average's tasks. And
 `borda_rank` by Borda count over the task columns (bench/results/ranking.py `borda`). With two or more
 MTEB task types in a suite, `task_types` lists them and each row has `type_means` (mean ×100 per type,
 None unless the row has every task of that type). Columns no row of a table fills (task columns,
-averages, type means) are left out of it. Baselines (bench/leaderboard/rows.py) are never ranked and
-never shaded `best`.
+averages, type means) are left out of it. Unranked rows (baselines, limited runs, other data, partial
+averages) are never shaded `best`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from bench.leaderboard.facts import HUB_ID
 from bench.leaderboard.reference import task_reference
 from bench.leaderboard.rows import ModelRow, all_verified, local_copy, main_score
 from bench.leaderboard.same_scores import Twins
-from bench.results import marks, task_catalog
+from bench.results import comparability, marks, task_catalog
 from bench.results import suites as suite_styles
-from bench.results.ranking import RULE, Candidate, borda, ranks
+from bench.results.comparability import RULE
+from bench.results.ranking import borda
 
 OTHER_SUITE = "other"
 TYPE_LABELS = {  # MTEB task type -> a short column header
@@ -85,13 +86,17 @@ def suite_tables(
         if not table_rows:
             continue
         filled = _partial_averages(table_rows, avgs)
-        # the ranking average: the first one some row has, as in `bench results`; `average` is its complete value
-        first = filled[0] if filled else avgs[0]
+        # the ranking average: the first one some row has complete, as in `bench results` (a partial average never
+        # ranks: bench/results/comparability.py); else the first some row has; `average` is its complete value
+        first = next(
+            (a for a in filled if any(r["averages"][a.label] is not None for r in table_rows)),
+            filled[0] if filled else avgs[0],
+        )
         for r in table_rows:
             r["average"] = r["averages"][first.label]
         table_rows.sort(key=lambda r: _order(r, first.label))
-        _rank(table_rows, first.label, first.tasks or tuple(t for t, _ in columns))
-        _borda(table_rows)
+        decided = _rank(table_rows, first.label, first.tasks or tuple(t for t, _ in columns))
+        _borda(table_rows, decided)
         # columns no row of this table can fill are not shown: task columns, averages, task-type means
         shown = [(t, label) for t, label in columns if any(r["scores"][t] is not None for r in table_rows)]
         types = [t for t in types if any(r["type_means"][t["type"]] is not None for r in table_rows)]
@@ -114,7 +119,7 @@ def suite_tables(
                     for a in filled
                 ],
                 "average_label": first.label,
-                "rank_rule": RULE if any(r["rank"] is not None for r in table_rows) else None,
+                "rank_rule": RULE if any(r["rank"] is not None or r["unranked_reason"] for r in table_rows) else None,
                 "task_types": types,
                 "columns": [_column(t, label) for t, label in shown],
                 "missing": [label for t, label in columns if (t, label) not in shown],
@@ -168,6 +173,7 @@ def _table_row(
         "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
         marks.BASELINE.key: False,
         "rank": None,
+        "unranked_reason": None,  # why the row has no rank (bench/results/comparability.py), None when ranked
         "borda_rank": None,
         "borda": None,
         marks.LOCAL_COPY.key: [],
@@ -175,6 +181,7 @@ def _table_row(
         marks.SUBSET.key: [],
         "verification": None,
         "flags": [],
+        "metric_versions": {},  # task -> the metric version its run record names, where it names one
     }
 
 
@@ -200,6 +207,9 @@ def _suite_row(
         marks.SUBSET.key: sorted(t for t, e in results.items() if marks.limit_of(e.record) is not None),
         "verification": all_verified(list(results.values()), verified),
         "flags": [twins.note()] if twins else [],
+        "metric_versions": {
+            t: v for t, e in results.items() if (v := comparability.metric_version(e.record)) is not None
+        },
     }
 
 
@@ -225,25 +235,49 @@ def _order(row: dict[str, Any], label: str) -> tuple[int, float]:
     return (1, -partial["value"]) if partial else (2, 0.0)
 
 
-def _rank(rows: list[dict[str, Any]], label: str, tasks: Sequence[str]) -> None:
-    """`rank` by the average `label` over `tasks`, by the one rule of every table (bench/results/ranking.py `RULE`):
-    rows whose average covers the ranked task set, competition ranks on the value as printed. Baselines and
-    limited runs (`subset`, never accepted by validation) are candidates for nothing."""
-    pool = []
-    for i, r in enumerate(rows):
-        value = r["averages"].get(label)
-        value = (r["partial"].get(label) or {}).get("value") if value is None else value
-        if value is None or r[marks.BASELINE.key] or r.get(marks.SUBSET.key):
-            continue
-        pool.append(Candidate(i, frozenset(t for t in tasks if r["scores"].get(t) is not None), value, scale=1.0))
-    for i, rank in ranks(pool).items():
+def _rank(rows: list[dict[str, Any]], label: str, tasks: Sequence[str]) -> dict[int, comparability.Comparability]:
+    """`rank` by the complete average `label` over `tasks`, and `unranked_reason` for every other row, by the
+    one comparability rule of every table (bench/results/comparability.py `decide`)."""
+    table = _facts(rows, label, tasks)
+    decided = comparability.decisions(table)
+    for i, rank in comparability.ranks(table, decided).items():
         rows[i]["rank"] = rank
+    for i, r in enumerate(rows):
+        r["unranked_reason"] = decided[i].reason
+    return decided
 
 
-def _borda(rows: list[dict[str, Any]]) -> None:
-    """`borda` and `borda_rank` of the rows that are not baselines nor limited runs (bench/results/ranking.py
-    `borda`: MTEB's "Rank (Borda)" over the task columns, a missing task costing no other row a point)."""
-    ranked = [r for r in rows if not r[marks.BASELINE.key] and not r.get(marks.SUBSET.key)]
+def _facts(rows: list[dict[str, Any]], label: str | None, tasks: Sequence[str]) -> comparability.TableFacts[int]:
+    """The suite table as the comparability rule reads it (`comparability.TableFacts`), keyed by row index (label
+    None: no ranking average, the data and metric parts of the rule only)."""
+    return comparability.TableFacts(
+        label,
+        frozenset(tasks),
+        tuple(
+            comparability.RowFacts(
+                i,
+                r["averages"].get(label) if label is not None else None,
+                frozenset(t for t in tasks if r["scores"].get(t) is not None),
+                scale=1.0,
+                stand_in=frozenset(r.get(marks.STAND_IN.key, ())),
+                local_copy=frozenset(r.get(marks.LOCAL_COPY.key, ())),
+                baseline=bool(r[marks.BASELINE.key]),
+                limited=bool(r.get(marks.SUBSET.key)),
+                published=r.get("source", SUBMITTED) != SUBMITTED,
+                versions=r.get("metric_versions", {}),
+            )
+            for i, r in enumerate(rows)
+        ),
+        {t: v for t in tasks if (v := comparability.catalogue_version(t)) is not None},
+    )
+
+
+def _borda(rows: list[dict[str, Any]], decided: dict[int, comparability.Comparability] | None = None) -> None:
+    """`borda` and `borda_rank` of the rows the comparability rule keeps off no comparison but a partial average's
+    (bench/results/ranking.py `borda`: MTEB's "Rank (Borda)" over the task columns, a missing task costing no
+    other row a point): never a baseline, a limited run, or a row on other data or another metric version."""
+    decided = comparability.decisions(_facts(rows, None, ())) if decided is None else decided
+    ranked = [r for i, r in enumerate(rows) if decided[i].comparable or decided[i].kind == "partial"]
     for r, (points, rank) in zip(ranked, borda([r["scores"] for r in ranked]), strict=True):
         r["borda"] = points
         r["borda_rank"] = rank
@@ -260,10 +294,11 @@ def _metrics(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[
 
 
 def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """The highest score of each column among the models that are not the baseline (highlighted on the site)."""
+    """The highest score of each column among the rows the comparability rule lets be compared (highlighted on
+    the site): never a baseline's, nor any row shown unranked with a reason."""
     best: dict[str, float] = {}
     for row in rows:
-        if row[marks.BASELINE.key]:
+        if row[marks.BASELINE.key] or row.get("unranked_reason") is not None:
             continue
         for task, value in row["scores"].items():
             if value is not None and (task not in best or value > best[task]):

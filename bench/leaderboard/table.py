@@ -6,7 +6,7 @@ exports cannot disagree. Per-task score dicts keep MTEB's raw values. Each part 
 
 * model rows, their facts, baselines and verification: bench/leaderboard/rows.py;
 * suite tables (×100, averages, `rank` and `borda_rank`, best scores): bench/leaderboard/suite_tables.py,
-  ranking by bench/results/ranking.py;
+  ranking by bench/results/comparability.py;
 * rows with the same scores (flagged, not rejected): bench/leaderboard/same_scores.py;
 * instruction sensitivity (results under instruction variants, never model rows):
   bench/leaderboard/sensitivity_table.py.

@@ -22,9 +22,12 @@ from typing import Any
 
 from bench.core.bootstrap import REPLICATES, Items, has_items
 from bench.core.errors import UnknownNameError
+from bench.results import comparability
+from bench.results.comparability import RULE
 from bench.results.literature import RECOMPUTED, ReportedRow, ReportedTable, load_table
 from bench.results.marks import (
     BASELINE,
+    LOCAL_COPY,
     REPORTED,
     STAND_IN,
     SUBSET,
@@ -37,7 +40,6 @@ from bench.results.marks import (
     texts_of,
 )
 from bench.results.naming import SHORT_REVISION, result_name
-from bench.results.ranking import RULE, Candidate, ranks
 from bench.results.sensitivity import is_variant
 from bench.results.store import find_results, main_score
 from bench.results.summary import SuiteAverage, suite_averages
@@ -113,6 +115,7 @@ class _Row:
     texts: dict[str, int | None] = field(default_factory=dict)  # task -> texts sent (a limited run)
     shifts: list[float] = field(default_factory=list)  # tasks' instruction shifts (`bench run --shift-sample`)
     revisions: dict[str, str] = field(default_factory=dict)  # task -> dataset revision
+    versions: dict[str, str] = field(default_factory=dict)  # task -> metric version, where its run record says
     reported: ReportedTable | None = None  # the table a paper's row comes from
     paper_row: ReportedRow | None = None  # and the row as printed
     recomputed: dict[str, str] = field(
@@ -123,11 +126,6 @@ class _Row:
     @property
     def baseline(self) -> bool:
         return bool(self.blind) and all(self.blind)
-
-    @property
-    def rankable(self) -> bool:
-        """Neither a baseline nor a limited run (`bench.results.ranking`)."""
-        return not self.baseline and self.limit is None
 
     @property
     def marks(self) -> tuple[Mark, ...]:
@@ -159,6 +157,8 @@ def _collect(
             row.items.pop(task, None)
         row.cell_marks[task] = data_marks(record)
         row.revisions[task] = str(data.get("dataset_revision"))
+        if (version := comparability.metric_version(record)) is not None:
+            row.versions[task] = version
         if (note := stand_in(record)) is not None:  # STAND_IN in cell_marks
             notes[task] = note
         row.blind.append(is_baseline(record))
@@ -230,6 +230,33 @@ def _as_printed(row: _Row, averages: dict[str, SuiteAverage]) -> None:
             row.printed[name] = row.reported.printed(found.value)
             if found.recomputed is not None:
                 row.recomputed[name] = row.reported.printed(found.recomputed)
+
+
+def _facts(
+    rows: dict[RowKey, _Row], averages: dict[RowKey, dict[str, SuiteAverage]], first: str | None
+) -> comparability.TableFacts[RowKey]:
+    """The main table as the comparability rule reads it: each row's complete ranking average `first`, its
+    tasks, the tasks its scores are on stand-in or local-copy data for, and the catalogue's metric versions."""
+    tasks = next((a.tasks for per in averages.values() if first in per for a in (per[first],)), ())
+    facts = []
+    for key, row in rows.items():
+        avg = averages[key].get(first) if first else None
+        on = {m: frozenset(t for t, found in row.cell_marks.items() if m in found) for m in (STAND_IN, LOCAL_COPY)}
+        facts.append(
+            comparability.RowFacts(
+                key,
+                avg.value if avg is not None and avg.complete else None,
+                frozenset(avg.present) if avg is not None else frozenset(),
+                stand_in=on[STAND_IN],
+                local_copy=on[LOCAL_COPY],
+                baseline=row.baseline,
+                limited=row.limit is not None,
+                published=row.reported is not None,
+                versions=row.versions,
+            )
+        )
+    versions = {t: v for t in tasks if (v := comparability.catalogue_version(t)) is not None}
+    return comparability.TableFacts(first, frozenset(tasks), tuple(facts), versions)
 
 
 def _task_order(tasks: Iterable[str]) -> list[str]:
@@ -333,23 +360,25 @@ def main_table(
         chosen = _choose(columns, aliases)
         task_names = [c for c in chosen if c in task_names]
         avg_columns = [c for c in chosen if c in avg_columns]
-    first = avg_columns[0] if avg_columns else None
+    # the ranking average: the first shown that some row has complete (a partial average never ranks)
+    first = next(
+        (c for c in avg_columns if any(c in per and per[c].complete for per in averages.values())),
+        avg_columns[0] if avg_columns else None,
+    )
 
     def order(key: RowKey) -> tuple[int, float, RowKey]:
         avg = averages[key].get(first) if first else None
         return (2 if avg is None else 0 if avg.complete else 1, -(avg.value if avg else 0.0), key)
 
     keys = sorted(rows, key=order)
-    rank = ranks(
-        Candidate(k, frozenset(averages[k][first].present), averages[k][first].value)
-        for k in keys
-        if first and rows[k].rankable and first in averages[k]
-    )
+    table = _facts(rows, averages, first)
+    decided = comparability.decisions(table)
+    rank = comparability.ranks(table, decided)
 
     def comparable(key: RowKey, column: str) -> bool:
-        """A score that may be its column's best: a rankable row's; an average complete, or ranked."""
+        """A score that may be its column's best: a comparable row's (`comparability.decide`); an average complete."""
         avg = averages[key].get(column)
-        return rows[key].rankable and (avg is None or avg.complete or (column == first and key in rank))
+        return decided[key].comparable and (avg is None or avg.complete)
 
     best: dict[str, float] = {}
     for key in keys:
@@ -370,8 +399,10 @@ def main_table(
     for key in keys:
         model, revision, _ = key
         row = rows[key]
+        # why it is not ranked, where no mark of the row says it already (∅ baseline, ⊂ subset)
+        reason = None if decided[key].kind in ("baseline", "subset") else decided[key].reason
         cells: list[Cell | str] = [
-            str(rank[key]) if key in rank else "-",
+            str(rank[key]) if key in rank else Cell("-", unranked=reason),
             Cell(model, marks=row.marks, short=model.rsplit("/", 1)[-1] if "/" in model else None),
             Cell(revision if full_revisions else revision[:SHORT_REVISION], full=revision),
             Cell(row.experiment, full=row.whole_experiment),
@@ -402,6 +433,10 @@ def main_table(
             f"file (first: {repeated[0]}); the table shows the one read last (folders in the order given)."
         )
     notes.append(f"Rows sorted by {first}, best first. {RULE}" if first else "No average column: no row is ranked.")
+    unranked = [
+        (k, d.reason) for k in keys if (d := decided[k]).reason is not None and d.kind not in ("baseline", "subset")
+    ]
+    notes += [f"Not ranked: {k[0]} ({rows[k].experiment}): {reason}." for k, reason in unranked]
     caption = (
         f"Main score of each task (×100){'; averages as each suite defines them' if avg_columns else ''}. "
         "Bold: the best score of each column among the rows that may be ranked."

@@ -7,8 +7,11 @@ leaderboard's model page ("reproduces <table>: mean |Δ| x"), so both say the sa
 paper's value as printed (bench/results/literature.py keeps it ×100). A difference below the print precision is
 no difference: a paper that prints one decimal gives Δ within ±0.05 of zero on an exact reproduction. The
 paper's own average columns are stored, not recomputed (literature.py), so they get no Δ. A cell whose result
-was computed on stand-in data (the task's published set could not be had: InBedder's NYT texts) shows its Δ
-marked ‡ and is left out of the mean |Δ|: it compares the paper with another dataset.
+was computed on stand-in data (the task's published set could not be had: InBedder's NYT texts, ‡) or on a
+local copy of another set (†) shows its Δ marked and is left out of the mean |Δ|: it compares the paper with
+another dataset. Which cells those are is the one comparability rule's (bench/results/comparability.py
+`cell_issue`, `split_issues`), as in `bench results` and on the site; a paper's own split built locally is
+the paper's data.
 
 Matching a result to a row (`matches`): the run record's model must be the row's spec, with the row's options:
 
@@ -49,7 +52,8 @@ class DeltaCell:
     reported: float
     ours: float | None
     delta: float | None  # ours − reported, both as printed (two decimals); None when ours is missing
-    stand_in: bool = False  # ours was computed on stand-in data: shown, never in the mean |Δ|
+    stand_in: bool = False  # ours was computed on stand-in data (‡): shown, never in the mean |Δ|
+    local_copy: bool = False  # ours was computed on a local copy of another set (†): shown, never in the mean |Δ|
 
 
 @dataclass(frozen=True)
@@ -63,12 +67,17 @@ class Reproduction:
     @property
     def compared(self) -> tuple[DeltaCell, ...]:
         """The cells that have both numbers, ours on the task's own data (what the mean |Δ| is over)."""
-        return tuple(c for c in self.cells if c.delta is not None and not c.stand_in)
+        return tuple(c for c in self.cells if c.delta is not None and not c.stand_in and not c.local_copy)
 
     @property
     def on_stand_in(self) -> tuple[str, ...]:
         """Tasks whose result of ours was computed on stand-in data (Δ shown, not in the mean)."""
         return tuple(c.task for c in self.cells if c.stand_in)
+
+    @property
+    def on_local_copy(self) -> tuple[str, ...]:
+        """Tasks whose result of ours was computed on a local copy of another set (Δ shown, not in the mean)."""
+        return tuple(c.task for c in self.cells if c.local_copy)
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -87,10 +96,15 @@ def printed(value: float) -> float:
 
 
 def reproduction(
-    table: ReportedTable, row: ReportedRow, scores: Mapping[str, float], stand_in: Collection[str] = ()
+    table: ReportedTable,
+    row: ReportedRow,
+    scores: Mapping[str, float],
+    stand_in: Collection[str] = (),
+    local_copy: Collection[str] = (),
 ) -> Reproduction:
     """Row `row` of `table` beside `scores` (harness task name -> our main score ×100), one cell per printed
-    task column of the row, in the paper's order; `stand_in`: the tasks whose score is on stand-in data."""
+    task column of the row, in the paper's order; `stand_in` and `local_copy`: the tasks whose score is on
+    stand-in data or on a local copy of another set (`comparability.split_issues` of their run records)."""
     cells = []
     for column in table.task_columns():
         if column.label not in row.cells or column.task is None:
@@ -100,7 +114,8 @@ def reproduction(
         ours = printed(ours) if ours is not None and math.isfinite(ours) else None
         delta = None if ours is None else printed(ours - reported)
         on_stand_in = ours is not None and column.task in stand_in
-        cells.append(DeltaCell(column.label, column.task, reported, ours, delta, on_stand_in))
+        on_local = ours is not None and column.task in local_copy and not on_stand_in
+        cells.append(DeltaCell(column.label, column.task, reported, ours, delta, on_stand_in, on_local))
     return Reproduction(table.id, row.label, tuple(cells))
 
 

@@ -5,7 +5,8 @@ meaning something else on the leaderboard or in a paper's LaTeX table. Every sur
 its words and its explanation from here, and explains each mark it uses once (`legend`).
 
 - local copy (†): the score was computed on a local copy of the data (`--data-dir`) whose revision is not
-  the task's pinned one; not comparable with the papers.
+  the task's pinned one; not comparable with the papers. A task whose only data is a paper's own split built
+  locally (`paper_split`) is not marked: that copy is the paper's data.
 - stand-in (‡): the run record says the data is a stand-in (proxy) for the task's published set.
 - verified (✓): `bench leaderboard verify` recomputed the result and it agreed within 1e-4.
 - baseline (∅): the setting is instruction-blind (its model input does not change with the
@@ -137,9 +138,20 @@ def stand_in(record: dict[str, Any] | None) -> str | None:
 def local_copy(record: dict[str, Any] | None) -> bool:
     """True when a run record's data was a local copy (`--data-dir`): its source is `local:<folder>`, or its
     revision a `local-<hash>` not shipped in the package. A result without a record is not marked."""
-    dataset = ((record or {}).get("task") or {}).get("dataset") or {}
+    task = (record or {}).get("task") or {}
+    dataset = task.get("dataset") or {}
     source, revision = str(dataset.get("source") or ""), str(dataset.get("revision") or "")
-    return source.startswith("local:") or (revision.startswith("local-") and source != "package")
+    local = source.startswith("local:") or (revision.startswith("local-") and source != "package")
+    return local and not paper_split(str(task.get("name") or ""))
+
+
+def paper_split(task: str) -> bool:
+    """True for a task whose only data is a paper's own split built locally (`bench build-data`, `local_only` in
+    the task catalogue: MetaEOL's SentEval STS-B and SICK-R): its local copy is the paper's data, not another set."""
+    from bench.results import task_catalog
+
+    facts = task_catalog.facts(task) if task else None
+    return bool(facts and facts.get("local_only"))
 
 
 def data_marks(record: dict[str, Any] | None) -> tuple[Mark, ...]:

@@ -1,74 +1,12 @@
-"""Which rows of a comparison table get a rank: one rule for `bench results` (markdown, CSV, LaTeX),
-`bench run`'s table and the leaderboard site.
+"""Borda ranking of a comparison table's task columns (MTEB's "Rank (Borda)"), the site's second way to rank.
 
-Why one rule: a paper that pastes `bench results` and a reader of the site must see the same winner.
-Before this module the CLI ranked rows by partial averages while the site ranked only complete ones, so
-on a suite where every row lacks the same tasks (GSTransform offline: 5 of 9) the two disagreed.
-
-The rule (`RULE`, printed once under every table that ranks):
-
-* A row is a candidate when it has a value for the table's ranking average and is neither a baseline
-  (∅, instruction-blind) nor a limited run (`--limit`: a subset of the texts, not comparable with a
-  full run). Other rows keep their place and show their scores, with no rank.
-* Candidates whose average covers the same tasks are comparable. The ranked set is the task set covered
-  by the most tasks (all of the suite's tasks when any row is complete), and among task sets of that
-  size the one most candidates share (ties broken by the sorted task names, so the result is the same
-  whatever order the rows come in).
-* Competition ranking (1, 2, 2, 4) on the value as printed (×100, two decimals).
+Which rows get a rank by their average, and why the others do not, is bench/results/comparability.py
+(`decide`, `RULE`): the one comparability rule of the site, `bench results` and `bench reproduce`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
-
-K = TypeVar("K", bound=Hashable)
-
-RULE = (
-    "Ranked: rows whose average covers the same tasks (the most tasks any row covers; of such task sets, the "
-    "one most rows share), by that average as printed; ties share a rank. Baselines (∅) and limited runs "
-    "(⊂, subset) are shown but not ranked."
-)
-
-
-@dataclass(frozen=True)
-class Candidate(Generic[K]):
-    """One row's claim to a rank: its key, the tasks its ranking average covers and the average (0-1 or ×100)."""
-
-    key: K
-    tasks: frozenset[str]
-    value: float
-    scale: float = 100.0  # multiply `value` by this to get the printed number (1.0 when already ×100)
-
-
-def ranked_cover(candidates: Iterable[Candidate[K]]) -> frozenset[str] | None:
-    """The task set whose rows are ranked (see the module docstring); None when there is no candidate."""
-    counts: dict[frozenset[str], int] = {}
-    for c in candidates:
-        counts[c.tasks] = counts.get(c.tasks, 0) + 1
-    if not counts:
-        return None
-    return min(counts, key=lambda tasks: (-len(tasks), -counts[tasks], sorted(tasks)))
-
-
-def printed(candidate: Candidate[K]) -> float:
-    """The value as a table prints it: ×100, two decimals."""
-    return round(candidate.value * candidate.scale, 2)
-
-
-def ranks(candidates: Iterable[Candidate[K]]) -> dict[K, int]:
-    """Competition ranks (1, 2, 2, 4) of the ranked candidates by their printed value; other keys are absent."""
-    pool = list(candidates)
-    cover = ranked_cover(pool)
-    values = {c.key: printed(c) for c in pool if c.tasks == cover}
-    return {key: 1 + sum(other > value for other in values.values()) for key, value in values.items()}
-
-
-def rank_labels(candidates: Iterable[Candidate[K]], keys: Iterable[K]) -> Mapping[K, str]:
-    """`ranks` as table text: the rank, or '-' for a row that is not ranked."""
-    found = ranks(candidates)
-    return {key: str(found[key]) if key in found else "-" for key in keys}
+from collections.abc import Mapping, Sequence
 
 
 def borda(rows: Sequence[Mapping[str, float | None]]) -> list[tuple[float, int]]:

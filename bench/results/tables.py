@@ -90,6 +90,7 @@ class Cell:
     full: str | None = None
     short: str | None = None
     recomputed: str | None = None
+    unranked: str | None = None  # a rank cell's: why the row is not ranked (bench/results/comparability.py)
 
     @property
     def whole(self) -> str:
@@ -147,7 +148,8 @@ def render_markdown(table: Table) -> str:
 def render_csv(table: Table) -> str:
     """One header row (`#` is `rank`), scores ×100 with two decimals, every value whole (never cut for the
     screen), '' where there is none, and a `marks` column: `;`-separated mark keys (`baseline`, `subset`,
-    `reported` for the row, `stand_in:<column>` for a cell, and `partial:<column>` for a partial average)."""
+    `reported` for the row, `stand_in:<column>` for a cell, `partial:<column>` for a partial average, and
+    `unranked=<reason>` for a row the comparability rule leaves unranked)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([("rank" if h == "#" else h) for h in table.headers] + ["marks"])
@@ -158,6 +160,7 @@ def render_csv(table: Table) -> str:
                 marks += [m.key if align == "l" else f"{m.key}:{header}" for m in cell.marks]
                 marks += [f"partial:{header}"] if cell.partial else []
                 marks += [f"{RECOMPUTED}:{header}={cell.recomputed}"] if cell.recomputed else []
+                marks += [f"unranked={cell.unranked.replace(';', ',')}"] if cell.unranked else []
         writer.writerow([("" if t == "-" else t) for t in map(_whole, row)] + [";".join(marks)])
     return out.getvalue().rstrip("\n")
 

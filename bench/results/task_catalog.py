@@ -34,7 +34,8 @@ TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
 # 3: each task's declared `metrics` (bench/core/metric_specs.py).
 # 4: `benchmarks` (suite -> MTEB benchmark name) and `mteb_tasks` (MTEB's own task names), so `bench run`
 # checks the names it is given before MTEB is imported (bench/cli/run_names.py).
-FORMAT = 4
+# 5: `local_only` (a paper's own split built locally: its local copy is the paper's data, bench/results/marks.py).
+FORMAT = 5
 
 
 def build(*, own_only: bool = False) -> dict[str, Any]:

@@ -36,6 +36,7 @@ def derive(cls: Any) -> dict[str, Any]:
         "description": meta.description or "",
         "dataset_path": str(meta.dataset.get("path", "")),
         "packaged": bool(getattr(cls, "packaged", False)),
+        "local_only": bool(getattr(cls, "local_only", False)),  # a paper's own split, built locally only
         "subsets": {split: list(meta.hf_subsets) for split in meta.eval_splits},
         **_built(cls),
     }

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bench.core.errors import BenchError, ConfigError, DataError, StorageError
-from bench.results import marks
+from bench.results import comparability
 from bench.results.deltas import Reproduction, reproduction, row_tasks
 from bench.results.literature import ReportedRow, ReportedTable
 from bench.results.outcome import TaskOutcome
@@ -134,8 +134,8 @@ def _run_row(table: ReportedTable, selected: SelectedRow, base: RunOptions, step
         logger.warning("%s %s: could not run: %s", step, selected.label, reason)
         return RowRun(selected, failed=reason)
     scores = {o.task: 100 * o.main_score for o in outcomes if not o.variant}
-    stand_in = {o.task for o in outcomes if not o.variant and marks.stand_in(o.record)}
-    return RowRun(selected, tuple(outcomes), reproduction(table, row, scores, stand_in))
+    stand_in, local = comparability.split_issues({o.task: o.record for o in outcomes if not o.variant})
+    return RowRun(selected, tuple(outcomes), reproduction(table, row, scores, stand_in, local))
 
 
 def plan(table: ReportedTable, rows: Sequence[SelectedRow], base: RunOptions) -> list[RowPlan]:

@@ -133,7 +133,7 @@ def report_text(table: ReportedTable, runs: list[RowRun], *, limited: bool = Fal
     from tabulate import tabulate
 
     from bench.results.deltas import mean_abs_delta
-    from bench.results.marks import STAND_IN
+    from bench.results.marks import LOCAL_COPY, STAND_IN
 
     done = [(r.selected, r.reproduction) for r in runs if r.reproduction is not None]
     rows = [
@@ -142,7 +142,7 @@ def report_text(table: ReportedTable, runs: list[RowRun], *, limited: bool = Fal
             selected.row.label,
             c.column,
             table.printed(c.reported),
-            _num(c.ours) + (STAND_IN.symbol if c.stand_in else ""),
+            _num(c.ours) + (STAND_IN.symbol if c.stand_in else LOCAL_COPY.symbol if c.local_copy else ""),
             _delta(c.delta),
         ]
         for selected, reproduction in done
@@ -169,6 +169,8 @@ def report_text(table: ReportedTable, runs: list[RowRun], *, limited: bool = Fal
         parts.append("\n".join(["Mean |Δ| per row (Δ = ours − reported, both ×100 as printed):", *means, total]))
         if any(reproduction.on_stand_in for _, reproduction in done):
             parts.append(f"{STAND_IN.symbol} {STAND_IN.label}: {STAND_IN.meaning}; its Δ is not in the mean |Δ|.")
+        if any(reproduction.on_local_copy for _, reproduction in done):
+            parts.append(f"{LOCAL_COPY.symbol} {LOCAL_COPY.label}: {LOCAL_COPY.meaning}; its Δ is not in the mean |Δ|.")
     else:
         parts.append("No row ran, so there is nothing to compare.")
     if limited:
