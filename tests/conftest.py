@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,19 @@ def minilm_path() -> str:
     from bench.adapters.registry import MODELS
 
     return MODELS["all-MiniLM-L6-v2"].path()
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """Torch on one thread for a test that runs tiny models (32 wide): splitting each op over threads costs
+    more than the op (on two loaded cores one tiny-LM encode took 0.5-0.8 s with 2 threads, 0.07 s with 1).
+    Both sides of every comparison run alike; the thread count comes back after the test."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture

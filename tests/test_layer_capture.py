@@ -15,6 +15,8 @@ from bench.adapters.prompteol import PromptEOLEncoder
 TEXTS = ["I am so happy my card finally arrived!", "Why was I charged twice?", "Hello", "the bank is closed today"]
 INSTRUCTION = "How does the customer feel?"
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # 32-wide models: one thread is faster
+
 
 @pytest.fixture(scope="module")
 def tokenizer_path(minilm_path):
@@ -80,14 +82,42 @@ def tiny_t5(tmp_path_factory, tokenizer_path):
     return _save(T5ForConditionalGeneration(config), tokenizer_path, tmp_path_factory.mktemp("tiny-t5"))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def loaded_once():
+    """Each tiny model and tokenizer is read from its folder once for the module, not twice a case: what is
+    compared is the readout of one set of weights, with taps or with every hidden state (loading is not
+    this module's subject; the spy's hooks are removed after each encode, so no case sees another's)."""
+    import bench.adapters.prompteol
+
+    memo: dict = {}
+
+    def once(load):
+        def loaded(path, **options):
+            key = (load.__name__, path, *sorted((k, v) for k, v in options.items() if not callable(v)))
+            if key not in memo:
+                memo[key] = load(path, **options)
+            return memo[key]
+
+        return loaded
+
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (bench.adapters.generative, bench.adapters.prompteol):
+            patch.setattr(module, "load_lm", once(module.load_lm))
+            patch.setattr(module, "load_tokenizer", once(module.load_tokenizer))
+        yield
+
+
 def _all_states_asked(model):
-    """Counts forward calls of any module asked for every hidden state (a spy on the whole model)."""
+    """Counts forward calls of any module asked for every hidden state (a spy on the whole model); the spy's
+    hooks, to remove once read."""
     calls = []
-    for module in model.modules():
+    hooks = [
         module.register_forward_pre_hook(
             lambda m, args, kwargs: calls.append(m) if kwargs.get("output_hidden_states") else None, with_kwargs=True
         )
-    return calls
+        for module in model.modules()
+    ]
+    return calls, hooks
 
 
 def _vectors(cls, path, monkeypatch, *, reference, **options):
@@ -98,9 +128,13 @@ def _vectors(cls, path, monkeypatch, *, reference, **options):
             patch.setattr(bench.adapters.generative, "find_layers", lambda stack: None)
         enc = cls(path, use_cache=False, batch_size=3, **options)
         enc.ensure_loaded()
-        asked = _all_states_asked(enc.model)
+        asked, hooks = _all_states_asked(enc.model)
         inputs = [enc.render(t, INSTRUCTION, None) for t in TEXTS]
-        out = enc.encode_inputs(inputs)
+        try:
+            out = enc.encode_inputs(inputs)
+        finally:
+            for hook in hooks:
+                hook.remove()
     assert bool(asked) == reference  # the taps never ask the model for every layer
     return out
 

@@ -149,6 +149,7 @@ def test_dry_run_counts_texts_where_the_data_is_here(tiny_table, tmp_path, capsy
     assert len(lines) == 2 and not (tmp_path / "o").exists()
 
 
+@pytest.mark.usefixtures("one_torch_thread")  # the tiny model: one thread is faster
 def test_rows_that_cannot_run_are_one_line_each_and_the_others_run(tiny_table, tmp_path, capsys):
     """No spec: its why_not; a model not on this machine: its load error; only the paper's average: nothing to
     run (never the default suite); the tiny model still runs, its Δ is ours − reported; exit status 1 with a
