@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from mteb.types import PromptType
     from torch.utils.data import DataLoader
 
+    from bench.adapters.model_input import ModelInput
+
 __all__ = [  # the names families and tests import from here, wherever they live now
     "DTYPES",
     "GROUP_BATCHES",
@@ -245,11 +247,11 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
         """Load weights; called on the first input the cache cannot serve."""
         raise NotImplementedError
 
-    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> Any:
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> ModelInput:
         """The exact, JSON-serialisable input the model sees for one text (the cache key's content)."""
         raise NotImplementedError
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         """Embeddings (n, dim) for rendered inputs, already sorted longest first."""
         raise NotImplementedError
 
@@ -365,7 +367,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
     def _encode_missing(
         self,
         keys: list[str],
-        inputs: list[Any],
+        inputs: list[ModelInput],
         out: dict[str, np.ndarray],
         batch_size: int,
         label: str,
@@ -408,13 +410,15 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
                 cache.flush()
         self._progress = None  # a finished bar or log thread is not part of the model
 
-    def encode_share(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def encode_share(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         """Vectors for rendered, length-sorted inputs, straight from the model: no dedup, no cache
         (a rank's share of a round, or one group of a single process)."""
         self.ensure_loaded()
         return np.asarray(self._encode_group(inputs, batch_size), dtype=np.float32)
 
-    def encode_for_team(self, inputs: list[Any], batch_size: int, tag: int) -> tuple[np.ndarray, EmbeddingCache | None]:
+    def encode_for_team(
+        self, inputs: list[ModelInput], batch_size: int, tag: int
+    ) -> tuple[np.ndarray, EmbeddingCache | None]:
         """Another rank's side of a batch of a launched run: encode, check, and hand the vectors to this rank's
         shard of the cache under `tag` (the job id); returns the vectors and the shard if it took them."""
         vectors = self.encode_share(inputs, batch_size)
@@ -424,7 +428,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
             return vectors, cache
         return vectors, None
 
-    def _check(self, emb: np.ndarray, inputs: list[Any]) -> None:
+    def _check(self, emb: np.ndarray, inputs: list[ModelInput]) -> None:
         if emb.ndim != 2 or emb.shape[0] != len(inputs):
             raise EncodingError(f"{self.name} returned shape {emb.shape} for {len(inputs)} inputs.")
         bad = np.flatnonzero(~np.isfinite(emb).all(axis=1))

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -71,6 +71,12 @@ from bench.adapters.lm import (
 )
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_text
+
+if TYPE_CHECKING:
+    from mteb.types import PromptType
+
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
 
 __all__ = ["PATTERNS", "POOLINGS", "GenerativeEncoder", "LayerTap", "find_layers"]  # the options' values live in
 # bench/adapters/generative_config.py
@@ -200,18 +206,18 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
     def pattern_format(self) -> str:
         return self.prompting.pattern_format
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         return {
             **super().settings(),
             "pattern_format": self.pattern_format,
             "pattern_sha256": sha256_text(self.pattern_format),
-            "generation": dict(self.generation),
+            "generation": cast("JSONObject", dict(self.generation)),  # ints, floats and bools
         }
 
     def inert_options(self) -> set[str]:
         return self.readout.inert_options(masked="masked" in (self.architecture, self.prompting.architecture))
 
-    def identity_extras(self) -> dict[str, Any]:
+    def identity_extras(self) -> JSONObject:
         # The prompt pattern's text (a built-in pattern may be reworded) and the re-encoder's weights.
         out: dict[str, Any] = {"pattern_format": self.pattern_format}
         if self.pooling == "re-encode":
@@ -248,7 +254,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             facts["embed_dim"] = self._reencoder.get_sentence_embedding_dimension()
         self.update_model_facts(**facts)
 
-    def render(self, text: str, instruction: str | None, prompt_type: Any) -> Any:
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> ModelInput:
         """The prompt; with instruction filtering, [prompt, instruction] (the filter depends on it)."""
         if self.prompting.pattern == "chat-template":
             self.ensure_loaded()
@@ -267,15 +273,15 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
     def budget_length(self) -> int:
         return self.max_input_length + (self.mask_length if self.architecture == "masked" else 0)
 
-    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[ModelInput]) -> list[int]:
         prompts = [_prompt(x) for x in inputs]
         ids = self.tokenizer(prompts, truncation=True, max_length=self.max_input_length)["input_ids"]
         return [len(i) + (self.mask_length if self.architecture == "masked" else 0) for i in ids]
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         return self.run_batches(inputs, self._encode_batch, batch_size=batch_size)
 
-    def _encode_batch(self, inputs: list[Any]) -> np.ndarray:
+    def _encode_batch(self, inputs: list[ModelInput]) -> np.ndarray:
         import torch
 
         with torch.inference_mode():
@@ -303,7 +309,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         """The hidden state at `layer` of `stack` (the base model, or a seq2seq model's encoder or decoder)."""
         return LayerTap(stack, lambda n_states: layer_index(self.readout.layer, n_states))
 
-    def _single_pass(self, inputs: list[Any]) -> np.ndarray:
+    def _single_pass(self, inputs: list[ModelInput]) -> np.ndarray:
         """1st-gen / avg-ppt from one forward pass (causal: prompt states; seq2seq: decoder start state)."""
         import torch
 
@@ -329,7 +335,9 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         mask[:, -1] = 0  # avg-ppt leaves out the last prompt token (InBedder: prompt[:-1].mean)
         return _masked_mean(hidden, mask).float().cpu().numpy()
 
-    def _generate(self, inputs: list[Any], sample: int = 0, tap: LayerTap | None = None) -> tuple[Any, Any, list[Any]]:
+    def _generate(
+        self, inputs: list[ModelInput], sample: int = 0, tap: LayerTap | None = None
+    ) -> tuple[Any, Any, list[Any]]:
         """(tokenized prompts, generate output, `tap`'s state of each forward step: the prompt's, then one per
         token fed back) for one sample number; without `tap`, no states."""
         from transformers import LogitsProcessorList
@@ -355,7 +363,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             )
         return enc, out, steps
 
-    def _generation_readout(self, inputs: list[Any]) -> np.ndarray:
+    def _generation_readout(self, inputs: list[ModelInput]) -> np.ndarray:
         import torch
 
         tap = self._tap(self.model.get_decoder() if self.architecture == "seq2seq" else self.model.base_model)
@@ -391,7 +399,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         return torch.stack(rows).cpu().numpy()
 
     def _with_last_generated_state(
-        self, enc: Any, out: Any, tap: LayerTap, gen: Any, keep: Any, inputs: list[Any]
+        self, enc: Any, out: Any, tap: LayerTap, gen: Any, keep: Any, inputs: list[ModelInput]
     ) -> tuple[Any, Any]:
         """The paper's N_g + 1 states: one more forward step feeds the last generated token over the
         generation's key/value cache; its state is kept unless that token is special or filtered."""
@@ -413,7 +421,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         last_ok = ~self._dropped(last, inputs)
         return torch.cat([gen, state.to(gen.dtype)], dim=1), torch.cat([keep, last_ok], dim=1)
 
-    def _dropped(self, next_ids: Any, inputs: list[Any]) -> Any:
+    def _dropped(self, next_ids: Any, inputs: list[ModelInput]) -> Any:
         """True where a generated state is dropped: its next token is special or filtered."""
         import torch
 
@@ -424,7 +432,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             device=next_ids.device,
         ).reshape(next_ids.shape)
 
-    def _answers(self, inputs: list[Any], sample: int) -> list[str]:
+    def _answers(self, inputs: list[ModelInput], sample: int) -> list[str]:
         enc, out, _ = self._generate(inputs, sample)
         start = 1 if self.architecture == "seq2seq" else enc["input_ids"].shape[1]
         answers = []
@@ -433,7 +441,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             answers.append(self.tokenizer.decode([t for t in row if t not in banned], skip_special_tokens=True))
         return answers
 
-    def generations(self, inputs: list[Any], sample: int = 0) -> list[str]:
+    def generations(self, inputs: list[ModelInput], sample: int = 0) -> list[str]:
         """The answers the model gives to rendered inputs (for inspection and tests)."""
         import torch
 
@@ -441,7 +449,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         with torch.inference_mode():
             return self._answers(inputs, sample)
 
-    def _reencode(self, inputs: list[Any]) -> np.ndarray:
+    def _reencode(self, inputs: list[ModelInput]) -> np.ndarray:
         total: np.ndarray | None = None
         for sample in range(self.generation["num_samples"]):
             answers = self._answers(inputs, sample)
@@ -452,7 +460,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         assert total is not None  # num_samples >= 1 (checked in __init__)
         return total / self.generation["num_samples"]
 
-    def _masked(self, inputs: list[Any]) -> np.ndarray:
+    def _masked(self, inputs: list[ModelInput]) -> np.ndarray:
         """Masked LM: `mask_length` mask tokens after the prompt; one forward pass (InBedder MaskededLMEncoder)."""
 
         tok = self.tokenizer
@@ -478,7 +486,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         return _masked_mean(hidden, masks[self.pooling]).float().cpu().numpy()
 
 
-def _prompt(model_input: Any) -> str:
+def _prompt(model_input: ModelInput) -> str:
     return model_input[0] if isinstance(model_input, list) else model_input
 
 

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from mteb.types import PromptType
 
     from bench.adapters.gstransform_labels import LabelledSample
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
     from bench.core.llm_client import LLMClient
 
 logger = logging.getLogger(__name__)
@@ -410,14 +412,14 @@ class GSTransformEncoder(BaseEncoder):
             h.update(json.dumps(t.serves).encode())
         return f"gst-{h.hexdigest()[:12]}"
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         return {
             **super().settings(),
             "base_model": self.base_model,
-            "transforms": {t.path.name: t.serves for t in self.transforms},
+            "transforms": {t.path.name: [*t.serves] for t in self.transforms},
         }
 
-    def identity_extras(self) -> dict[str, Any]:
+    def identity_extras(self) -> JSONObject:
         return {"base": self.base.fingerprint}
 
     def content_id(self) -> str:
@@ -433,10 +435,10 @@ class GSTransformEncoder(BaseEncoder):
     def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> list[str]:
         return [instruction or "", text]
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         groups: dict[str, list[int]] = {}
-        for i, (instruction, _) in enumerate(inputs):
-            groups.setdefault(instruction, []).append(i)
+        for i, model_input in enumerate(inputs):  # [instruction, text]
+            groups.setdefault(model_input[0], []).append(i)
         out: np.ndarray | None = None
         for instruction, rows in groups.items():
             transform = self._by_instruction.get(instruction)

@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from mteb.types import PromptType
     from torch.utils.data import DataLoader
 
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
+
 logger = logging.getLogger(__name__)
 
 # sentence-transformers `encode` options that never change a vector (how it is computed or returned).
@@ -97,11 +100,11 @@ class MTEBModel(BaseEncoder):
             check_revision(self.registry_meta, self.revision, trusted=trust_remote_code)
 
     # ------------------------------------------------------------------ identity
-    def precision(self) -> dict[str, Any]:
+    def precision(self) -> JSONObject:
         """The loader's dtype unless `--dtype` asks for another (then an experiment)."""
         return {"dtype": None} if self.options().get("dtype") is None else super().precision()
 
-    def identity_extras(self) -> dict[str, Any]:
+    def identity_extras(self) -> JSONObject:
         """MTEB's implementation and its loader options decide vectors beyond the rendered text
         (sequence length, pooling over the prompt, padding side, EOS token)."""
         meta = self.registry_meta
@@ -109,7 +112,7 @@ class MTEBModel(BaseEncoder):
             return {"loader": "SentenceTransformerEncoderWrapper"}
         return {"loader": loader_name(meta.loader), "loader_kwargs_sha256": sha256_json(_jsonable(meta.loader_kwargs))}
 
-    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> Any:
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> ModelInput:
         """The generic (instruction-free) input, as `SentenceTransformer.encode(text)` sends it: what a
         caller outside MTEB's tasks (GSTransform's base vectors) asks for. With a task, MTEB's
         implementation renders its inputs itself (`encode`)."""
@@ -127,7 +130,7 @@ class MTEBModel(BaseEncoder):
         return rendered_input(self.st, "encode", None, None, {}, text)
 
     # ------------------------------------------------------------------ instruction use
-    def instruction_use(self, task_metadata: TaskMetadata | None = None) -> dict[str, Any]:
+    def instruction_use(self, task_metadata: TaskMetadata | None = None) -> JSONObject:
         """Measured through MTEB's own implementation: its loader and wrapper build the inputs, and what
         reaches the SentenceTransformer is compared. An implementation without one (its rows are only
         known as the rows it is handed) falls back to MTEB's registry flag `use_instructions`."""
@@ -369,12 +372,12 @@ class MTEBModel(BaseEncoder):
         return _as_requested(out, options)
 
     @staticmethod
-    def batch_group(model_input: Any) -> str:
+    def batch_group(model_input: ModelInput) -> str:
         if model_input[0] == _ROW:
             return model_input[1]
         return "\x00".join((model_input[0], model_input[2], model_input[3]))
 
-    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[ModelInput]) -> list[int]:
         if self.st is None:
             return super().token_lengths(inputs)
         if not inputs:  # a fast tokenizer fails on an empty batch (a dry run of a task the cache fully holds)
@@ -383,17 +386,17 @@ class MTEBModel(BaseEncoder):
         ids = self.st.tokenizer(texts, truncation=True, max_length=self.st.max_seq_length)["input_ids"]
         return [len(i) for i in ids]
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         if self.st is None:
             return self.run_batches(inputs, self._encode_row_batch, batch_size=batch_size)
         rows_of: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-        for i, (prompt, _, task, kw) in enumerate(inputs):
-            rows_of[(prompt, task, kw)].append(i)
+        for i, model_input in enumerate(inputs):  # [prompt, text, task, options]
+            rows_of[(model_input[0], model_input[2], model_input[3])].append(i)
         out: np.ndarray | None = None
         for (prompt, task, kw), rows in rows_of.items():
             options = {**(json.loads(kw) if kw else {}), **({"task": task} if task else {})}
 
-            def encode(batch: list[Any], prompt: str = prompt, options: dict[str, Any] = options) -> np.ndarray:
+            def encode(batch: list[ModelInput], prompt: str = prompt, options: dict[str, Any] = options) -> np.ndarray:
                 return self.st.encode(
                     batch,
                     prompt=prompt,
@@ -410,7 +413,7 @@ class MTEBModel(BaseEncoder):
         assert out is not None
         return out
 
-    def _encode_row_batch(self, batch: list[Any]) -> np.ndarray:
+    def _encode_row_batch(self, batch: list[ModelInput]) -> np.ndarray:
         """One batch of prepared rows through MTEB's implementation, batched and collated as its loader does."""
         from datasets import Dataset
         from torch.utils.data import DataLoader
@@ -426,7 +429,7 @@ class MTEBModel(BaseEncoder):
             out = out.detach().float().cpu().numpy()
         return np.asarray(out, dtype=np.float32)
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         out = super().settings()
         if self.options().get("dtype") is None:
             out["dtype"] = None  # as MTEB's loader sets it

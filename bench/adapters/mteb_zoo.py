@@ -44,13 +44,16 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from bench.adapters.mteb_model import loader_name, rendered_input
 from bench.core.bounded import MAX_CONFIG_BYTES, load_json_bounded, read_at_most
 from bench.core.errors import BenchError
 from bench.core.fileio import read_cached, write_cached
 from bench.core.paths import cache_root
+
+if TYPE_CHECKING:
+    from bench.adapters.model_input import ModelInput
 
 logger = logging.getLogger(__name__)
 
@@ -426,11 +429,14 @@ def weightless_sentence_transformers(*, offline: bool = False) -> Iterator[None]
         yield
 
 
-def dry_run_tokens(model: Any, inputs: Sequence[Any]) -> dict[str, Any]:
+def dry_run_tokens(model: Any, inputs: Sequence[object]) -> dict[str, Any]:
     """Tokens the inputs would give the model: by its tokenizer when local, else characters / 4."""
     st = getattr(model, "st", None)
     if isinstance(st, WeightlessST) and st.local_tokenizer is not None:
-        return {"tokens": sum(model.token_lengths(inputs)), "tokens_method": "the model's tokenizer"}
+        return {
+            "tokens": sum(model.token_lengths(cast("Sequence[ModelInput]", inputs))),
+            "tokens_method": "the model's tokenizer",
+        }
     texts = [_text_of(x) for x in inputs]
     return {
         "tokens": sum(math.ceil(len(t) / 4) for t in texts),
@@ -438,7 +444,7 @@ def dry_run_tokens(model: Any, inputs: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def _text_of(model_input: Any) -> str:
+def _text_of(model_input: object) -> str:
     """The text an input sends: a string, or MTEB's [prompt, text, task, options] (rows: their JSON)."""
     if isinstance(model_input, str):
         return model_input

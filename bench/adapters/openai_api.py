@@ -56,7 +56,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -72,6 +72,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from mteb.types import PromptType
+
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -220,7 +223,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     def device(self) -> str:
         return "api"
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         return {
             **super().settings(),
             "instruction_template": self.template,
@@ -232,7 +235,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             "max_tokens_per_request": self.max_tokens_per_request,
         }
 
-    def identity_extras(self) -> dict[str, Any]:
+    def identity_extras(self) -> JSONObject:
         """The endpoint: another one may serve other weights under the same name, so its vectors are cached
         apart. Its query string selects too (`?deployment=a`), so it counts, as a hash (see `endpoint_query`);
         an endpoint without one keeps the fingerprint it always had, and so its cache."""
@@ -309,9 +312,9 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     def group_batches(self) -> int:
         return max(super().group_batches(), self.max_concurrency)  # room for every request in flight
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         """The group's vectors in input order; its requests at most `max_concurrency` at a time."""
-        batches = list(self._requests(inputs, batch_size))
+        batches = list(self._requests(cast("list[str]", inputs), batch_size))  # `render` gives strings
         return np.concatenate(run_in_order(self._embed, batches, self.max_concurrency))
 
     # ------------------------------------------------------------------ requests

@@ -21,6 +21,9 @@ from bench.adapters.distributed.wire import FAILURE, HEARTBEAT, JOB, OBJECT, STO
 from bench.adapters.distributed.world import HEARTBEAT_ENV, World
 from bench.core.errors import EncodingError
 
+if TYPE_CHECKING:
+    from bench.adapters.model_input import ModelInput
+
 if TYPE_CHECKING:  # numpy and torch load with the model, not with `bench --help` (which asks `is_worker`)
     import numpy as np
 
@@ -93,7 +96,7 @@ class Team:
     def encode(
         self,
         encoder: Encoder,
-        inputs: Sequence[Any],
+        inputs: Sequence[ModelInput],
         batch_size: int,
         keep: Callable[[int, int, np.ndarray, Landing | None], None],
     ) -> int:
