@@ -44,7 +44,7 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from bench.adapters.mteb_model import loader_name, rendered_input
 from bench.core.bounded import MAX_CONFIG_BYTES, load_json_bounded, read_at_most
@@ -53,6 +53,12 @@ from bench.core.fileio import read_cached, write_cached
 from bench.core.paths import cache_root
 
 if TYPE_CHECKING:
+    import torch
+    from mteb import TaskMetadata
+    from mteb.models import ModelMeta
+    from mteb.types import Array, BatchedInput
+    from torch.utils.data import DataLoader
+
     from bench.adapters.model_input import ModelInput
 
 logger = logging.getLogger(__name__)
@@ -73,15 +79,36 @@ _PROBE_PACKAGES = ("mteb", "sentence-transformers", "transformers", "huggingface
 _opened: ContextVar[list[tuple[str, str | None]] | None] = ContextVar("_opened", default=None)
 
 
-def instruction_models() -> list[dict[str, Any]]:
+class ZooModel(TypedDict):
+    """One row of `instruction_models` (`bench list models --zoo`)."""
+
+    model: str
+    revision: str
+    implementation: str
+    query: str
+    document: str
+    reason: str | None
+
+
+class ProbeEntry(TypedDict):
+    """One model's cached probe: its formats, and the repositories it opened with their stamp (`_fresh`)."""
+
+    query: str
+    document: str
+    reason: str | None
+    opened: list[list[str | None]]  # [repository or path, cache folder]
+    stamp: str
+
+
+def instruction_models() -> list[ZooModel]:
     """One row per instruction-aware registry text model (`use_instructions`): name, revision, loader,
     and the query and document formats its MTEB wrapper sends (or why they were not probed: `reason`)."""
     import mteb
 
     path = probe_cache_path()
     cached = _read_probe_cache(path)
-    entries: dict[str, Any] = {}
-    rows = []
+    entries: dict[str, ProbeEntry] = {}
+    rows: list[ZooModel] = []
     for meta in mteb.get_model_metas():
         if not meta.use_instructions or meta.loader is None or "text" not in (meta.modalities or ["text"]):
             continue
@@ -89,7 +116,7 @@ def instruction_models() -> list[dict[str, Any]]:
         entries[str(meta.name)] = entry
         rows.append(
             {
-                "model": meta.name,
+                "model": str(meta.name),
                 "revision": (meta.revision or "")[:12],
                 "implementation": loader_name(meta.loader),
                 "query": entry["query"],
@@ -122,12 +149,12 @@ def _read_probe_cache(path: Path) -> dict[str, Any]:
     return found["models"] if isinstance(found.get("models"), dict) else {}
 
 
-def _write_probe_cache(path: Path, entries: dict[str, Any]) -> None:
+def _write_probe_cache(path: Path, entries: dict[str, ProbeEntry]) -> None:
     """Written atomically; a read-only or full cache costs only speed (the next listing probes again)."""
     write_cached(path, {"format": PROBE_CACHE_FORMAT, "models": entries}, what="MTEB zoo formats")
 
 
-def _fresh(entry: Any) -> dict[str, Any] | None:
+def _fresh(entry: Any) -> ProbeEntry | None:
     """A cached entry that is well formed and whose repositories' local files are as they were when probed."""
     try:
         opened = [(source, folder) for source, folder in entry["opened"]]
@@ -139,15 +166,15 @@ def _fresh(entry: Any) -> dict[str, Any] | None:
     return entry if valid and entry.get("stamp") == local_stamp(opened) else None
 
 
-def _probe_entry(meta: Any) -> dict[str, Any]:
+def _probe_entry(meta: ModelMeta) -> ProbeEntry:
     """`probe_formats(meta)` with the repositories it opened (the model's own name at least) and their stamp."""
-    token = _opened.set([(meta.name, None)])
+    token = _opened.set([(str(meta.name), None)])
     try:
         query, document, reason = probe_formats(meta)
         opened = sorted(set(_opened.get() or []), key=lambda o: (o[0], o[1] or ""))
     finally:
         _opened.reset(token)
-    pairs = [[source, folder] for source, folder in opened]
+    pairs: list[list[str | None]] = [[source, folder] for source, folder in opened]
     return {"query": query, "document": document, "reason": reason, "opened": pairs, "stamp": local_stamp(opened)}
 
 
@@ -165,11 +192,11 @@ def local_stamp(opened: Sequence[tuple[str, str | None]]) -> str:
     return digest.hexdigest()[:32]
 
 
-def _listing(root: Path) -> list[list[Any]] | None:
+def _listing(root: Path) -> list[list[str | int | None]] | None:
     """[relative path, size, mtime_ns] of each file below `root` (its `blobs` left out), or None if no folder."""
     if not root.is_dir():
         return None
-    found = []
+    found: list[list[str | int | None]] = []
     for here, dirs, files in os.walk(root):
         if Path(here) == root:
             dirs[:] = [d for d in dirs if d != "blobs"]
@@ -234,7 +261,7 @@ class _Unprobed(Exception):
     """A format MTEB's wrapper leaves to something not known offline."""
 
 
-def _sent(impl: Any, task_metadata: Any, prompt_type: str) -> str:
+def _sent(impl: Any, task_metadata: TaskMetadata, prompt_type: str) -> str:
     """The one text MTEB's wrapper sends its SentenceTransformer for the probe row."""
     from mteb.types import PromptType
 
@@ -252,7 +279,7 @@ def _sent(impl: Any, task_metadata: Any, prompt_type: str) -> str:
 
 
 @cache
-def _probe_rows() -> Any:
+def _probe_rows() -> DataLoader[BatchedInput]:
     """MTEB's loader of one plain text row, `{text}` (a wrapper reads its features and its `text` batches)."""
     from datasets import Dataset
     from mteb._create_dataloaders import create_dataloader
@@ -262,17 +289,17 @@ def _probe_rows() -> Any:
 
 
 @cache
-def _probe_task_base() -> Any:
+def _probe_task_base() -> TaskMetadata:
     import mteb
 
     return mteb.get_task("NFCorpus").metadata  # a plain English text retrieval task: queries and documents
 
 
-def _probe_task(prompt: dict[str, str]) -> Any:
+def _probe_task(prompt: dict[str, str]) -> TaskMetadata:
     return _probe_task_base().model_copy(update={"name": PROBE_TASK, "prompt": prompt})
 
 
-def _loader_class(loader: Any) -> type | None:
+def _loader_class(loader: object) -> type | None:
     """MTEB's SentenceTransformer wrapper a loader builds (the loader itself, or the wrapper class a loader
     function constructs); None for any other implementation, which is never built by a probe."""
     from mteb.models.instruct_wrapper import InstructSentenceTransformerModel
@@ -338,7 +365,7 @@ class WeightlessST:
 
     get_embedding_dimension = get_sentence_embedding_dimension
 
-    def parameters(self) -> Iterator[Any]:
+    def parameters(self) -> Iterator[torch.nn.Parameter]:
         return iter(())
 
     def set_pooling_include_prompt(self, include_prompt: bool) -> None:
@@ -478,14 +505,14 @@ def weightless(model: Any) -> Iterator[None]:
 class _Unbuilt:
     """An implementation that was not built: cosine similarity for the placeholder vectors of a dry run."""
 
-    mteb_model_meta: Any = None
+    mteb_model_meta: ModelMeta | None = None
 
-    def similarity(self, a: Any, b: Any) -> Any:
+    def similarity(self, a: Array, b: Array) -> Array:
         from sentence_transformers.util import cos_sim
 
         return cos_sim(a, b)
 
-    def similarity_pairwise(self, a: Any, b: Any) -> Any:
+    def similarity_pairwise(self, a: Array, b: Array) -> Array:
         from sentence_transformers.util import pairwise_cos_sim
 
         return pairwise_cos_sim(a, b)

@@ -39,7 +39,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.adapters.option_values import OptionSource, coerce_option
 from bench.adapters.options import family_options, option_defaults, runtime_options
@@ -49,9 +49,12 @@ from bench.core.errors import BenchError, ConfigError, ModelLoadError, UnknownNa
 from bench.core.fileio import read_cached, tree_fingerprint, write_cached
 from bench.core.paths import cache_root
 
-# Family classes are BaseEncoder subclasses; typed loosely because bench.adapters.base imports this
-# module (a class registers itself when defined), and no file imports another that imports it back.
-FAMILIES: dict[str, Any] = {}
+if TYPE_CHECKING:
+    from bench.adapters.base import BaseEncoder
+
+# Family classes: bench.adapters.base imports this module (a class registers itself when defined), so
+# BaseEncoder is imported for the type checker only (no file imports another that imports it back).
+FAMILIES: dict[str, type[BaseEncoder]] = {}
 FAMILY_ALIASES: dict[str, str] = {}
 # Modules of the package that hold no family (skipped by discovery only to save imports).
 _NOT_FAMILIES = {
@@ -68,7 +71,7 @@ _NOT_FAMILIES = {
 }
 
 
-def register_family(cls: Any) -> None:
+def register_family(cls: type[BaseEncoder]) -> None:
     """Add a family class under its name and aliases; a second class for one name is an error."""
 
     def owner(c: type) -> str:
@@ -389,7 +392,9 @@ def _option_names(mapping: dict[Any, Any], path: str | Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------- loading
-def load_model(spec: str, *, model_name: str | None = None, model_revision: str | None = None, **options: Any) -> Any:
+def load_model(
+    spec: str, *, model_name: str | None = None, model_revision: str | None = None, **options: Any
+) -> BaseEncoder:
     """An encoder for `spec`; weights load lazily, on the first text the cache cannot serve.
 
     `options` go to the family's constructor (None means "the family's default"), each converted and
