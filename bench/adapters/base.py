@@ -63,7 +63,7 @@ from bench.core.errors import ConfigError, EncodingError
 from bench.core.progress import EncodeProgress, encode_part, pass_label
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Hashable, Sequence
 
     from mteb import TaskMetadata
     from mteb.types import PromptType
@@ -222,7 +222,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
         self.max_tokens = max_tokens
         self.show_progress_bar = show_progress_bar
         self.stats = EncodeStats()
-        self._progress: Any = None  # the encode call's progress, while one runs
+        self._progress: EncodeProgress | None = None  # the encode call's progress, while one runs
         self._cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
         self._use_cache = use_cache
         self._cache: EmbeddingCache | None = None
@@ -327,7 +327,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
         memo = self._memo_for(desc)
         label = memo.pass_label(part, None if subset in (None, "", "default") else subset)
         refs = [memo_key(x) for x in model_inputs]
-        first: dict[Any, int] = {}
+        first: dict[Hashable, int] = {}
         for i, ref in enumerate(refs):
             first.setdefault(ref, i)
         new = [ref for ref in first if ref not in memo.vectors]
@@ -393,6 +393,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
                     cache.put_many_later(keys[start:stop], emb)
             out.update(zip(keys[start:stop], emb, strict=True))
             self.stats.encoded += stop - start
+            assert self._progress is not None  # `keep` runs inside the progress block below
             self._progress.update(stop - start)
 
         with EncodeProgress(len(inputs), label, show) as self._progress:  # bar on a terminal, else log lines

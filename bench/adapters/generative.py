@@ -82,6 +82,7 @@ __all__ = ["PATTERNS", "POOLINGS", "GenerativeEncoder", "LayerTap", "find_layers
 # bench/adapters/generative_config.py
 
 if TYPE_CHECKING:  # transformers loads with the model, not with the harness
+    import torch
     from transformers import LogitsProcessor
 
 
@@ -219,9 +220,9 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
 
     def identity_extras(self) -> JSONObject:
         # The prompt pattern's text (a built-in pattern may be reworded) and the re-encoder's weights.
-        out: dict[str, Any] = {"pattern_format": self.pattern_format}
+        out: JSONObject = {"pattern_format": self.pattern_format}
         if self.pooling == "re-encode":
-            out["reencoder"] = self.readout.reencoder_id()
+            out["reencoder"] = {**self.readout.reencoder_id()}
         return out
 
     # ------------------------------------------------------------------ model
@@ -305,7 +306,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         )
         return enc.to(self.device)
 
-    def _tap(self, stack: Any) -> LayerTap:
+    def _tap(self, stack: torch.nn.Module) -> LayerTap:
         """The hidden state at `layer` of `stack` (the base model, or a seq2seq model's encoder or decoder)."""
         return LayerTap(stack, lambda n_states: layer_index(self.readout.layer, n_states))
 
@@ -337,7 +338,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
 
     def _generate(
         self, inputs: list[ModelInput], sample: int = 0, tap: LayerTap | None = None
-    ) -> tuple[Any, Any, list[Any]]:
+    ) -> tuple[Any, Any, list[torch.Tensor]]:
         """(tokenized prompts, generate output, `tap`'s state of each forward step: the prompt's, then one per
         token fed back) for one sample number; without `tap`, no states."""
         from transformers import LogitsProcessorList
@@ -347,7 +348,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         if self.generation["do_sample"]:
             seeds = [row_seed(self.generation["seed"], x, sample) for x in inputs]
             processors.append(_SeededSampler(seeds, self.generation["temperature"], self.generation["top_p"]))
-        capture: AbstractContextManager[list[Any]] = tap.capture() if tap is not None else nullcontext([])
+        capture: AbstractContextManager[list[torch.Tensor]] = tap.capture() if tap is not None else nullcontext([])
         with capture as steps:
             out = self.model.generate(
                 **enc,
@@ -399,8 +400,8 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         return torch.stack(rows).cpu().numpy()
 
     def _with_last_generated_state(
-        self, enc: Any, out: Any, tap: LayerTap, gen: Any, keep: Any, inputs: list[ModelInput]
-    ) -> tuple[Any, Any]:
+        self, enc: Any, out: Any, tap: LayerTap, gen: torch.Tensor, keep: torch.Tensor, inputs: list[ModelInput]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The paper's N_g + 1 states: one more forward step feeds the last generated token over the
         generation's key/value cache; its state is kept unless that token is special or filtered."""
         import torch
@@ -421,7 +422,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         last_ok = ~self._dropped(last, inputs)
         return torch.cat([gen, state.to(gen.dtype)], dim=1), torch.cat([keep, last_ok], dim=1)
 
-    def _dropped(self, next_ids: Any, inputs: list[ModelInput]) -> Any:
+    def _dropped(self, next_ids: torch.Tensor, inputs: list[ModelInput]) -> torch.Tensor:
         """True where a generated state is dropped: its next token is special or filtered."""
         import torch
 
@@ -490,7 +491,7 @@ def _prompt(model_input: ModelInput) -> str:
     return model_input[0] if isinstance(model_input, list) else model_input
 
 
-def _masked_mean(hidden: Any, mask: Any) -> Any:
+def _masked_mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     weights = mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
 
@@ -509,15 +510,15 @@ class LayerTap:
     collects the state of each forward call of the stack made inside it (a generation: one per step).
     """
 
-    def __init__(self, stack: Any, index_for: Callable[[int], int]) -> None:
+    def __init__(self, stack: torch.nn.Module, index_for: Callable[[int], int]) -> None:
         self.stack = stack
         self.index_for = index_for
         self.layers = find_layers(stack)
         self.index = None if self.layers is None else index_for(len(self.layers) + 1)
 
     @contextmanager
-    def capture(self) -> Iterator[list[Any]]:
-        states: list[Any] = []
+    def capture(self) -> Iterator[list[torch.Tensor]]:
+        states: list[torch.Tensor] = []
         if self.layers is None:  # every hidden state, one call at a time: keep the one asked for
             handles = [
                 self.stack.register_forward_pre_hook(
@@ -548,7 +549,7 @@ class LayerTap:
                 handle.remove()
 
 
-def find_layers(stack: Any) -> Any | None:
+def find_layers(stack: torch.nn.Module) -> torch.nn.ModuleList | None:
     """The stack's list of transformer layers (`layers`, `h`, `block`, `encoder.layer`, ...): its first
     ModuleList, if that holds one kind of module and as many as the config names layers; else None."""
     import torch
@@ -590,7 +591,7 @@ class _SeededSampler:
         from transformers import TemperatureLogitsWarper, TopPLogitsWarper
 
         self.seeds = seeds
-        self.generators: list[Any] | None = None
+        self.generators: list[torch.Generator] | None = None
         self.warpers: list[LogitsProcessor] = []
         if temperature != 1.0:
             self.warpers.append(TemperatureLogitsWarper(temperature))

@@ -131,7 +131,7 @@ class GGUFCache:
         *,
         fresh: Callable[[], T],
         from_folder: Callable[[Path], T],
-        save: Callable[[T, Path], None],
+        save: Callable[[T, Path], object],
         what: str,
         keep: Callable[[T], bool] = lambda _: True,
     ) -> tuple[T, CacheUse]:
@@ -206,7 +206,7 @@ class GGUFCache:
             if locked:
                 lock.release()
 
-    def store(self, name: str, write: Callable[[Path], None], *, size: int = 0) -> bool:
+    def store(self, name: str, write: Callable[[Path], object], *, size: int = 0) -> bool:
         """Write part `name` through `write(tmp)` and rename it into place; False (one warning) if it cannot be."""
         folder = self.part(name)
         tmp: Path | None = None

@@ -70,7 +70,7 @@ class Setting:
         """MTEB experiment kwargs: the family (see `results_name_family`) and every vector option that
         differs from its default, as filesystem-safe labels. Empty for a family's default setting."""
         defaults = {**option_defaults(_cls(self)), **self._experiment_defaults}
-        out: dict[str, Any] = {"family": self.family} if self.results_name_family else {}
+        out: JSONObject = {"family": self.family} if self.results_name_family else {}
         for key, value in sorted(self.vector_options().items()):
             if value != defaults.get(key) or key in self.experiment_always:
                 out[key] = experiment_label(value)
