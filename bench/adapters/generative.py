@@ -54,13 +54,16 @@ from bench.adapters.generative_config import (
     POOLINGS,
     SINGLE_PASS,
     Generation,
+    Pooling,
     Prompting,
     Readout,
+    ReadoutFormula,
     TokenFilter,
     generation,
     row_seed,
 )
 from bench.adapters.lm import (
+    Architecture,
     GGUFWeights,
     causal_position_ids,
     detect_architecture,
@@ -108,10 +111,10 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         *,
         name: str | None = None,
         revision: str | None = None,
-        pooling: str = "1st-gen",
+        pooling: Pooling = "1st-gen",
         layer: int = -1,
         pattern: str = "qa",
-        architecture: str = "auto",
+        architecture: Architecture = "auto",
         max_input_length: int = 512,
         max_new_tokens: int = 3,
         do_sample: bool = False,
@@ -124,7 +127,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         filter_instruction: bool | None = None,
         filter_stopwords: bool | None = None,
         reencoder: str | None = None,
-        readout_formula: str = "code",
+        readout_formula: ReadoutFormula = "code",
         **kwargs: Any,
     ) -> None:
         """An InBedder-style readout of `model_path` (see module docstring).

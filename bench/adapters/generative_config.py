@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, get_args
 
 from bench.adapters.cache import input_key
 from bench.adapters.lm import ARCHITECTURES
@@ -37,7 +37,10 @@ PATTERNS = {
     # the same request through the tokenizer's own chat template (for other chat models, e.g. SmolLM2)
     "chat-template": CHAT_INSTRUCTION,
 }
-POOLINGS = ("1st-gen", "avg-gen", "filtered-avg-gen", "last-gen", "avg-ppt", "avg-all", "re-encode")
+# Literals, so that the option parser checks the constructor's values (bench/adapters/options.py `spelled_out`).
+Pooling = Literal["1st-gen", "avg-gen", "filtered-avg-gen", "last-gen", "avg-ppt", "avg-all", "re-encode"]
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
+ReadoutFormula = Literal["code", "paper"]
 SINGLE_PASS = ("1st-gen", "avg-ppt")
 NOT_FOR = {"masked": ("1st-gen", "last-gen", "filtered-avg-gen"), "seq2seq": ("avg-all",), "causal": ()}
 # InBedder's *-filter configs: the task instruction, these phrases, and NLTK's English stopwords

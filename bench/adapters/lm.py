@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from bench.core.errors import ConfigError, ModelLoadError
 
@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-ARCHITECTURES = ("auto", "causal", "masked", "seq2seq")
+# A Literal, so that the option parser checks `architecture` (bench/adapters/options.py `spelled_out`).
+Architecture = Literal["auto", "causal", "masked", "seq2seq"]
+ARCHITECTURES: tuple[Architecture, ...] = get_args(Architecture)
 
 
 class GGUFWeights:

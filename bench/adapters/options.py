@@ -20,10 +20,11 @@ import hashlib
 import inspect
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 # Constructor parameters the registry or runner fills in itself; never user options.
 INTERNAL_PARAMS = frozenset({"self", "name", "source", "experiment_defaults"})
@@ -70,10 +71,25 @@ def family_options(cls: type) -> dict[str, OptionInfo]:
                 default = None if p.default is p.empty else p.default
                 # as written: a string under `from __future__ import annotations`, else the object's own text
                 annotation = p.annotation if isinstance(p.annotation, str) else inspect.formatannotation(p.annotation)
+                annotation = spelled_out(annotation, getattr(init, "__globals__", {}))
                 options[p.name] = OptionInfo(p.name, default, "" if p.annotation is p.empty else annotation)
         if not forwards:
             break
     return options
+
+
+def spelled_out(annotation: str, namespace: Mapping[str, object]) -> str:
+    """`Pooling | None` as `Literal['1st-gen', ...] | None`: each union member that names a `Literal` alias of
+    the constructor's module spelled out, so that the option parser (bench/adapters/option_values.py, which
+    reads an annotation as written) checks the value against the alias's values; other members stay as written."""
+    members = [m.strip() for m in annotation.split("|")]
+    spelled = []
+    for member in members:
+        alias = namespace.get(member) if member.isidentifier() else None
+        if get_origin(alias) is Literal:
+            member = f"Literal[{', '.join(repr(v) for v in get_args(alias))}]"
+        spelled.append(member)
+    return " | ".join(spelled) if spelled != members else annotation
 
 
 def option_defaults(cls: type) -> dict[str, Any]:
