@@ -38,6 +38,9 @@ from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.fileio import atomic_write, atomic_write_json, atomic_write_text
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import torch
     from mteb.types import PromptType
 
     from bench.adapters.gstransform_labels import LabelledSample
@@ -78,7 +81,7 @@ def transform_slug(instruction: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- model
-def _module(d_in: int, d_out: int, identity: bool) -> Any:
+def _module(d_in: int, d_out: int, identity: bool) -> torch.nn.Module:
     import torch
 
     class LinearEncoderDecoder(torch.nn.Module):
@@ -94,14 +97,14 @@ def _module(d_in: int, d_out: int, identity: bool) -> Any:
                         layer.weight.copy_(torch.eye(d_in))
                         layer.bias.zero_()
 
-        def forward(self, x: Any) -> tuple[Any, Any]:
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             z = self.encoder(x)
             return z, self.decoder(z)
 
     return LinearEncoderDecoder()
 
 
-def contrastive_loss(z: Any, y: Any, margin: float) -> Any:
+def contrastive_loss(z: torch.Tensor, y: torch.Tensor, margin: float) -> torch.Tensor:
     """Mean over distinct pairs of y d^2 + (1 - y) relu(margin - d)^2, d the Euclidean distance (§3.2)."""
     import torch
 
@@ -132,7 +135,7 @@ def fit(x: np.ndarray, y: np.ndarray, settings: TrainSettings) -> tuple[dict[str
     model = _module(x.shape[1], settings.dim or x.shape[1], settings.identity_init)
     opt = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
 
-    def loss_of(idx: np.ndarray) -> Any:
+    def loss_of(idx: np.ndarray) -> torch.Tensor:
         z, x_hat = model(xt[idx])
         lc = contrastive_loss(z, yt[idx], settings.margin)
         lr = torch.nn.functional.mse_loss(x_hat, xt[idx])
@@ -457,7 +460,7 @@ class GSTransformEncoder(BaseEncoder):
         return out
 
 
-def _dtype_hint(trained: dict[str, Any], now: dict[str, Any]) -> str:
+def _dtype_hint(trained: Mapping[str, object], now: Mapping[str, object]) -> str:
     """The one fix when only the dtype differs (a transform trained on CPU, used on a GPU, where `auto` is bf16)."""
     differ = {k for k in trained.keys() | now.keys() if trained.get(k) != now.get(k)}
     if differ == {"dtype"} and trained.get("dtype"):
