@@ -24,7 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+
+if TYPE_CHECKING:
+    from bench.core.json_types import JSON, JSONObject
 
 # Constructor parameters the registry or runner fills in itself; never user options.
 INTERNAL_PARAMS = frozenset({"self", "name", "source", "experiment_defaults"})
@@ -104,7 +107,7 @@ def runtime_options(cls: type) -> frozenset[str]:
     return frozenset(names)
 
 
-def vector_options(cls: type, values: dict[str, Any]) -> dict[str, Any]:
+def vector_options(cls: type, values: Mapping[str, JSON]) -> JSONObject:
     """The options in `values` that change vectors (every option not declared runtime)."""
     runtime = runtime_options(cls)
     return {k: v for k, v in values.items() if k not in runtime}
@@ -121,7 +124,7 @@ def public_value(value: Any) -> Any:
     return value
 
 
-def experiment_label(value: Any) -> str | int | float | bool | None:
+def experiment_label(value: object) -> str | int | float | bool | None:
     """A short, filesystem-safe, readable label for an option value in an experiment folder name.
 
     Scalars that are already safe stay as they are (`none`, `float16`, `1st-gen`, 256); anything else
@@ -139,7 +142,7 @@ def experiment_label(value: Any) -> str | int | float | bool | None:
     return f"{slug}-{digest}" if slug else digest
 
 
-def fit_experiment(experiment: dict[str, Any]) -> dict[str, Any]:
+def fit_experiment(experiment: Mapping[str, JSON]) -> JSONObject:
     """`experiment` with its longest labels shortened until MTEB's folder name fits its 200 characters.
 
     A setting with many long options (a re-encoder's hub id, filter words, a custom template) would
@@ -154,11 +157,11 @@ def fit_experiment(experiment: dict[str, Any]) -> dict[str, Any]:
     while name_length() > MTEB_EXPERIMENT_NAME_LIMIT:
         longest = max(
             (k for k, v in out.items() if isinstance(v, str) and len(v) > _SHORT_LABEL),
-            key=lambda k: len(out[k]),
+            key=lambda k: len(str(out[k])),  # a str (the filter above)
             default=None,
         )
         if longest is None:
             break
-        label = out[longest]
+        label = str(out[longest])
         out[longest] = f"{label[: _SHORT_LABEL - 9].rstrip('-.')}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
     return out

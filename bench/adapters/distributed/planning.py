@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from bench.adapters.cache import EmbeddingCache
     from bench.adapters.model_input import ModelInput
     from bench.core.json_types import JSONObject
 
@@ -37,7 +38,9 @@ class Encoder(Protocol):
 
     def encode_share(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray: ...
 
-    def encode_for_team(self, inputs: list[ModelInput], batch_size: int, tag: int) -> tuple[np.ndarray, Any]: ...
+    def encode_for_team(
+        self, inputs: list[ModelInput], batch_size: int, tag: int
+    ) -> tuple[np.ndarray, EmbeddingCache | None]: ...
 
     def use_cache_shard(self, rank: int | None) -> None: ...
 
