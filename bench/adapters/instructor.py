@@ -30,6 +30,7 @@ from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.fileio import sha256_text
 
 if TYPE_CHECKING:
+    import torch
     from mteb.types import PromptType
 
     from bench.adapters.model_input import ModelInput
@@ -127,7 +128,7 @@ class InstructorEncoder(BaseEncoder):
             joined.append("".join([instruction, text]))
         return joined, instructions
 
-    def features(self, inputs: list[ModelInput]) -> dict[str, Any]:
+    def features(self, inputs: list[ModelInput]) -> dict[str, torch.Tensor]:
         """Tokenized pairs with INSTRUCTOR's `instruction_mask` (1 on the positions that are pooled)."""
         import torch
 
