@@ -22,7 +22,7 @@ _spec.loader.exec_module(any_density)
 # Any per 1,000 code lines (tools/any_density.py), per layer and for the whole package.
 CEILINGS = {
     "bench": 117.7,
-    "bench/adapters": 34.8,
+    "bench/adapters": 33.4,
     "bench/cli": 15.0,
     "bench/core": 24.7,
     "bench/dataset_builders": 8.8,
@@ -30,7 +30,7 @@ CEILINGS = {
     "bench/results": 55.1,
     "bench/run": 11.7,
     "bench/tasks": 53.6,
-    any_density.WHOLE: 37.8,
+    any_density.WHOLE: 37.4,
 }
 
 

@@ -44,7 +44,7 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, cast
 
 from bench.adapters.mteb_model import loader_name, rendered_input
 from bench.core.bounded import MAX_CONFIG_BYTES, load_json_bounded, read_at_most
@@ -334,11 +334,11 @@ class WeightlessST:
         self.max_seq_length = (self._local_json("sentence_bert_config.json") or {}).get("max_seq_length")
         self.truncate_dim = kwargs.get("truncate_dim")
         self.calls: list[tuple[str, list[Any], str | None, str | None, dict[str, Any]]] = []
-        self._modules: dict[str, Any] = {}
+        self._modules: dict[str, object] = {}
         self._tokenizer: Any = False  # False: not looked for yet
         self._blank = SimpleNamespace()
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if name == "prompts" and "prompts" in self.__dict__:
             self.__dict__["config_known"] = True  # MTEB's wrapper replaced the model's prompts with its own
         super().__setattr__(name, value)
@@ -371,11 +371,11 @@ class WeightlessST:
     def set_pooling_include_prompt(self, include_prompt: bool) -> None:
         """Pooling changes vectors, never which text is sent."""
 
-    def _first_module(self) -> Any:
+    def _first_module(self) -> SimpleNamespace:
         config = SimpleNamespace(_attn_implementation=None)
         return SimpleNamespace(auto_model=SimpleNamespace(config=config), tokenizer=SimpleNamespace())
 
-    def similarity(self, a: Any, b: Any) -> Any:
+    def similarity(self, a: Array, b: Array) -> Array:
         from sentence_transformers.util import cos_sim
 
         return cos_sim(a, b)
@@ -439,7 +439,7 @@ def weightless_sentence_transformers(*, offline: bool = False) -> Iterator[None]
 
     import huggingface_hub.constants
 
-    def refuse(*args: Any, **kwargs: Any) -> Any:
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
         raise _Unprobed("its wrapper loads model weights itself")
 
     with ExitStack() as stack:
