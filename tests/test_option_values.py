@@ -228,3 +228,28 @@ def test_the_conversion_rules_by_annotation():
         with pytest.raises(ConfigError, match="is not a valid") as e:
             coerce_option("k", value, annotation, OptionSource("flag", "--k"))
         assert why in str(e.value) and str(e.value).startswith("--k: k=")
+
+
+def test_a_literal_alias_in_a_constructor_is_spelled_out_for_the_parser():
+    # issue 41, item 3: `pooling: Pooling` (a module's Literal alias) is read as its values, not as text
+    from bench.adapters.options import spelled_out
+
+    namespace = {"Mode": Literal["a", "b"], "Text": str}
+    assert spelled_out("Mode", namespace) == "Literal['a', 'b']"
+    assert spelled_out("Mode | None", namespace) == "Literal['a', 'b'] | None"
+    assert spelled_out("Text | int", namespace) == "Text | int"  # not a Literal: as written
+    assert spelled_out("list[Mode]", namespace) == "list[Mode]"  # only whole union members
+
+
+@pytest.mark.parametrize(
+    ("key", "bad"), [("pooling", "mean"), ("architecture", "decoder"), ("readout_formula", "book")]
+)
+def test_the_generative_familys_fixed_choices_are_checked_by_the_option_parser(key, bad):
+    from bench.adapters.generative import GenerativeEncoder
+    from bench.adapters.options import family_options
+
+    info = family_options(GenerativeEncoder)[key]
+    assert info.annotation.startswith("Literal[")
+    with pytest.raises(ConfigError, match=f"{key}='{bad}' is not a valid Literal\\[.*not one of"):
+        coerce_option(key, bad, info.annotation, MODEL_ARGS, default=info.default)
+    assert coerce_option(key, info.default, info.annotation, MODEL_ARGS) == info.default

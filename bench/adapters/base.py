@@ -63,11 +63,13 @@ from bench.core.errors import ConfigError, EncodingError
 from bench.core.progress import EncodeProgress, encode_part, pass_label
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Hashable, Sequence
 
     from mteb import TaskMetadata
     from mteb.types import PromptType
     from torch.utils.data import DataLoader
+
+    from bench.adapters.model_input import ModelInput
 
 __all__ = [  # the names families and tests import from here, wherever they live now
     "DTYPES",
@@ -220,7 +222,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
         self.max_tokens = max_tokens
         self.show_progress_bar = show_progress_bar
         self.stats = EncodeStats()
-        self._progress: Any = None  # the encode call's progress, while one runs
+        self._progress: EncodeProgress | None = None  # the encode call's progress, while one runs
         self._cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
         self._use_cache = use_cache
         self._cache: EmbeddingCache | None = None
@@ -245,11 +247,11 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
         """Load weights; called on the first input the cache cannot serve."""
         raise NotImplementedError
 
-    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> Any:
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> ModelInput:
         """The exact, JSON-serialisable input the model sees for one text (the cache key's content)."""
         raise NotImplementedError
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         """Embeddings (n, dim) for rendered inputs, already sorted longest first."""
         raise NotImplementedError
 
@@ -325,7 +327,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
         memo = self._memo_for(desc)
         label = memo.pass_label(part, None if subset in (None, "", "default") else subset)
         refs = [memo_key(x) for x in model_inputs]
-        first: dict[Any, int] = {}
+        first: dict[Hashable, int] = {}
         for i, ref in enumerate(refs):
             first.setdefault(ref, i)
         new = [ref for ref in first if ref not in memo.vectors]
@@ -365,7 +367,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
     def _encode_missing(
         self,
         keys: list[str],
-        inputs: list[Any],
+        inputs: list[ModelInput],
         out: dict[str, np.ndarray],
         batch_size: int,
         label: str,
@@ -391,6 +393,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
                     cache.put_many_later(keys[start:stop], emb)
             out.update(zip(keys[start:stop], emb, strict=True))
             self.stats.encoded += stop - start
+            assert self._progress is not None  # `keep` runs inside the progress block below
             self._progress.update(stop - start)
 
         with EncodeProgress(len(inputs), label, show) as self._progress:  # bar on a terminal, else log lines
@@ -408,13 +411,15 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
                 cache.flush()
         self._progress = None  # a finished bar or log thread is not part of the model
 
-    def encode_share(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def encode_share(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         """Vectors for rendered, length-sorted inputs, straight from the model: no dedup, no cache
         (a rank's share of a round, or one group of a single process)."""
         self.ensure_loaded()
         return np.asarray(self._encode_group(inputs, batch_size), dtype=np.float32)
 
-    def encode_for_team(self, inputs: list[Any], batch_size: int, tag: int) -> tuple[np.ndarray, EmbeddingCache | None]:
+    def encode_for_team(
+        self, inputs: list[ModelInput], batch_size: int, tag: int
+    ) -> tuple[np.ndarray, EmbeddingCache | None]:
         """Another rank's side of a batch of a launched run: encode, check, and hand the vectors to this rank's
         shard of the cache under `tag` (the job id); returns the vectors and the shard if it took them."""
         vectors = self.encode_share(inputs, batch_size)
@@ -424,7 +429,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
             return vectors, cache
         return vectors, None
 
-    def _check(self, emb: np.ndarray, inputs: list[Any]) -> None:
+    def _check(self, emb: np.ndarray, inputs: list[ModelInput]) -> None:
         if emb.ndim != 2 or emb.shape[0] != len(inputs):
             raise EncodingError(f"{self.name} returned shape {emb.shape} for {len(inputs)} inputs.")
         bad = np.flatnonzero(~np.isfinite(emb).all(axis=1))

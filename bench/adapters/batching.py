@@ -21,6 +21,8 @@ from bench.core.errors import EncodingError
 if TYPE_CHECKING:
     import numpy as np
 
+    from bench.adapters.model_input import ModelInput
+
 logger = logging.getLogger(__name__)
 
 GROUP_BATCHES = 8  # batches per cache write / progress step
@@ -82,7 +84,7 @@ class Batching:
 
     def run_batches(
         self,
-        inputs: Sequence[Any],
+        inputs: Sequence[ModelInput],
         fn: Callable[[list[Any]], np.ndarray],
         *,
         batch_size: int | None = None,
@@ -147,16 +149,16 @@ class Batching:
         return GROUP_BATCHES
 
     @staticmethod
-    def input_length(model_input: Any) -> int:
+    def input_length(model_input: ModelInput) -> int:
         """Proxy for token count, used to sort inputs so that batches need little padding."""
         return len(model_input) if isinstance(model_input, str) else sum(len(str(p)) for p in model_input)
 
     @staticmethod
-    def batch_group(model_input: Any) -> str:
+    def batch_group(model_input: ModelInput) -> str:
         """Inputs of one group are batched together before length is considered (families whose
         batches must share something, such as a prompt prefix, override it)."""
         return ""
 
-    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[ModelInput]) -> list[int]:
         """Sequence length of each input for the token budget; families with a tokenizer count tokens."""
         return [self.input_length(x) for x in inputs]

@@ -56,13 +56,16 @@ import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bench.core.errors import StorageError
 from bench.core.fileio import ensure_dir, sha256_json
 from bench.core.paths import cache_root
+
+if TYPE_CHECKING:
+    from bench.core.json_types import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +77,7 @@ def default_cache_dir() -> Path:
     return cache_root() / "embeddings"
 
 
-def input_key(model_input: Any) -> str:
+def input_key(model_input: object) -> str:
     """Stable key of one model input (a string, or a JSON list such as [prompt, text])."""
     data = json.dumps(model_input, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:40]
@@ -104,7 +107,7 @@ def _is_full(error: sqlite3.Error) -> bool:
 class EmbeddingCache:
     """Vectors by input key for one model fingerprint."""
 
-    def __init__(self, root: Path, fingerprint: dict[str, Any], *, rank: int = 0) -> None:
+    def __init__(self, root: Path, fingerprint: JSONObject, *, rank: int = 0) -> None:
         """The cache of `fingerprint` under `root`: its main file (rank 0), or rank `rank`'s shard of it."""
         self.fingerprint = fingerprint
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", str(fingerprint.get("model", "model")))[-60:]
@@ -622,7 +625,7 @@ class CacheFileInfo:
     """What one cache file holds, for `bench list cache`."""
 
     path: Path
-    fingerprint: dict[str, Any]  # family, model, revision and every vector option (empty if unreadable)
+    fingerprint: JSONObject  # family, model, revision and every vector option (empty if unreadable)
     entries: int
     dim: int | None
     size: int  # bytes on disk, with SQLite's -wal and -shm files

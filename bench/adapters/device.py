@@ -12,10 +12,13 @@ experiment).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bench.adapters import distributed
 from bench.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from bench.core.json_types import JSONObject
 
 DTYPES = ("float32", "float16", "bfloat16", "auto")
 
@@ -85,7 +88,7 @@ class Placement:
         """The dtype the weights run in; only `auto` asks which device this is (importing torch)."""
         return self.dtype_option if self.dtype_option != "auto" else resolve_dtype("auto", self.device)
 
-    def precision(self) -> dict[str, Any]:
+    def precision(self) -> JSONObject:
         """The dtype the weights really run in, and for half precision the device kind: both change vectors.
 
         `--dtype auto` is bfloat16 on one GPU, float16 on another and float32 on a CPU, so the literal

@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from bench.adapters.base import BaseEncoder
+
+if TYPE_CHECKING:
+    import torch
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +47,16 @@ RESERVE_BYTES = GIB  # CUDA context, cuBLAS workspaces, the allocator's fragment
 MEMORY_SHARE = 0.5  # of the free memory above the reserve that one batch's activations may take
 DEFAULT_LENGTH = 512  # the input length assumed when a family truncates at no length
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+class DeviceBatchesRecord(TypedDict):
+    """The run record's `encode.device_batches`: the plan a family sized for its CUDA device (`BatchPlan.record`)."""
+
+    max_tokens: int
+    batch_size: int
+    limited_by: str
+    free_gib: float
+    bytes_per_token: int
 
 
 @dataclass(frozen=True)
@@ -91,7 +104,7 @@ class BatchPlan:
     free_bytes: int
     token_bytes: int
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> DeviceBatchesRecord:
         """The run record's `encode.device_batches`."""
         return {
             "max_tokens": self.max_tokens,
@@ -124,11 +137,11 @@ def device_budget(free_bytes: int, shape: ModelShape, *, max_length: int, genera
     return BatchPlan(tokens, rows, why, free_bytes, token_bytes)
 
 
-def model_shape(model: Any, dtype: str) -> ModelShape:
+def model_shape(model: torch.nn.Module, dtype: str) -> ModelShape:
     """The shape of a loaded Hugging Face model from its config (Llama, GPT-2, OPT, T5 and BERT key names)."""
     config = model.config
 
-    def first(*keys: str) -> Any:
+    def first(*keys: str) -> int | None:
         return next((v for k in keys if isinstance(v := getattr(config, k, None), int) and v > 0), None)
 
     hidden = first("hidden_size", "d_model", "n_embd") or 0
@@ -165,7 +178,7 @@ class DeviceBatches(BaseEncoder):
             `batch_size` or `max_tokens`, or no input embedded yet).
     """
 
-    device_batches: dict[str, Any] | None = None
+    device_batches: DeviceBatchesRecord | None = None
     _device_plan: BatchPlan | None = None
     _device_planned = False
 

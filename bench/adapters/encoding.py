@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bench.adapters import distributed
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mteb.types import PromptType
     from torch.utils.data import DataLoader
 
+    from bench.adapters.model_input import ModelInput
     from bench.core.progress import EncodeProgress
 
 Keep = Callable[[int, int, "np.ndarray", "distributed.Landing | None"], None]
@@ -60,7 +61,9 @@ class Encoding(Protocol):
     def prepare(self, encoder: Encoder) -> None:
         """Before the cache is opened and progress starts (a local run loads the model here)."""
 
-    def run(self, encoder: Encoder, inputs: list[Any], batch_size: int, progress: EncodeProgress, keep: Keep) -> int:
+    def run(
+        self, encoder: Encoder, inputs: list[ModelInput], batch_size: int, progress: EncodeProgress, keep: Keep
+    ) -> int:
         """Encode `inputs`, handing each batch to `keep`; returns how many inputs other ranks encoded."""
         ...
 
@@ -71,7 +74,9 @@ class LocalEncoding:
     def prepare(self, encoder: Encoder) -> None:
         encoder.ensure_loaded()
 
-    def run(self, encoder: Encoder, inputs: list[Any], batch_size: int, progress: EncodeProgress, keep: Keep) -> int:
+    def run(
+        self, encoder: Encoder, inputs: list[ModelInput], batch_size: int, progress: EncodeProgress, keep: Keep
+    ) -> int:
         span = batch_size * encoder.group_batches()
         for start in range(0, len(inputs), span):
             part = inputs[start : start + span]
@@ -89,7 +94,9 @@ class TeamEncoding:
     def prepare(self, encoder: Encoder) -> None:
         """Nothing: rank 0 loads its model when its first batch comes (`encode_share`)."""
 
-    def run(self, encoder: Encoder, inputs: list[Any], batch_size: int, progress: EncodeProgress, keep: Keep) -> int:
+    def run(
+        self, encoder: Encoder, inputs: list[ModelInput], batch_size: int, progress: EncodeProgress, keep: Keep
+    ) -> int:
         return self.team.encode(encoder, inputs, batch_size, keep)
 
 

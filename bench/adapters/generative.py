@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -54,13 +54,16 @@ from bench.adapters.generative_config import (
     POOLINGS,
     SINGLE_PASS,
     Generation,
+    Pooling,
     Prompting,
     Readout,
+    ReadoutFormula,
     TokenFilter,
     generation,
     row_seed,
 )
 from bench.adapters.lm import (
+    Architecture,
     GGUFWeights,
     causal_position_ids,
     detect_architecture,
@@ -72,10 +75,17 @@ from bench.adapters.lm import (
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_text
 
+if TYPE_CHECKING:
+    from mteb.types import PromptType
+
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
+
 __all__ = ["PATTERNS", "POOLINGS", "GenerativeEncoder", "LayerTap", "find_layers"]  # the options' values live in
 # bench/adapters/generative_config.py
 
 if TYPE_CHECKING:  # transformers loads with the model, not with the harness
+    import torch
     from transformers import LogitsProcessor
 
 
@@ -101,10 +111,10 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         *,
         name: str | None = None,
         revision: str | None = None,
-        pooling: str = "1st-gen",
+        pooling: Pooling = "1st-gen",
         layer: int = -1,
         pattern: str = "qa",
-        architecture: str = "auto",
+        architecture: Architecture = "auto",
         max_input_length: int = 512,
         max_new_tokens: int = 3,
         do_sample: bool = False,
@@ -117,7 +127,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         filter_instruction: bool | None = None,
         filter_stopwords: bool | None = None,
         reencoder: str | None = None,
-        readout_formula: str = "code",
+        readout_formula: ReadoutFormula = "code",
         **kwargs: Any,
     ) -> None:
         """An InBedder-style readout of `model_path` (see module docstring).
@@ -200,22 +210,22 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
     def pattern_format(self) -> str:
         return self.prompting.pattern_format
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         return {
             **super().settings(),
             "pattern_format": self.pattern_format,
             "pattern_sha256": sha256_text(self.pattern_format),
-            "generation": dict(self.generation),
+            "generation": cast("JSONObject", dict(self.generation)),  # ints, floats and bools
         }
 
     def inert_options(self) -> set[str]:
         return self.readout.inert_options(masked="masked" in (self.architecture, self.prompting.architecture))
 
-    def identity_extras(self) -> dict[str, Any]:
+    def identity_extras(self) -> JSONObject:
         # The prompt pattern's text (a built-in pattern may be reworded) and the re-encoder's weights.
-        out: dict[str, Any] = {"pattern_format": self.pattern_format}
+        out: JSONObject = {"pattern_format": self.pattern_format}
         if self.pooling == "re-encode":
-            out["reencoder"] = self.readout.reencoder_id()
+            out["reencoder"] = {**self.readout.reencoder_id()}
         return out
 
     # ------------------------------------------------------------------ model
@@ -248,7 +258,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             facts["embed_dim"] = self._reencoder.get_sentence_embedding_dimension()
         self.update_model_facts(**facts)
 
-    def render(self, text: str, instruction: str | None, prompt_type: Any) -> Any:
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> ModelInput:
         """The prompt; with instruction filtering, [prompt, instruction] (the filter depends on it)."""
         if self.prompting.pattern == "chat-template":
             self.ensure_loaded()
@@ -267,15 +277,15 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
     def budget_length(self) -> int:
         return self.max_input_length + (self.mask_length if self.architecture == "masked" else 0)
 
-    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[ModelInput]) -> list[int]:
         prompts = [_prompt(x) for x in inputs]
         ids = self.tokenizer(prompts, truncation=True, max_length=self.max_input_length)["input_ids"]
         return [len(i) + (self.mask_length if self.architecture == "masked" else 0) for i in ids]
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         return self.run_batches(inputs, self._encode_batch, batch_size=batch_size)
 
-    def _encode_batch(self, inputs: list[Any]) -> np.ndarray:
+    def _encode_batch(self, inputs: list[ModelInput]) -> np.ndarray:
         import torch
 
         with torch.inference_mode():
@@ -299,11 +309,11 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         )
         return enc.to(self.device)
 
-    def _tap(self, stack: Any) -> LayerTap:
+    def _tap(self, stack: torch.nn.Module) -> LayerTap:
         """The hidden state at `layer` of `stack` (the base model, or a seq2seq model's encoder or decoder)."""
         return LayerTap(stack, lambda n_states: layer_index(self.readout.layer, n_states))
 
-    def _single_pass(self, inputs: list[Any]) -> np.ndarray:
+    def _single_pass(self, inputs: list[ModelInput]) -> np.ndarray:
         """1st-gen / avg-ppt from one forward pass (causal: prompt states; seq2seq: decoder start state)."""
         import torch
 
@@ -329,7 +339,9 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         mask[:, -1] = 0  # avg-ppt leaves out the last prompt token (InBedder: prompt[:-1].mean)
         return _masked_mean(hidden, mask).float().cpu().numpy()
 
-    def _generate(self, inputs: list[Any], sample: int = 0, tap: LayerTap | None = None) -> tuple[Any, Any, list[Any]]:
+    def _generate(
+        self, inputs: list[ModelInput], sample: int = 0, tap: LayerTap | None = None
+    ) -> tuple[Any, Any, list[torch.Tensor]]:
         """(tokenized prompts, generate output, `tap`'s state of each forward step: the prompt's, then one per
         token fed back) for one sample number; without `tap`, no states."""
         from transformers import LogitsProcessorList
@@ -339,7 +351,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         if self.generation["do_sample"]:
             seeds = [row_seed(self.generation["seed"], x, sample) for x in inputs]
             processors.append(_SeededSampler(seeds, self.generation["temperature"], self.generation["top_p"]))
-        capture: AbstractContextManager[list[Any]] = tap.capture() if tap is not None else nullcontext([])
+        capture: AbstractContextManager[list[torch.Tensor]] = tap.capture() if tap is not None else nullcontext([])
         with capture as steps:
             out = self.model.generate(
                 **enc,
@@ -355,7 +367,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             )
         return enc, out, steps
 
-    def _generation_readout(self, inputs: list[Any]) -> np.ndarray:
+    def _generation_readout(self, inputs: list[ModelInput]) -> np.ndarray:
         import torch
 
         tap = self._tap(self.model.get_decoder() if self.architecture == "seq2seq" else self.model.base_model)
@@ -391,8 +403,8 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         return torch.stack(rows).cpu().numpy()
 
     def _with_last_generated_state(
-        self, enc: Any, out: Any, tap: LayerTap, gen: Any, keep: Any, inputs: list[Any]
-    ) -> tuple[Any, Any]:
+        self, enc: Any, out: Any, tap: LayerTap, gen: torch.Tensor, keep: torch.Tensor, inputs: list[ModelInput]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The paper's N_g + 1 states: one more forward step feeds the last generated token over the
         generation's key/value cache; its state is kept unless that token is special or filtered."""
         import torch
@@ -413,7 +425,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         last_ok = ~self._dropped(last, inputs)
         return torch.cat([gen, state.to(gen.dtype)], dim=1), torch.cat([keep, last_ok], dim=1)
 
-    def _dropped(self, next_ids: Any, inputs: list[Any]) -> Any:
+    def _dropped(self, next_ids: torch.Tensor, inputs: list[ModelInput]) -> torch.Tensor:
         """True where a generated state is dropped: its next token is special or filtered."""
         import torch
 
@@ -424,7 +436,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             device=next_ids.device,
         ).reshape(next_ids.shape)
 
-    def _answers(self, inputs: list[Any], sample: int) -> list[str]:
+    def _answers(self, inputs: list[ModelInput], sample: int) -> list[str]:
         enc, out, _ = self._generate(inputs, sample)
         start = 1 if self.architecture == "seq2seq" else enc["input_ids"].shape[1]
         answers = []
@@ -433,7 +445,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
             answers.append(self.tokenizer.decode([t for t in row if t not in banned], skip_special_tokens=True))
         return answers
 
-    def generations(self, inputs: list[Any], sample: int = 0) -> list[str]:
+    def generations(self, inputs: list[ModelInput], sample: int = 0) -> list[str]:
         """The answers the model gives to rendered inputs (for inspection and tests)."""
         import torch
 
@@ -441,7 +453,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         with torch.inference_mode():
             return self._answers(inputs, sample)
 
-    def _reencode(self, inputs: list[Any]) -> np.ndarray:
+    def _reencode(self, inputs: list[ModelInput]) -> np.ndarray:
         total: np.ndarray | None = None
         for sample in range(self.generation["num_samples"]):
             answers = self._answers(inputs, sample)
@@ -452,7 +464,7 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         assert total is not None  # num_samples >= 1 (checked in __init__)
         return total / self.generation["num_samples"]
 
-    def _masked(self, inputs: list[Any]) -> np.ndarray:
+    def _masked(self, inputs: list[ModelInput]) -> np.ndarray:
         """Masked LM: `mask_length` mask tokens after the prompt; one forward pass (InBedder MaskededLMEncoder)."""
 
         tok = self.tokenizer
@@ -478,11 +490,11 @@ class GenerativeEncoder(GGUFWeights, DeviceBatches):
         return _masked_mean(hidden, masks[self.pooling]).float().cpu().numpy()
 
 
-def _prompt(model_input: Any) -> str:
+def _prompt(model_input: ModelInput) -> str:
     return model_input[0] if isinstance(model_input, list) else model_input
 
 
-def _masked_mean(hidden: Any, mask: Any) -> Any:
+def _masked_mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     weights = mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
 
@@ -501,15 +513,15 @@ class LayerTap:
     collects the state of each forward call of the stack made inside it (a generation: one per step).
     """
 
-    def __init__(self, stack: Any, index_for: Callable[[int], int]) -> None:
+    def __init__(self, stack: torch.nn.Module, index_for: Callable[[int], int]) -> None:
         self.stack = stack
         self.index_for = index_for
         self.layers = find_layers(stack)
         self.index = None if self.layers is None else index_for(len(self.layers) + 1)
 
     @contextmanager
-    def capture(self) -> Iterator[list[Any]]:
-        states: list[Any] = []
+    def capture(self) -> Iterator[list[torch.Tensor]]:
+        states: list[torch.Tensor] = []
         if self.layers is None:  # every hidden state, one call at a time: keep the one asked for
             handles = [
                 self.stack.register_forward_pre_hook(
@@ -540,7 +552,7 @@ class LayerTap:
                 handle.remove()
 
 
-def find_layers(stack: Any) -> Any | None:
+def find_layers(stack: torch.nn.Module) -> torch.nn.ModuleList | None:
     """The stack's list of transformer layers (`layers`, `h`, `block`, `encoder.layer`, ...): its first
     ModuleList, if that holds one kind of module and as many as the config names layers; else None."""
     import torch
@@ -582,7 +594,7 @@ class _SeededSampler:
         from transformers import TemperatureLogitsWarper, TopPLogitsWarper
 
         self.seeds = seeds
-        self.generators: list[Any] | None = None
+        self.generators: list[torch.Generator] | None = None
         self.warpers: list[LogitsProcessor] = []
         if temperature != 1.0:
             self.warpers.append(TemperatureLogitsWarper(temperature))

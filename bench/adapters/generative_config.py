@@ -14,11 +14,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, get_args
 
 from bench.adapters.cache import input_key
 from bench.adapters.lm import ARCHITECTURES
 from bench.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from bench.adapters.model_input import ModelInput
 
 CHAT_INSTRUCTION = (
     "Your task is to give an answer according to the instruction and input. Please keep your answer short."
@@ -34,7 +37,10 @@ PATTERNS = {
     # the same request through the tokenizer's own chat template (for other chat models, e.g. SmolLM2)
     "chat-template": CHAT_INSTRUCTION,
 }
-POOLINGS = ("1st-gen", "avg-gen", "filtered-avg-gen", "last-gen", "avg-ppt", "avg-all", "re-encode")
+# Literals, so that the option parser checks the constructor's values (bench/adapters/options.py `spelled_out`).
+Pooling = Literal["1st-gen", "avg-gen", "filtered-avg-gen", "last-gen", "avg-ppt", "avg-all", "re-encode"]
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
+ReadoutFormula = Literal["code", "paper"]
 SINGLE_PASS = ("1st-gen", "avg-ppt")
 NOT_FOR = {"masked": ("1st-gen", "last-gen", "filtered-avg-gen"), "seq2seq": ("avg-all",), "causal": ()}
 # InBedder's *-filter configs: the task instruction, these phrases, and NLTK's English stopwords
@@ -332,7 +338,7 @@ def generation(
     )
 
 
-def row_seed(seed: int, model_input: Any, sample: int) -> int:
+def row_seed(seed: int, model_input: ModelInput, sample: int) -> int:
     """A row's own sampling seed, from the base `seed`, its exact input and the sample number: a sampled answer
     is the same alone or in any batch."""
     digest = hashlib.sha256(f"{seed}:{sample}:{input_key(model_input)}".encode()).digest()
@@ -372,7 +378,7 @@ class TokenFilter:
     def active(self) -> bool:
         return bool(self.words) or self.stopwords or self.instruction
 
-    def ids(self, tokenizer: Any, model_input: Any) -> set[int]:
+    def ids(self, tokenizer: Any, model_input: ModelInput) -> set[int]:
         """Token ids of what is filtered for one rendered input (its instruction is its second part)."""
         instruction = model_input[1] if self.instruction and isinstance(model_input, list) else ""
         if instruction not in self._ids:

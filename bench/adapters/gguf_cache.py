@@ -56,7 +56,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar
 
 from bench.core import versions
 from bench.core.fileio import current_umask, sha256_file, sha256_json
@@ -131,7 +131,7 @@ class GGUFCache:
         *,
         fresh: Callable[[], T],
         from_folder: Callable[[Path], T],
-        save: Callable[[T, Path], None],
+        save: Callable[[T, Path], object],
         what: str,
         keep: Callable[[T], bool] = lambda _: True,
     ) -> tuple[T, CacheUse]:
@@ -206,7 +206,7 @@ class GGUFCache:
             if locked:
                 lock.release()
 
-    def store(self, name: str, write: Callable[[Path], None], *, size: int = 0) -> bool:
+    def store(self, name: str, write: Callable[[Path], object], *, size: int = 0) -> bool:
         """Write part `name` through `write(tmp)` and rename it into place; False (one warning) if it cannot be."""
         folder = self.part(name)
         tmp: Path | None = None
@@ -307,7 +307,7 @@ def _entry_problem(folder: Path, key: dict[str, Any], name: str) -> str | None:
     return None
 
 
-def is_dense(model: Any) -> bool:
+def is_dense(model: object) -> bool:
     """Whether a model transformers loaded from a GGUF file holds plain de-quantised weights, so that saving and
     reloading them computes exactly what it computes. Its legacy loader (`supported` False) de-quantises every
     tensor; its GGUF path keeps weights in blocks (`packed_modules`) or grafts ggml's kernels when `kernels`
@@ -363,7 +363,14 @@ def progress_lines(
 
 
 # ------------------------------------------------------------------------------------ helpers
-def _digest(file: Path) -> dict[str, Any]:
+class FileDigest(TypedDict):
+    """A file's size and sha256, as an entry's record keeps each of its files."""
+
+    size: int
+    sha256: str
+
+
+def _digest(file: Path) -> FileDigest:
     from bench.adapters.identity import file_sha256  # remembered under the file's stat: read once
 
     return {"size": file.stat().st_size, "sha256": file_sha256(file)}

@@ -19,7 +19,9 @@ import re
 import struct
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypedDict
 
 from bench.core.bounded import brief, brief_line
@@ -64,7 +66,7 @@ class GGUFHeader(TypedDict):
 
 
 _gguf_lock = threading.Lock()
-_gguf_headers: dict[tuple[Any, ...], GGUFHeader] = {}  # parsing a header takes seconds (tokenizer arrays)
+_gguf_headers: dict[tuple[object, ...], GGUFHeader] = {}  # parsing a header takes seconds (tokenizer arrays)
 
 
 def gguf_header(file: Path) -> GGUFHeader | None:
@@ -95,7 +97,7 @@ def gguf_header(file: Path) -> GGUFHeader | None:
     return header
 
 
-def _read_gguf(gguf: Any, file: Path) -> GGUFHeader:
+def _read_gguf(gguf: ModuleType, file: Path) -> GGUFHeader:
     fields, tensors = _scan_gguf(file, gguf.GGML_QUANT_SIZES)
     value = fields.get
     arch = value("general.architecture")
@@ -125,7 +127,7 @@ def _read_gguf(gguf: Any, file: Path) -> GGUFHeader:
     }
 
 
-def _base_model(value: Any) -> dict[str, str | None]:
+def _base_model(value: Callable[[str], object]) -> dict[str, str | None]:
     """The model a GGUF file derives from: `general.base_model.0.*` (GGUF's naming convention), else its basename."""
 
     def text(key: str) -> str | None:
@@ -276,7 +278,10 @@ def _gguf_tensor(scan: _GGUFScan) -> tuple[str, int, int, int]:
 
 
 def _check_tensor_data(
-    scan: _GGUFScan, tensors: list[tuple[str, int, int, int]], alignment: Any, quant_sizes: dict[Any, tuple[int, int]]
+    scan: _GGUFScan,
+    tensors: list[tuple[str, int, int, int]],
+    alignment: object,
+    quant_sizes: dict[Any, tuple[int, int]],
 ) -> None:
     """Every tensor's bytes (as GGUFReader computes them) end inside the file: a truncated download is
     refused here, not half-way through de-quantising it."""
@@ -289,7 +294,7 @@ def _check_tensor_data(
             scan.need(elements * type_size // block, 1, "bytes of data")
 
 
-def _gguf_reader_fields(gguf: Any, file: Path) -> tuple[dict[str, Any], list[tuple[int, int]]]:
+def _gguf_reader_fields(gguf: ModuleType, file: Path) -> tuple[dict[str, Any], list[tuple[int, int]]]:
     """The same as `_scan_gguf`, through gguf's GGUFReader: the reference the scan is tested against on a real
     file. Never run on a user's file: the reader trusts every length it reads (see `_GGUFScan`)."""
     reader = gguf.GGUFReader(file)
@@ -310,14 +315,14 @@ def _gguf_reader_fields(gguf: Any, file: Path) -> tuple[dict[str, Any], list[tup
     return fields, [(int(t.n_elements), int(t.tensor_type)) for t in reader.tensors]
 
 
-def _tensor_type_name(gguf: Any, ggml_type: int) -> str:
+def _tensor_type_name(gguf: ModuleType, ggml_type: int) -> str:
     try:
         return gguf.GGMLQuantizationType(ggml_type).name
     except ValueError:
         return str(ggml_type)
 
 
-def _file_type_name(gguf: Any, file_type: Any) -> str | None:
+def _file_type_name(gguf: ModuleType, file_type: object) -> str | None:
     """llama.cpp's name of a `general.file_type` (3 -> "Q4_1", 0 -> "F32"); the number itself if unknown."""
     if not isinstance(file_type, int):
         return None

@@ -38,9 +38,14 @@ from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.fileio import atomic_write, atomic_write_json, atomic_write_text
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import torch
     from mteb.types import PromptType
 
     from bench.adapters.gstransform_labels import LabelledSample
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
     from bench.core.llm_client import LLMClient
 
 logger = logging.getLogger(__name__)
@@ -76,7 +81,7 @@ def transform_slug(instruction: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- model
-def _module(d_in: int, d_out: int, identity: bool) -> Any:
+def _module(d_in: int, d_out: int, identity: bool) -> torch.nn.Module:
     import torch
 
     class LinearEncoderDecoder(torch.nn.Module):
@@ -92,14 +97,14 @@ def _module(d_in: int, d_out: int, identity: bool) -> Any:
                         layer.weight.copy_(torch.eye(d_in))
                         layer.bias.zero_()
 
-        def forward(self, x: Any) -> tuple[Any, Any]:
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             z = self.encoder(x)
             return z, self.decoder(z)
 
     return LinearEncoderDecoder()
 
 
-def contrastive_loss(z: Any, y: Any, margin: float) -> Any:
+def contrastive_loss(z: torch.Tensor, y: torch.Tensor, margin: float) -> torch.Tensor:
     """Mean over distinct pairs of y d^2 + (1 - y) relu(margin - d)^2, d the Euclidean distance (§3.2)."""
     import torch
 
@@ -130,7 +135,7 @@ def fit(x: np.ndarray, y: np.ndarray, settings: TrainSettings) -> tuple[dict[str
     model = _module(x.shape[1], settings.dim or x.shape[1], settings.identity_init)
     opt = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
 
-    def loss_of(idx: np.ndarray) -> Any:
+    def loss_of(idx: np.ndarray) -> torch.Tensor:
         z, x_hat = model(xt[idx])
         lc = contrastive_loss(z, yt[idx], settings.margin)
         lr = torch.nn.functional.mse_loss(x_hat, xt[idx])
@@ -410,14 +415,14 @@ class GSTransformEncoder(BaseEncoder):
             h.update(json.dumps(t.serves).encode())
         return f"gst-{h.hexdigest()[:12]}"
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         return {
             **super().settings(),
             "base_model": self.base_model,
-            "transforms": {t.path.name: t.serves for t in self.transforms},
+            "transforms": {t.path.name: [*t.serves] for t in self.transforms},
         }
 
-    def identity_extras(self) -> dict[str, Any]:
+    def identity_extras(self) -> JSONObject:
         return {"base": self.base.fingerprint}
 
     def content_id(self) -> str:
@@ -433,10 +438,10 @@ class GSTransformEncoder(BaseEncoder):
     def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> list[str]:
         return [instruction or "", text]
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         groups: dict[str, list[int]] = {}
-        for i, (instruction, _) in enumerate(inputs):
-            groups.setdefault(instruction, []).append(i)
+        for i, model_input in enumerate(inputs):  # [instruction, text]
+            groups.setdefault(model_input[0], []).append(i)
         out: np.ndarray | None = None
         for instruction, rows in groups.items():
             transform = self._by_instruction.get(instruction)
@@ -455,7 +460,7 @@ class GSTransformEncoder(BaseEncoder):
         return out
 
 
-def _dtype_hint(trained: dict[str, Any], now: dict[str, Any]) -> str:
+def _dtype_hint(trained: Mapping[str, object], now: Mapping[str, object]) -> str:
     """The one fix when only the dtype differs (a transform trained on CPU, used on a GPU, where `auto` is bf16)."""
     differ = {k for k in trained.keys() | now.keys() if trained.get(k) != now.get(k)}
     if differ == {"dtype"} and trained.get("dtype"):

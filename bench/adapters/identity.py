@@ -33,9 +33,12 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.adapters.gguf_file import gguf_check
+
+if TYPE_CHECKING:
+    from mteb.models import ModelMeta
 
 logger = logging.getLogger(__name__)
 
@@ -233,7 +236,7 @@ def published_match(model_path: str) -> dict[str, Any] | None:
     return None
 
 
-def mteb_meta(name: str) -> Any | None:
+def mteb_meta(name: str) -> ModelMeta | None:
     """MTEB's registered ModelMeta for a model name, or None (never fetches from the hub)."""
     import mteb
 

@@ -21,13 +21,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bench.adapters.base import BaseEncoder
 from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.fileio import sha256_text
+
+if TYPE_CHECKING:
+    import torch
+    from mteb.types import PromptType
+
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
 
 
 class InstructorEncoder(BaseEncoder):
@@ -65,7 +72,7 @@ class InstructorEncoder(BaseEncoder):
         self.model: Any = None
         super().__init__(name=name, revision=revision, source=model_path, **kwargs)
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         return {**super().settings(), "instruction_format_sha256": sha256_text(self.instruction_format)}
 
     def _load(self) -> None:
@@ -101,27 +108,27 @@ class InstructorEncoder(BaseEncoder):
     def _seq_len(self) -> int:
         return int(self.model.max_seq_length or self._transformer.tokenizer.model_max_length)
 
-    def render(self, text: str, instruction: str | None, prompt_type: Any) -> list[str]:
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> list[str]:
         """[instruction, text], as INSTRUCTOR takes them ("" when the row has no instruction)."""
         return [self.instruction_format.replace("{instruction}", instruction) if instruction else "", text]
 
-    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[ModelInput]) -> list[int]:
         joined, _ = self._pairs(inputs)
         ids = self._transformer.tokenizer(joined, truncation="longest_first", max_length=self._seq_len)["input_ids"]
         return [len(i) for i in ids]
 
-    def _pairs(self, inputs: Sequence[Any]) -> tuple[list[str], list[str]]:
+    def _pairs(self, inputs: Sequence[ModelInput]) -> tuple[list[str], list[str]]:
         lower = bool(getattr(self._transformer, "do_lower_case", False))
         instructions, joined = [], []
-        for instruction, text in inputs:
-            instruction, text = instruction.strip(), text.strip()
+        for model_input in inputs:  # [instruction, text]
+            instruction, text = model_input[0].strip(), model_input[1].strip()
             if lower:
                 instruction, text = instruction.lower(), text.lower()
             instructions.append(instruction)
             joined.append("".join([instruction, text]))
         return joined, instructions
 
-    def features(self, inputs: list[Any]) -> dict[str, Any]:
+    def features(self, inputs: list[ModelInput]) -> dict[str, torch.Tensor]:
         """Tokenized pairs with INSTRUCTOR's `instruction_mask` (1 on the positions that are pooled)."""
         import torch
 
@@ -134,10 +141,10 @@ class InstructorEncoder(BaseEncoder):
         features["instruction_mask"] = (positions >= instruction_lengths.unsqueeze(1)).long()
         return features
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         return self.run_batches(inputs, self._encode_batch, batch_size=batch_size)
 
-    def _encode_batch(self, inputs: list[Any]) -> np.ndarray:
+    def _encode_batch(self, inputs: list[ModelInput]) -> np.ndarray:
         import torch
 
         features = {k: v.to(self.device) for k, v in self.features(inputs).items()}

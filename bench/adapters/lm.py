@@ -15,14 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from bench.core.errors import ConfigError, ModelLoadError
 
 if TYPE_CHECKING:
+    import torch
+
     from bench.adapters.gguf_cache import CacheUse, GGUFCache
 
-ARCHITECTURES = ("auto", "causal", "masked", "seq2seq")
+T = TypeVar("T")
+
+# A Literal, so that the option parser checks `architecture` (bench/adapters/options.py `spelled_out`).
+Architecture = Literal["auto", "causal", "masked", "seq2seq"]
+ARCHITECTURES: tuple[Architecture, ...] = get_args(Architecture)
 
 
 class GGUFWeights:
@@ -61,13 +67,13 @@ def _load(
     path: str,
     part: str,
     *,
-    fresh: Callable[[], Any],
-    from_folder: Callable[[Path], Any],
-    save: Callable[[Any, Path], None],
+    fresh: Callable[[], T],
+    from_folder: Callable[[Path], T],
+    save: Callable[[T, Path], object],
     what: str,
-    keep: Callable[[Any], bool] = lambda _: True,
+    keep: Callable[[T], bool] = lambda _: True,
     on_cache: Callable[[CacheUse], object] | None = None,
-) -> Any:
+) -> T:
     """`fresh()`, or for a local GGUF file its `part` from the GGUF cache (bench/adapters/gguf_cache.py): read
     with `from_folder` and named by the file's folder, as `fresh()` names it; else built and kept there.
     `on_cache` is told where a GGUF file's part came from (not called for any other model)."""
@@ -76,13 +82,13 @@ def _load(
         return fresh()
     folder = str(cache.file.parent)
 
-    def cached(saved: Path) -> Any:
+    def cached(saved: Path) -> T:
         obj = from_folder(saved)
         config = getattr(obj, "config", obj)
         if hasattr(config, "_name_or_path"):
             config._name_or_path = folder
         if hasattr(obj, "name_or_path") and not hasattr(obj, "config"):  # a tokenizer
-            obj.name_or_path = folder
+            setattr(obj, "name_or_path", folder)  # noqa: B010 (any loaded object: no attribute to name)
         return obj
 
     loaded, use = cache.load(part, fresh=fresh, from_folder=cached, save=save, what=what, keep=keep)
@@ -174,14 +180,14 @@ def load_lm(
     return model.to(device).eval()
 
 
-def lm_facts(model: Any) -> dict[str, Any]:
+def lm_facts(model: torch.nn.Module) -> dict[str, int | None]:
     """Size and hidden size of a loaded LM, for model_meta.json (a GGUF file or local folder has no registry entry)."""
     config = getattr(model, "config", None)
     hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", None)
     return {"n_parameters": sum(p.numel() for p in model.parameters()), "embed_dim": hidden}
 
 
-def causal_position_ids(attention_mask: Any) -> Any:
+def causal_position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
     """Positions counted over real tokens only (left padding gets position 1, as in `generate`)."""
     positions = attention_mask.long().cumsum(-1) - 1
     return positions.masked_fill(attention_mask == 0, 1)

@@ -10,7 +10,8 @@ the disk cache as before). The memo also counts the task's encode calls for thei
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
 from bench.adapters.cache import input_key
 from bench.core.progress import PassLabels
@@ -26,7 +27,7 @@ class Memo:
 
     def __init__(self, scope: str) -> None:
         self.scope = scope
-        self.vectors: dict[Any, np.ndarray] = {}
+        self.vectors: dict[Hashable, np.ndarray] = {}
         self.nbytes = 0
         self.labels = PassLabels(scope)  # encode calls of the scope, per (subset, part)
 
@@ -34,7 +35,7 @@ class Memo:
         """The next call's progress label (`bench.core.progress.pass_label`)."""
         return self.labels.next(part, subset)
 
-    def add(self, found: dict[Any, np.ndarray]) -> None:
+    def add(self, found: dict[Hashable, np.ndarray]) -> None:
         for ref, vec in found.items():
             if self.nbytes + vec.nbytes > MEMO_BYTES:
                 return
@@ -42,11 +43,15 @@ class Memo:
             self.nbytes += vec.nbytes
 
 
-def memo_key(model_input: Any) -> Any:
+def memo_key(model_input: object) -> Hashable:
     """A cheap, hashable stand-in for a rendered input (the string itself, or its parts as a tuple);
     anything else falls back to its sha256 cache key."""
     if type(model_input) is str:
         return model_input
-    if type(model_input) in (list, tuple) and all(type(p) is str for p in model_input):
+    if (
+        isinstance(model_input, list | tuple)
+        and type(model_input) in (list, tuple)
+        and all(type(p) is str for p in model_input)
+    ):
         return tuple(model_input)
     return ("key", input_key(model_input))

@@ -13,6 +13,8 @@ from typing import Any
 from mteb.models import ModelMeta
 from mteb.models.model_meta import ScoringFunction
 
+from bench.core.json_types import JSONObject
+
 
 class ModelFacts:
     """The ModelMeta part of an encoder (see module docstring)."""
@@ -32,7 +34,7 @@ class ModelFacts:
 
         return model_facts(self._source, self.name)
 
-    def record_facts(self) -> dict[str, Any]:
+    def record_facts(self) -> JSONObject:
         """Facts about the weights that MTEB's ModelMeta has no field for (a GGUF file's quantisation and the
         model it derives from), for the run record's `model.facts`; {} when there are none."""
         if self._source is None:

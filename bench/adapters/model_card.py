@@ -134,7 +134,7 @@ SINGLE_SCRIPT_LANGUAGES = {
 _BY_ISO3 = {code.split("-")[0]: code for code in SINGLE_SCRIPT_LANGUAGES.values()}
 
 
-def mteb_languages(codes: Any) -> list[str] | None:
+def mteb_languages(codes: object) -> list[str] | None:
     """MTEB's `languages` ("eng-Latn", sorted) for a model file's language codes (ISO 639-1 "en", 639-3
     "eng", or already "eng-Latn"); None when there are none or any one cannot be mapped surely (a
     partial list would misstate the model)."""
@@ -171,7 +171,7 @@ def _known_language(code: str) -> bool:
     return True
 
 
-def mteb_license(name: Any, link: Any = None) -> str | None:
+def mteb_license(name: object, link: object = None) -> str | None:
     """MTEB's `license`: the name when it is one of MTEB's `Licenses` (compared lower-case, as MTEB and
     the hub write them), else a URL the file gives (the name itself, or its license link); else None."""
     import typing

@@ -31,9 +31,9 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
 import numpy as np
 
@@ -43,10 +43,15 @@ from bench.core.errors import ConfigError, ModelLoadError
 from bench.core.fileio import sha256_json
 
 if TYPE_CHECKING:
+    import torch
     from mteb import TaskMetadata
     from mteb.models import ModelMeta
-    from mteb.types import PromptType
+    from mteb.types import Array, PromptType
+    from sentence_transformers import SentenceTransformer
     from torch.utils.data import DataLoader
+
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSON, JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -87,21 +92,23 @@ class MTEBModel(BaseEncoder):
         self.model_path = model_path
         self.trust_remote_code = trust_remote_code
         self.impl: Any = None
-        self.st: Any = None  # the SentenceTransformer inside MTEB's implementation, when there is one
+        self.st: SentenceTransformer | None = (
+            None  # the SentenceTransformer inside MTEB's implementation, when there is one
+        )
         self._rows_call: dict[str, Any] = {}  # without one: the encode call whose missing rows are being sent
         self._desc, self._show = "Encoding", None
-        self._pass: dict[str, Any] = {}  # what the current encode call encodes, for its progress label
-        self._probe: list[Any] | None = None  # while `probe_input` runs: the rendered inputs, nothing encoded
+        self._pass: dict[str, str | None] = {}  # what the current encode call encodes, for its progress label
+        self._probe: list[ModelInput] | None = None  # while `probe_input` runs: the rendered inputs, nothing encoded
         super().__init__(name=name, revision=revision, source=model_path, dtype=dtype or "float32", **kwargs)
         if self.registry_meta is not None:  # before anything loads: a refused revision costs nothing
             check_revision(self.registry_meta, self.revision, trusted=trust_remote_code)
 
     # ------------------------------------------------------------------ identity
-    def precision(self) -> dict[str, Any]:
+    def precision(self) -> JSONObject:
         """The loader's dtype unless `--dtype` asks for another (then an experiment)."""
         return {"dtype": None} if self.options().get("dtype") is None else super().precision()
 
-    def identity_extras(self) -> dict[str, Any]:
+    def identity_extras(self) -> JSONObject:
         """MTEB's implementation and its loader options decide vectors beyond the rendered text
         (sequence length, pooling over the prompt, padding side, EOS token)."""
         meta = self.registry_meta
@@ -109,7 +116,7 @@ class MTEBModel(BaseEncoder):
             return {"loader": "SentenceTransformerEncoderWrapper"}
         return {"loader": loader_name(meta.loader), "loader_kwargs_sha256": sha256_json(_jsonable(meta.loader_kwargs))}
 
-    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> Any:
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> ModelInput:
         """The generic (instruction-free) input, as `SentenceTransformer.encode(text)` sends it: what a
         caller outside MTEB's tasks (GSTransform's base vectors) asks for. With a task, MTEB's
         implementation renders its inputs itself (`encode`)."""
@@ -127,7 +134,7 @@ class MTEBModel(BaseEncoder):
         return rendered_input(self.st, "encode", None, None, {}, text)
 
     # ------------------------------------------------------------------ instruction use
-    def instruction_use(self, task_metadata: TaskMetadata | None = None) -> dict[str, Any]:
+    def instruction_use(self, task_metadata: TaskMetadata | None = None) -> JSONObject:
         """Measured through MTEB's own implementation: its loader and wrapper build the inputs, and what
         reaches the SentenceTransformer is compared. An implementation without one (its rows are only
         known as the rows it is handed) falls back to MTEB's registry flag `use_instructions`."""
@@ -141,7 +148,7 @@ class MTEBModel(BaseEncoder):
             "note": "MTEB's implementation holds no SentenceTransformer whose inputs could be compared",
         }
 
-    def probe_input(self, text: str, instruction: str, task_metadata: TaskMetadata | None) -> Any:
+    def probe_input(self, text: str, instruction: str, task_metadata: TaskMetadata | None) -> list[ModelInput]:
         """What MTEB's implementation sends its SentenceTransformer for one query row with `instruction`."""
         from datasets import Dataset
         from mteb._create_dataloaders import create_dataloader
@@ -330,11 +337,11 @@ class MTEBModel(BaseEncoder):
         finally:
             self._rows_call = {}
 
-    def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
+    def similarity(self, embeddings1: Array, embeddings2: Array) -> Array:
         self.ensure_loaded()
         return self.impl.similarity(embeddings1, embeddings2)
 
-    def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> Any:
+    def similarity_pairwise(self, embeddings1: Array, embeddings2: Array) -> Array:
         self.ensure_loaded()
         return self.impl.similarity_pairwise(embeddings1, embeddings2)
 
@@ -344,6 +351,7 @@ class MTEBModel(BaseEncoder):
     ) -> Any:
         """MTEB's call of the SentenceTransformer, through the harness's dedup and cache."""
         st = self.st
+        assert st is not None  # `_ModelCall` wraps the SentenceTransformer `_load` found
         if isinstance(texts, str):
             return self.model_call(method, [texts], prompt_name, prompt, options)[0]
         if (
@@ -369,12 +377,12 @@ class MTEBModel(BaseEncoder):
         return _as_requested(out, options)
 
     @staticmethod
-    def batch_group(model_input: Any) -> str:
+    def batch_group(model_input: ModelInput) -> str:
         if model_input[0] == _ROW:
             return model_input[1]
         return "\x00".join((model_input[0], model_input[2], model_input[3]))
 
-    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[ModelInput]) -> list[int]:
         if self.st is None:
             return super().token_lengths(inputs)
         if not inputs:  # a fast tokenizer fails on an empty batch (a dry run of a task the cache fully holds)
@@ -383,18 +391,19 @@ class MTEBModel(BaseEncoder):
         ids = self.st.tokenizer(texts, truncation=True, max_length=self.st.max_seq_length)["input_ids"]
         return [len(i) for i in ids]
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         if self.st is None:
             return self.run_batches(inputs, self._encode_row_batch, batch_size=batch_size)
+        st: SentenceTransformer = self.st
         rows_of: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-        for i, (prompt, _, task, kw) in enumerate(inputs):
-            rows_of[(prompt, task, kw)].append(i)
+        for i, model_input in enumerate(inputs):  # [prompt, text, task, options]
+            rows_of[(model_input[0], model_input[2], model_input[3])].append(i)
         out: np.ndarray | None = None
         for (prompt, task, kw), rows in rows_of.items():
             options = {**(json.loads(kw) if kw else {}), **({"task": task} if task else {})}
 
-            def encode(batch: list[Any], prompt: str = prompt, options: dict[str, Any] = options) -> np.ndarray:
-                return self.st.encode(
+            def encode(batch: list[ModelInput], prompt: str = prompt, options: dict[str, Any] = options) -> np.ndarray:
+                return st.encode(
                     batch,
                     prompt=prompt,
                     batch_size=len(batch),
@@ -410,7 +419,7 @@ class MTEBModel(BaseEncoder):
         assert out is not None
         return out
 
-    def _encode_row_batch(self, batch: list[Any]) -> np.ndarray:
+    def _encode_row_batch(self, batch: list[ModelInput]) -> np.ndarray:
         """One batch of prepared rows through MTEB's implementation, batched and collated as its loader does."""
         from datasets import Dataset
         from torch.utils.data import DataLoader
@@ -426,7 +435,7 @@ class MTEBModel(BaseEncoder):
             out = out.detach().float().cpu().numpy()
         return np.asarray(out, dtype=np.float32)
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         out = super().settings()
         if self.options().get("dtype") is None:
             out["dtype"] = None  # as MTEB's loader sets it
@@ -467,14 +476,14 @@ class _ModelCall:
         return self._call("encode_document", inputs, prompt_name, prompt, **options)
 
 
-def _loader_instructions(inputs: Any) -> list[str | None]:
+def _loader_instructions(inputs: object) -> list[str | None]:
     """The per-row instructions of a task's loader (its dataset's `instruction` column), for the progress label."""
     dataset: Any = getattr(inputs, "dataset", None)
     names = getattr(dataset, "column_names", None) or ()
     return [i or None for i in dataset["instruction"]] if "instruction" in names else []
 
 
-def _as_requested(out: np.ndarray, options: dict[str, Any]) -> Any:
+def _as_requested(out: np.ndarray, options: dict[str, Any]) -> np.ndarray | torch.Tensor:
     """Vectors as the SentenceTransformer call asked for them (a tensor with `convert_to_tensor`)."""
     if options.get("convert_to_tensor"):
         import torch
@@ -484,7 +493,7 @@ def _as_requested(out: np.ndarray, options: dict[str, Any]) -> Any:
 
 
 def rendered_input(
-    st: Any, method: str, prompt_name: str | None, prompt: str | None, options: dict[str, Any], text: str
+    st: object, method: str, prompt_name: str | None, prompt: str | None, options: dict[str, Any], text: str
 ) -> list[str]:
     """What a sentence-transformers call sends the model for one text: [prompt, text, task, options].
 
@@ -501,8 +510,8 @@ def rendered_input(
     if prompt is None:
         if prompt_name is not None:
             prompt = prompts.get(prompt_name)
-        elif getattr(st, "default_prompt_name", None) is not None:
-            prompt = prompts.get(st.default_prompt_name)
+        elif (default := getattr(st, "default_prompt_name", None)) is not None:
+            prompt = prompts.get(default)
     task = _TASKS.get(method, "") if _has_router(st) else ""
     kept = {k: v for k, v in options.items() if k not in _CALL_OPTIONS and k != "task"}
     if "task" in options and _has_router(st):
@@ -510,7 +519,7 @@ def rendered_input(
     return [prompt or "", text, task, json.dumps(_jsonable(kept), sort_keys=True) if kept else ""]
 
 
-def _json_rows(inputs: Any) -> list[str] | None:
+def _json_rows(inputs: object) -> list[str] | None:
     """The loader's prepared rows as JSON, in order; None when they are not a `datasets.Dataset` read in
     order (row by row into batches, or as whole slices) or hold anything but JSON values (images,
     audio), which then run uncached."""
@@ -534,7 +543,7 @@ def _json_rows(inputs: Any) -> list[str] | None:
         return None
 
 
-def _slices_in_order(sampler: Any, n: int) -> bool:
+def _slices_in_order(sampler: Iterable[object] | None, n: int) -> bool:
     """Whether a sampler of whole batches yields consecutive slices covering rows 0..n-1."""
     start = 0
     for part in sampler or ():
@@ -547,12 +556,12 @@ def _slices_in_order(sampler: Any, n: int) -> bool:
     return start == n
 
 
-def _has_router(st: Any) -> bool:
+def _has_router(st: object) -> bool:
     modules = getattr(st, "_modules", None) or {}
     return any(type(m).__name__ == "Router" for m in modules.values())
 
 
-def _is_sentence_transformer(obj: Any) -> bool:
+def _is_sentence_transformer(obj: object) -> TypeGuard[SentenceTransformer]:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
@@ -560,16 +569,16 @@ def _is_sentence_transformer(obj: Any) -> bool:
     return isinstance(obj, SentenceTransformer)
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> JSON:
     return json.loads(json.dumps(value, default=str, sort_keys=True))
 
 
-def loader_name(loader: Any) -> str:
+def loader_name(loader: object) -> str:
     """A registry loader's name as records and `bench list models` show it (a class or a function)."""
     return getattr(loader, "__qualname__", None) or getattr(loader, "__name__", None) or type(loader).__name__
 
 
-def identity_extras_public(meta: ModelMeta | None) -> dict[str, Any]:
+def identity_extras_public(meta: ModelMeta | None) -> JSONObject:
     """The implementation as a run record shows it: MTEB's loader and its options."""
     if meta is None:
         return {"loader": "SentenceTransformerEncoderWrapper", "loader_kwargs": {}}

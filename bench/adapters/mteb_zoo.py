@@ -44,13 +44,22 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, cast
 
 from bench.adapters.mteb_model import loader_name, rendered_input
 from bench.core.bounded import MAX_CONFIG_BYTES, load_json_bounded, read_at_most
 from bench.core.errors import BenchError
 from bench.core.fileio import read_cached, write_cached
 from bench.core.paths import cache_root
+
+if TYPE_CHECKING:
+    import torch
+    from mteb import TaskMetadata
+    from mteb.models import ModelMeta
+    from mteb.types import Array, BatchedInput
+    from torch.utils.data import DataLoader
+
+    from bench.adapters.model_input import ModelInput
 
 logger = logging.getLogger(__name__)
 
@@ -70,15 +79,36 @@ _PROBE_PACKAGES = ("mteb", "sentence-transformers", "transformers", "huggingface
 _opened: ContextVar[list[tuple[str, str | None]] | None] = ContextVar("_opened", default=None)
 
 
-def instruction_models() -> list[dict[str, Any]]:
+class ZooModel(TypedDict):
+    """One row of `instruction_models` (`bench list models --zoo`)."""
+
+    model: str
+    revision: str
+    implementation: str
+    query: str
+    document: str
+    reason: str | None
+
+
+class ProbeEntry(TypedDict):
+    """One model's cached probe: its formats, and the repositories it opened with their stamp (`_fresh`)."""
+
+    query: str
+    document: str
+    reason: str | None
+    opened: list[list[str | None]]  # [repository or path, cache folder]
+    stamp: str
+
+
+def instruction_models() -> list[ZooModel]:
     """One row per instruction-aware registry text model (`use_instructions`): name, revision, loader,
     and the query and document formats its MTEB wrapper sends (or why they were not probed: `reason`)."""
     import mteb
 
     path = probe_cache_path()
     cached = _read_probe_cache(path)
-    entries: dict[str, Any] = {}
-    rows = []
+    entries: dict[str, ProbeEntry] = {}
+    rows: list[ZooModel] = []
     for meta in mteb.get_model_metas():
         if not meta.use_instructions or meta.loader is None or "text" not in (meta.modalities or ["text"]):
             continue
@@ -86,7 +116,7 @@ def instruction_models() -> list[dict[str, Any]]:
         entries[str(meta.name)] = entry
         rows.append(
             {
-                "model": meta.name,
+                "model": str(meta.name),
                 "revision": (meta.revision or "")[:12],
                 "implementation": loader_name(meta.loader),
                 "query": entry["query"],
@@ -119,12 +149,12 @@ def _read_probe_cache(path: Path) -> dict[str, Any]:
     return found["models"] if isinstance(found.get("models"), dict) else {}
 
 
-def _write_probe_cache(path: Path, entries: dict[str, Any]) -> None:
+def _write_probe_cache(path: Path, entries: dict[str, ProbeEntry]) -> None:
     """Written atomically; a read-only or full cache costs only speed (the next listing probes again)."""
     write_cached(path, {"format": PROBE_CACHE_FORMAT, "models": entries}, what="MTEB zoo formats")
 
 
-def _fresh(entry: Any) -> dict[str, Any] | None:
+def _fresh(entry: Any) -> ProbeEntry | None:
     """A cached entry that is well formed and whose repositories' local files are as they were when probed."""
     try:
         opened = [(source, folder) for source, folder in entry["opened"]]
@@ -136,15 +166,15 @@ def _fresh(entry: Any) -> dict[str, Any] | None:
     return entry if valid and entry.get("stamp") == local_stamp(opened) else None
 
 
-def _probe_entry(meta: Any) -> dict[str, Any]:
+def _probe_entry(meta: ModelMeta) -> ProbeEntry:
     """`probe_formats(meta)` with the repositories it opened (the model's own name at least) and their stamp."""
-    token = _opened.set([(meta.name, None)])
+    token = _opened.set([(str(meta.name), None)])
     try:
         query, document, reason = probe_formats(meta)
         opened = sorted(set(_opened.get() or []), key=lambda o: (o[0], o[1] or ""))
     finally:
         _opened.reset(token)
-    pairs = [[source, folder] for source, folder in opened]
+    pairs: list[list[str | None]] = [[source, folder] for source, folder in opened]
     return {"query": query, "document": document, "reason": reason, "opened": pairs, "stamp": local_stamp(opened)}
 
 
@@ -162,11 +192,11 @@ def local_stamp(opened: Sequence[tuple[str, str | None]]) -> str:
     return digest.hexdigest()[:32]
 
 
-def _listing(root: Path) -> list[list[Any]] | None:
+def _listing(root: Path) -> list[list[str | int | None]] | None:
     """[relative path, size, mtime_ns] of each file below `root` (its `blobs` left out), or None if no folder."""
     if not root.is_dir():
         return None
-    found = []
+    found: list[list[str | int | None]] = []
     for here, dirs, files in os.walk(root):
         if Path(here) == root:
             dirs[:] = [d for d in dirs if d != "blobs"]
@@ -231,7 +261,7 @@ class _Unprobed(Exception):
     """A format MTEB's wrapper leaves to something not known offline."""
 
 
-def _sent(impl: Any, task_metadata: Any, prompt_type: str) -> str:
+def _sent(impl: Any, task_metadata: TaskMetadata, prompt_type: str) -> str:
     """The one text MTEB's wrapper sends its SentenceTransformer for the probe row."""
     from mteb.types import PromptType
 
@@ -249,7 +279,7 @@ def _sent(impl: Any, task_metadata: Any, prompt_type: str) -> str:
 
 
 @cache
-def _probe_rows() -> Any:
+def _probe_rows() -> DataLoader[BatchedInput]:
     """MTEB's loader of one plain text row, `{text}` (a wrapper reads its features and its `text` batches)."""
     from datasets import Dataset
     from mteb._create_dataloaders import create_dataloader
@@ -259,17 +289,17 @@ def _probe_rows() -> Any:
 
 
 @cache
-def _probe_task_base() -> Any:
+def _probe_task_base() -> TaskMetadata:
     import mteb
 
     return mteb.get_task("NFCorpus").metadata  # a plain English text retrieval task: queries and documents
 
 
-def _probe_task(prompt: dict[str, str]) -> Any:
+def _probe_task(prompt: dict[str, str]) -> TaskMetadata:
     return _probe_task_base().model_copy(update={"name": PROBE_TASK, "prompt": prompt})
 
 
-def _loader_class(loader: Any) -> type | None:
+def _loader_class(loader: object) -> type | None:
     """MTEB's SentenceTransformer wrapper a loader builds (the loader itself, or the wrapper class a loader
     function constructs); None for any other implementation, which is never built by a probe."""
     from mteb.models.instruct_wrapper import InstructSentenceTransformerModel
@@ -304,11 +334,11 @@ class WeightlessST:
         self.max_seq_length = (self._local_json("sentence_bert_config.json") or {}).get("max_seq_length")
         self.truncate_dim = kwargs.get("truncate_dim")
         self.calls: list[tuple[str, list[Any], str | None, str | None, dict[str, Any]]] = []
-        self._modules: dict[str, Any] = {}
+        self._modules: dict[str, object] = {}
         self._tokenizer: Any = False  # False: not looked for yet
         self._blank = SimpleNamespace()
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if name == "prompts" and "prompts" in self.__dict__:
             self.__dict__["config_known"] = True  # MTEB's wrapper replaced the model's prompts with its own
         super().__setattr__(name, value)
@@ -335,17 +365,17 @@ class WeightlessST:
 
     get_embedding_dimension = get_sentence_embedding_dimension
 
-    def parameters(self) -> Iterator[Any]:
+    def parameters(self) -> Iterator[torch.nn.Parameter]:
         return iter(())
 
     def set_pooling_include_prompt(self, include_prompt: bool) -> None:
         """Pooling changes vectors, never which text is sent."""
 
-    def _first_module(self) -> Any:
+    def _first_module(self) -> SimpleNamespace:
         config = SimpleNamespace(_attn_implementation=None)
         return SimpleNamespace(auto_model=SimpleNamespace(config=config), tokenizer=SimpleNamespace())
 
-    def similarity(self, a: Any, b: Any) -> Any:
+    def similarity(self, a: Array, b: Array) -> Array:
         from sentence_transformers.util import cos_sim
 
         return cos_sim(a, b)
@@ -409,7 +439,7 @@ def weightless_sentence_transformers(*, offline: bool = False) -> Iterator[None]
 
     import huggingface_hub.constants
 
-    def refuse(*args: Any, **kwargs: Any) -> Any:
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
         raise _Unprobed("its wrapper loads model weights itself")
 
     with ExitStack() as stack:
@@ -426,11 +456,14 @@ def weightless_sentence_transformers(*, offline: bool = False) -> Iterator[None]
         yield
 
 
-def dry_run_tokens(model: Any, inputs: Sequence[Any]) -> dict[str, Any]:
+def dry_run_tokens(model: Any, inputs: Sequence[object]) -> dict[str, Any]:
     """Tokens the inputs would give the model: by its tokenizer when local, else characters / 4."""
     st = getattr(model, "st", None)
     if isinstance(st, WeightlessST) and st.local_tokenizer is not None:
-        return {"tokens": sum(model.token_lengths(inputs)), "tokens_method": "the model's tokenizer"}
+        return {
+            "tokens": sum(model.token_lengths(cast("Sequence[ModelInput]", inputs))),
+            "tokens_method": "the model's tokenizer",
+        }
     texts = [_text_of(x) for x in inputs]
     return {
         "tokens": sum(math.ceil(len(t) / 4) for t in texts),
@@ -438,7 +471,7 @@ def dry_run_tokens(model: Any, inputs: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def _text_of(model_input: Any) -> str:
+def _text_of(model_input: object) -> str:
     """The text an input sends: a string, or MTEB's [prompt, text, task, options] (rows: their JSON)."""
     if isinstance(model_input, str):
         return model_input
@@ -472,14 +505,14 @@ def weightless(model: Any) -> Iterator[None]:
 class _Unbuilt:
     """An implementation that was not built: cosine similarity for the placeholder vectors of a dry run."""
 
-    mteb_model_meta: Any = None
+    mteb_model_meta: ModelMeta | None = None
 
-    def similarity(self, a: Any, b: Any) -> Any:
+    def similarity(self, a: Array, b: Array) -> Array:
         from sentence_transformers.util import cos_sim
 
         return cos_sim(a, b)
 
-    def similarity_pairwise(self, a: Any, b: Any) -> Any:
+    def similarity_pairwise(self, a: Array, b: Array) -> Array:
         from sentence_transformers.util import pairwise_cos_sim
 
         return pairwise_cos_sim(a, b)

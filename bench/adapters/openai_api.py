@@ -53,10 +53,11 @@ import math
 import os
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -72,6 +73,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from mteb.types import PromptType
+
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +106,34 @@ class APIUsage:
     texts: int = 0
     tokens: int = 0
     tokens_estimated: int = 0  # part of `tokens` estimated because the endpoint reported no usage
+
+
+class Cost(TypedDict):
+    """What a number of tokens costs: USD (None when the price is unknown), the price and where it comes from."""
+
+    usd: float | None
+    usd_per_1m_tokens: float | None
+    price_source: str | None
+
+
+class Usage(Cost):
+    """The usage ledger of the run record (`encode.usage`): `APIUsage`'s counts, how tokens were counted, the cost."""
+
+    requests: int
+    retries: int
+    texts: int
+    tokens: int
+    tokens_estimated: int
+    tokens_method: str
+
+
+class UsageEstimate(Cost):
+    """What `--dry-run` says sending some texts would cost (`estimate_usage`)."""
+
+    texts: int
+    tokens: int
+    tokens_method: str
+    requests: int
 
 
 class OpenAIEmbeddingEncoder(BaseEncoder):
@@ -220,7 +252,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     def device(self) -> str:
         return "api"
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         return {
             **super().settings(),
             "instruction_template": self.template,
@@ -232,7 +264,7 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
             "max_tokens_per_request": self.max_tokens_per_request,
         }
 
-    def identity_extras(self) -> dict[str, Any]:
+    def identity_extras(self) -> JSONObject:
         """The endpoint: another one may serve other weights under the same name, so its vectors are cached
         apart. Its query string selects too (`?deployment=a`), so it counts, as a hash (see `endpoint_query`);
         an endpoint without one keeps the fingerprint it always had, and so its cache."""
@@ -246,35 +278,43 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
         known = PRICES_USD_PER_1M.get(self.model_id)
         return (known, PRICE_TABLE_SOURCE) if known is not None else (None, None)
 
-    def usage(self, since: dict[str, Any] | None = None) -> dict[str, Any]:
+    def usage(self, since: Mapping[str, object] | None = None) -> Usage:
         """The ledger for the run record: requests, retries, texts, tokens and cost (None if unknown).
 
         Running totals, or with `since` (an earlier `usage()`), what was used after it.
         """
-        counts = asdict(self.api_usage)
+        counts: dict[str, int] = asdict(self.api_usage)
         if since:
-            counts = {k: v - int(since.get(k) or 0) for k, v in counts.items()}
+            counts = {k: v - _count(since.get(k)) for k, v in counts.items()}
         method = "reported by the endpoint"
         if counts["tokens_estimated"]:
             method += f"; {counts['tokens_estimated']} estimated ({token_method(self.model_id)}) where it reported none"
-        return {**counts, "tokens_method": method, **self._cost(counts["tokens"])}
+        return Usage(
+            requests=counts["requests"],
+            retries=counts["retries"],
+            texts=counts["texts"],
+            tokens=counts["tokens"],
+            tokens_estimated=counts["tokens_estimated"],
+            tokens_method=method,
+            **self._cost(counts["tokens"]),
+        )
 
-    def estimate_usage(self, inputs: Sequence[str]) -> dict[str, Any]:
+    def estimate_usage(self, inputs: Sequence[str]) -> UsageEstimate:
         """What sending `inputs` would cost, computed locally (for `--dry-run`)."""
         tokens = sum(count_tokens(self.model_id, text) for text in inputs)
         requests = sum(1 for _ in self._requests(list(inputs), self.batch_size))
-        return {
-            "texts": len(inputs),
-            "tokens": tokens,
-            "tokens_method": token_method(self.model_id),
-            "requests": requests,
+        return UsageEstimate(
+            texts=len(inputs),
+            tokens=tokens,
+            tokens_method=token_method(self.model_id),
+            requests=requests,
             **self._cost(tokens),
-        }
+        )
 
-    def _cost(self, tokens: int) -> dict[str, Any]:
+    def _cost(self, tokens: int) -> Cost:
         price, source = self.price_per_million()
         usd = None if price is None else round(tokens * price / 1e6, 8)
-        return {"usd": usd, "usd_per_1m_tokens": price, "price_source": source}
+        return Cost(usd=usd, usd_per_1m_tokens=price, price_source=source)
 
     # ------------------------------------------------------------------ family hooks
     def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> str:
@@ -309,9 +349,9 @@ class OpenAIEmbeddingEncoder(BaseEncoder):
     def group_batches(self) -> int:
         return max(super().group_batches(), self.max_concurrency)  # room for every request in flight
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         """The group's vectors in input order; its requests at most `max_concurrency` at a time."""
-        batches = list(self._requests(inputs, batch_size))
+        batches = list(self._requests(cast("list[str]", inputs), batch_size))  # `render` gives strings
         return np.concatenate(run_in_order(self._embed, batches, self.max_concurrency))
 
     # ------------------------------------------------------------------ requests
@@ -479,7 +519,7 @@ def _message(e: Exception) -> str:
     return _short(body.get("message") if isinstance(body, dict) and body.get("message") else str(e))
 
 
-def _short(text: Any) -> str:
+def _short(text: object) -> str:
     """`text` on one line, the key of the environment masked, then cut to 200 characters (the mask first,
     so no cut can leave part of the key)."""
     text = " ".join(str(text).split())
@@ -523,7 +563,7 @@ def _index_problem(indices: list[Any], n: int) -> str | None:
     return f"embeddings with wrong indices ({'; '.join(parts)})"
 
 
-def _items(data: list[Any]) -> list[SimpleNamespace]:
+def _items(data: list[object]) -> list[SimpleNamespace]:
     """A reply's `data` items as objects with `index` and `embedding` (None where an item lacks them)."""
     return [
         SimpleNamespace(index=d.get("index"), embedding=d.get("embedding"))
@@ -533,12 +573,12 @@ def _items(data: list[Any]) -> list[SimpleNamespace]:
     ]
 
 
-def _listing(values: list[Any], most: int = 5) -> str:
+def _listing(values: Sequence[object], most: int = 5) -> str:
     shown = ", ".join(map(repr, values[:most]))
     return shown + (f" and {len(values) - most} more" if len(values) > most else "")
 
 
-def _numbers(embedding: Any) -> np.ndarray | None:
+def _numbers(embedding: object) -> np.ndarray | None:
     """One embedding as float32 values (a value past float32's range becomes inf, and is refused as such);
     None when it is not a non-empty flat list of JSON numbers. numpy alone would take "0.1" and true for
     numbers: an endpoint sending strings (all one vector, say) would be scored, and cached, as a model."""
@@ -632,3 +672,8 @@ def budget_tokens(model_id: str, text: str) -> int:
     if encoding is not None:
         return len(encoding.encode(text, disallowed_special=()))
     return len(text.encode("utf-8"))
+
+
+def _count(value: object) -> int:
+    """A count of an earlier ledger (`usage(since=...)`): 0 where it has none."""
+    return int(value) if isinstance(value, int | float | str) and value else 0

@@ -20,10 +20,14 @@ import hashlib
 import inspect
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+
+if TYPE_CHECKING:
+    from bench.core.json_types import JSON, JSONObject
 
 # Constructor parameters the registry or runner fills in itself; never user options.
 INTERNAL_PARAMS = frozenset({"self", "name", "source", "experiment_defaults"})
@@ -70,10 +74,25 @@ def family_options(cls: type) -> dict[str, OptionInfo]:
                 default = None if p.default is p.empty else p.default
                 # as written: a string under `from __future__ import annotations`, else the object's own text
                 annotation = p.annotation if isinstance(p.annotation, str) else inspect.formatannotation(p.annotation)
+                annotation = spelled_out(annotation, getattr(init, "__globals__", {}))
                 options[p.name] = OptionInfo(p.name, default, "" if p.annotation is p.empty else annotation)
         if not forwards:
             break
     return options
+
+
+def spelled_out(annotation: str, namespace: Mapping[str, object]) -> str:
+    """`Pooling | None` as `Literal['1st-gen', ...] | None`: each union member that names a `Literal` alias of
+    the constructor's module spelled out, so that the option parser (bench/adapters/option_values.py, which
+    reads an annotation as written) checks the value against the alias's values; other members stay as written."""
+    members = [m.strip() for m in annotation.split("|")]
+    spelled = []
+    for member in members:
+        alias = namespace.get(member) if member.isidentifier() else None
+        if get_origin(alias) is Literal:
+            member = f"Literal[{', '.join(repr(v) for v in get_args(alias))}]"
+        spelled.append(member)
+    return " | ".join(spelled) if spelled != members else annotation
 
 
 def option_defaults(cls: type) -> dict[str, Any]:
@@ -88,7 +107,7 @@ def runtime_options(cls: type) -> frozenset[str]:
     return frozenset(names)
 
 
-def vector_options(cls: type, values: dict[str, Any]) -> dict[str, Any]:
+def vector_options(cls: type, values: Mapping[str, JSON]) -> JSONObject:
     """The options in `values` that change vectors (every option not declared runtime)."""
     runtime = runtime_options(cls)
     return {k: v for k, v in values.items() if k not in runtime}
@@ -105,7 +124,7 @@ def public_value(value: Any) -> Any:
     return value
 
 
-def experiment_label(value: Any) -> str | int | float | bool | None:
+def experiment_label(value: object) -> str | int | float | bool | None:
     """A short, filesystem-safe, readable label for an option value in an experiment folder name.
 
     Scalars that are already safe stay as they are (`none`, `float16`, `1st-gen`, 256); anything else
@@ -123,7 +142,7 @@ def experiment_label(value: Any) -> str | int | float | bool | None:
     return f"{slug}-{digest}" if slug else digest
 
 
-def fit_experiment(experiment: dict[str, Any]) -> dict[str, Any]:
+def fit_experiment(experiment: Mapping[str, JSON]) -> JSONObject:
     """`experiment` with its longest labels shortened until MTEB's folder name fits its 200 characters.
 
     A setting with many long options (a re-encoder's hub id, filter words, a custom template) would
@@ -138,11 +157,11 @@ def fit_experiment(experiment: dict[str, Any]) -> dict[str, Any]:
     while name_length() > MTEB_EXPERIMENT_NAME_LIMIT:
         longest = max(
             (k for k, v in out.items() if isinstance(v, str) and len(v) > _SHORT_LABEL),
-            key=lambda k: len(out[k]),
+            key=lambda k: len(str(out[k])),  # a str (the filter above)
             default=None,
         )
         if longest is None:
             break
-        label = out[longest]
+        label = str(out[longest])
         out[longest] = f"{label[: _SHORT_LABEL - 9].rstrip('-.')}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
     return out

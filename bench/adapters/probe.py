@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from mteb import TaskMetadata
     from mteb.types import PromptType
 
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
+
 PROBE_TEXT = "The hotel room was clean, but the staff at the front desk were rude."
 PROBE_INSTRUCTIONS = ("What is the sentiment of this review?", "Which topic does this review discuss?")
 
@@ -28,9 +31,9 @@ class InstructionProbe:
 
     if TYPE_CHECKING:  # the family's hook (bench.adapters.base.BaseEncoder.render)
 
-        def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> Any: ...
+        def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> ModelInput: ...
 
-    def instruction_use(self, task_metadata: TaskMetadata | None = None) -> dict[str, Any]:
+    def instruction_use(self, task_metadata: TaskMetadata | None = None) -> JSONObject:
         """Whether this setting's model input changes with the instruction: PROBE_TEXT rendered under
         the two PROBE_INSTRUCTIONS (as a task's query, `probe_input`); equal inputs mean blind."""
         first, second = (input_key(self.probe_input(PROBE_TEXT, i, task_metadata)) for i in PROBE_INSTRUCTIONS)

@@ -15,7 +15,7 @@ i.e. 10% from the top, rounded). Prompts hold no instruction: an instruction-bli
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,12 @@ from bench.adapters.lm import (
 )
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
+
+if TYPE_CHECKING:
+    from mteb.types import PromptType
+
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
 
 PROMPTEOL = ['This sentence : "*sent 0*" means in one word:"']
 METAEOL = [
@@ -122,11 +128,11 @@ class PromptEOLEncoder(GGUFWeights, DeviceBatches):
         self.tokenizer: Any = None
         super().__init__(name=name, revision=revision, source=model_path, **kwargs)
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         return {
             **super().settings(),
             "prompt_set": self.prompt_set,
-            "prompt_list": self.prompts,
+            "prompt_list": [*self.prompts],
             "prompts_sha256": sha256_json(self.prompts),
         }
 
@@ -152,17 +158,17 @@ class PromptEOLEncoder(GGUFWeights, DeviceBatches):
             return layer_index(proportional_layer(n_states - 1), n_states)
         return layer_index(int(self.layer), n_states)
 
-    def render(self, text: str, instruction: str | None, prompt_type: Any) -> list[str]:
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> list[str]:
         """The model inputs for one text: one prompt per meta-task (the cache key holds all of them)."""
         sentence = clean_sentence(text) if self.clean_input else text
         template = self.instruction_template
         prefix = template.replace("{instruction}", instruction) if template and instruction else ""
         return [prefix + p.replace(SLOT, sentence).strip() for p in self.prompts]
 
-    def input_length(self, model_input: Any) -> int:  # type: ignore[override]
+    def input_length(self, model_input: ModelInput) -> int:  # type: ignore[override]
         return sum(len(p) for p in model_input)
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         flat = [p for prompts in inputs for p in prompts]
         ids = self.tokenizer(flat, truncation=self.max_input_length is not None, max_length=self.max_input_length)
         lengths = [len(i) for i in ids["input_ids"]]

@@ -39,7 +39,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.adapters.option_values import OptionSource, coerce_option
 from bench.adapters.options import family_options, option_defaults, runtime_options
@@ -49,9 +49,12 @@ from bench.core.errors import BenchError, ConfigError, ModelLoadError, UnknownNa
 from bench.core.fileio import read_cached, tree_fingerprint, write_cached
 from bench.core.paths import cache_root
 
-# Family classes are BaseEncoder subclasses; typed loosely because bench.adapters.base imports this
-# module (a class registers itself when defined), and no file imports another that imports it back.
-FAMILIES: dict[str, Any] = {}
+if TYPE_CHECKING:
+    from bench.adapters.base import BaseEncoder
+
+# Family classes: bench.adapters.base imports this module (a class registers itself when defined), so
+# BaseEncoder is imported for the type checker only (no file imports another that imports it back).
+FAMILIES: dict[str, type[BaseEncoder]] = {}
 FAMILY_ALIASES: dict[str, str] = {}
 # Modules of the package that hold no family (skipped by discovery only to save imports).
 _NOT_FAMILIES = {
@@ -68,7 +71,7 @@ _NOT_FAMILIES = {
 }
 
 
-def register_family(cls: Any) -> None:
+def register_family(cls: type[BaseEncoder]) -> None:
     """Add a family class under its name and aliases; a second class for one name is an error."""
 
     def owner(c: type) -> str:
@@ -278,7 +281,7 @@ def takes_option(cls: type, option: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------- options
-def check_options(family: str, cls: type, options: Mapping[str, Any]) -> None:
+def check_options(family: str, cls: type, options: Mapping[str, object]) -> None:
     """Refuse options the family's constructor does not take, listing the ones it does."""
     known = family_options(cls)
     for key in options:
@@ -368,16 +371,16 @@ def read_model_config(path: str | Path) -> tuple[str | None, dict[str, Any]]:
     return spec, {**_option_names(nested, path), **data}
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     """What a config value is, in words: `a list`, `a string`."""
     words = {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
     return words.get(type(value), f"a {type(value).__name__}")
 
 
-def _option_names(mapping: dict[Any, Any], path: str | Path) -> dict[str, Any]:
+def _option_names(mapping: Mapping[object, object], path: str | Path) -> dict[str, object]:
     """Keys as option names (`batch-size` is `batch_size`); two keys naming one option are refused, as a
     repeated key is: one of them would silently win."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in mapping.items():
         name = str(key).replace("-", "_")
         if name in out:
@@ -389,7 +392,9 @@ def _option_names(mapping: dict[Any, Any], path: str | Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------- loading
-def load_model(spec: str, *, model_name: str | None = None, model_revision: str | None = None, **options: Any) -> Any:
+def load_model(
+    spec: str, *, model_name: str | None = None, model_revision: str | None = None, **options: Any
+) -> BaseEncoder:
     """An encoder for `spec`; weights load lazily, on the first text the cache cannot serve.
 
     `options` go to the family's constructor (None means "the family's default"), each converted and
@@ -439,13 +444,13 @@ def published_copy(model_id: str, revision: str | None) -> str:
     return local if match is not None and match["matches"] == model_id else model_id
 
 
-def spec_family(spec: str, options: Mapping[str, Any]) -> str:
+def spec_family(spec: str, options: Mapping[str, object]) -> str:
     """The family `load_model(spec, **options)` would use (before any model is built)."""
     family, _, _ = resolve(spec)
     return route_family(family, {k: v for k, v in options.items() if v is not None})
 
 
-def route_family(family: str, given: dict[str, Any]) -> str:
+def route_family(family: str, given: dict[str, object]) -> str:
     """MTEB's implementation or the harness's templates, by the options given (see module docstring).
 
     `--template mteb` means MTEB's implementation (and is dropped from `given`); any other template,

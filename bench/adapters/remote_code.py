@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bench.core.bounded import printable
 from bench.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mteb.models import ModelMeta
 
 # A loader whose own code passes the flag (a wrapper class that calls `from_pretrained(...,
 # trust_remote_code=True)` or defaults it to True), not only through its registered loader_kwargs.
 _IN_SOURCE = re.compile(r"trust_remote_code\s*(?::\s*bool\s*)?=\s*True")
 
 
-def registered_meta(model_id: str) -> Any | None:
+def registered_meta(model_id: str) -> ModelMeta | None:
     """MTEB's ModelMeta registered under exactly `model_id`, or None (an unregistered hub id, a path)."""
     from bench.adapters.identity import mteb_meta
 
@@ -34,7 +37,7 @@ def registered_meta(model_id: str) -> Any | None:
     return meta if meta is not None and meta.name == model_id else None
 
 
-def runs_own_code(meta: Any) -> bool:
+def runs_own_code(meta: ModelMeta) -> bool:
     """Whether MTEB's loader for `meta` imports code from the model's hub repository."""
     if _asks_for_remote_code(meta.loader_kwargs or {}):
         return True
@@ -45,7 +48,7 @@ def runs_own_code(meta: Any) -> bool:
     return bool(_IN_SOURCE.search(source))
 
 
-def _asks_for_remote_code(kwargs: Any) -> bool:
+def _asks_for_remote_code(kwargs: object) -> bool:
     """`trust_remote_code: True` at any depth of a loader's options (`model_kwargs`, `config_kwargs` ...)."""
     if not isinstance(kwargs, dict):
         return False
@@ -54,7 +57,7 @@ def _asks_for_remote_code(kwargs: Any) -> bool:
     )
 
 
-def is_api_client(meta: Any) -> bool:
+def is_api_client(meta: ModelMeta) -> bool:
     """Whether MTEB's registered model is a provider's API (its loader sends texts to a server)."""
     return meta.open_weights is False or "API" in (meta.framework or [])
 
@@ -65,7 +68,7 @@ def remote_code_line(name: str, revision: str, who: str, *, local: bool = False)
     return f"{name} runs its own code from {where} at revision {revision[:12]}: {who} trust_remote_code=True"
 
 
-def check_revision(meta: Any, revision: str | None, *, trusted: bool) -> None:
+def check_revision(meta: ModelMeta, revision: str | None, *, trusted: bool) -> None:
     """Refuse running a remote-code model's files at a revision other than MTEB's registered one,
     unless the user passed `--trust-remote-code`."""
     if trusted or not runs_own_code(meta) or revision is None or revision == meta.revision:

@@ -32,6 +32,9 @@ from bench.core.fileio import sha256_text
 if TYPE_CHECKING:
     from mteb.types import PromptType
 
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
+
 logger = logging.getLogger(__name__)
 
 TEMPLATES = {"none": "{text}", "prefix": "{instruction} {text}"}
@@ -101,7 +104,7 @@ class SentenceTransformerEncoder(BaseEncoder):
         self.model: Any = None
         super().__init__(name=name, revision=revision, source=model_path, **kwargs)
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         return {
             **super().settings(),
             "instruction_template": self.template,
@@ -156,24 +159,24 @@ class SentenceTransformerEncoder(BaseEncoder):
         return ["", fmt.format(instruction=instruction, text=text)]
 
     @staticmethod
-    def batch_group(model_input: Any) -> str:
+    def batch_group(model_input: ModelInput) -> str:
         # ST's encode takes one prompt per call: sorting by prompt first keeps 30 instructions from
         # splitting every batch into 30 small ones.
         return model_input[0]
 
-    def token_lengths(self, inputs: Sequence[Any]) -> list[int]:
+    def token_lengths(self, inputs: Sequence[ModelInput]) -> list[int]:
         texts = [x if isinstance(x, str) else "".join(x) for x in inputs]
         ids = self.model.tokenizer(texts, truncation=True, max_length=self.model.max_seq_length)["input_ids"]
         return [len(i) for i in ids]
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         by_prompt: dict[str, list[int]] = defaultdict(list)
-        for i, (prompt, _) in enumerate(inputs):
-            by_prompt[prompt].append(i)
+        for i, model_input in enumerate(inputs):  # [prompt, text]
+            by_prompt[model_input[0]].append(i)
         out = np.empty((len(inputs), self._dim()), dtype=np.float32)
         for prompt, rows in by_prompt.items():
 
-            def encode(batch: list[Any], prompt: str = prompt) -> np.ndarray:
+            def encode(batch: list[ModelInput], prompt: str = prompt) -> np.ndarray:
                 return self.model.encode(
                     batch, prompt=prompt or None, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
                 )

@@ -21,6 +21,9 @@ from bench.adapters.options import (
 )
 from bench.core.redact import redact_value
 
+if TYPE_CHECKING:
+    from bench.core.json_types import JSONObject
+
 
 class Setting:
     """Options, cache key and experiment name of an encoder (see module docstring)."""
@@ -36,17 +39,17 @@ class Setting:
 
     if TYPE_CHECKING:  # the encoder's device part answers these (bench.adapters.device.Placement)
 
-        def precision(self) -> dict[str, Any]: ...
+        def precision(self) -> JSONObject: ...
 
         @property
         def dtype(self) -> str: ...
 
-    def options(self) -> dict[str, Any]:
+    def options(self) -> JSONObject:
         """Every option's value: the constructor's defaults overridden by what was given."""
         given, cls = getattr(self, "_given_options", {}), _cls(self)
         return {**option_defaults(cls), **{k: v for k, v in given.items() if k in family_options(cls)}}
 
-    def vector_options(self) -> dict[str, Any]:
+    def vector_options(self) -> JSONObject:
         """The options that change vectors: all but the family's `runtime_options` and `inert_options()`,
         with the dtype as it resolves on this device (`precision`)."""
         inert = self.inert_options()
@@ -63,21 +66,21 @@ class Setting:
         one out only makes two identical settings count as different, never the reverse."""
         return set()
 
-    def experiment(self) -> dict[str, Any]:
+    def experiment(self) -> JSONObject:
         """MTEB experiment kwargs: the family (see `results_name_family`) and every vector option that
         differs from its default, as filesystem-safe labels. Empty for a family's default setting."""
         defaults = {**option_defaults(_cls(self)), **self._experiment_defaults}
-        out: dict[str, Any] = {"family": self.family} if self.results_name_family else {}
+        out: JSONObject = {"family": self.family} if self.results_name_family else {}
         for key, value in sorted(self.vector_options().items()):
             if value != defaults.get(key) or key in self.experiment_always:
                 out[key] = experiment_label(value)
         return fit_experiment(out)
 
-    def identity_extras(self) -> dict[str, Any]:
+    def identity_extras(self) -> JSONObject:
         """What else decides a vector besides the options (a re-encoder's weights, an endpoint)."""
         return {}
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONObject:
         """Options recorded in results (local paths shortened to their last component; `dtype` as resolved)."""
         hidden = ("cache_dir", "use_cache", "show_progress_bar")
         options = self.options()
@@ -86,7 +89,7 @@ class Setting:
         return {k: redact_value(public_value(v)) for k, v in options.items() if k not in hidden}
 
     @property
-    def fingerprint(self) -> dict[str, Any]:
+    def fingerprint(self) -> JSONObject:
         """The cache's identity of this setting: the model's content (never only its name), family, every
         vector option (dtype as resolved) and what else decides a vector (`identity_extras`)."""
         options = {k: public_value(v) for k, v in sorted(self.vector_options().items())}

@@ -26,11 +26,16 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from bench.adapters.base import BaseEncoder
+
+if TYPE_CHECKING:
+    from mteb.types import PromptType
+
+    from bench.adapters.model_input import ModelInput
 
 
 class StandInAccelerator(BaseEncoder):
@@ -65,17 +70,17 @@ class StandInAccelerator(BaseEncoder):
     def _load(self) -> None:
         pass
 
-    def render(self, text: str, instruction: str | None, prompt_type: Any) -> str:
+    def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> str:
         return f"{instruction}\n{text}" if instruction else text
 
     @staticmethod
-    def input_length(model_input: Any) -> int:
+    def input_length(model_input: ModelInput) -> int:
         return len(str(model_input).split())
 
-    def _encode_group(self, inputs: list[Any], batch_size: int) -> np.ndarray:
+    def _encode_group(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray:
         return self.run_batches(inputs, self._forward, batch_size=batch_size)
 
-    def _forward(self, batch: list[Any]) -> np.ndarray:
+    def _forward(self, batch: list[ModelInput]) -> np.ndarray:
         """A forward pass of `seconds`: the vectors are built inside it (on a GPU the forward pass makes them),
         so the stand-in's own table lookups are not counted as the harness's time."""
         start = time.perf_counter()

@@ -8,10 +8,13 @@ import os
 import queue
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.adapters.distributed.faults import failure_of
 from bench.adapters.distributed.wire import FAILURE, HEARTBEAT, JOB, OBJECT, STOP, Unsendable, Wire
+
+if TYPE_CHECKING:
+    from bench.adapters.cache import EmbeddingCache
 
 
 class Link:
@@ -23,7 +26,9 @@ class Link:
         self.heartbeat = heartbeat
         self.shares_disk = shares_disk  # on rank 0's machine: commit to a shard beside rank 0's cache
         self.wire = Wire(0)
-        self.shards: tuple[Any, ...] = ()  # the caches this rank writes (replaced whole: read by other threads)
+        self.shards: tuple[
+            EmbeddingCache, ...
+        ] = ()  # the caches this rank writes (replaced whole: read by other threads)
         self.last_job = 0  # the last encode job whose vectors were handed to a shard (or needed none)
         self.gone = False  # rank 0 is gone or silent
         self.encodes: queue.Queue = queue.Queue()

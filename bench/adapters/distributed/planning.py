@@ -6,6 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+if TYPE_CHECKING:
+    from bench.adapters.cache import EmbeddingCache
+    from bench.adapters.model_input import ModelInput
+    from bench.core.json_types import JSONObject
+
 if TYPE_CHECKING:  # numpy and torch load with the model, not with `bench --help` (which asks `is_worker`)
     import numpy as np
 
@@ -23,17 +28,19 @@ class Encoder(Protocol):
     def distributes(self) -> bool: ...  # a class variable, or a property where it depends on the model
 
     @property
-    def fingerprint(self) -> dict[str, Any]: ...
+    def fingerprint(self) -> JSONObject: ...
 
     def sub_encoders(self) -> Sequence[Encoder]: ...
 
     def group_batches(self) -> int: ...
 
-    def token_lengths(self, inputs: Sequence[Any]) -> list[int]: ...
+    def token_lengths(self, inputs: Sequence[ModelInput]) -> list[int]: ...
 
-    def encode_share(self, inputs: list[Any], batch_size: int) -> np.ndarray: ...
+    def encode_share(self, inputs: list[ModelInput], batch_size: int) -> np.ndarray: ...
 
-    def encode_for_team(self, inputs: list[Any], batch_size: int, tag: int) -> tuple[np.ndarray, Any]: ...
+    def encode_for_team(
+        self, inputs: list[ModelInput], batch_size: int, tag: int
+    ) -> tuple[np.ndarray, EmbeddingCache | None]: ...
 
     def use_cache_shard(self, rank: int | None) -> None: ...
 
@@ -52,7 +59,7 @@ def all_encoders(encoder: Encoder) -> Iterator[Encoder]:
         yield from all_encoders(sub)
 
 
-def plan_jobs(encoder: Encoder, inputs: Sequence[Any], batch_size: int) -> list[tuple[int, int]]:
+def plan_jobs(encoder: Encoder, inputs: Sequence[ModelInput], batch_size: int) -> list[tuple[int, int]]:
     """(start, stop) of each batch of length-sorted `inputs`: the batches a one-process run forms (groups
     of `group_batches` batches, each cut by `plan_batches` under the token budget), one job each."""
     from bench.adapters.batching import plan_batches

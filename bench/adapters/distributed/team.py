@@ -21,6 +21,10 @@ from bench.adapters.distributed.wire import FAILURE, HEARTBEAT, JOB, OBJECT, STO
 from bench.adapters.distributed.world import HEARTBEAT_ENV, World
 from bench.core.errors import EncodingError
 
+if TYPE_CHECKING:
+    from bench.adapters.cache import EmbeddingCache
+    from bench.adapters.model_input import ModelInput
+
 if TYPE_CHECKING:  # numpy and torch load with the model, not with `bench --help` (which asks `is_worker`)
     import numpy as np
 
@@ -50,7 +54,9 @@ class _Peer:
     score_s: float = 0.0
     stopped: bool = False
     committed: int = 0  # its shard has committed its batches up to this job id
-    held: list[tuple[int, Any, int]] = field(default_factory=list)  # (job id, cache, token) not yet committed
+    held: list[tuple[int, EmbeddingCache, int]] = field(
+        default_factory=list
+    )  # (job id, cache, token) not yet committed
 
 
 class Landing:
@@ -60,7 +66,7 @@ class Landing:
     def __init__(self, team: Team, peer: _Peer, job_id: int, committed: bool) -> None:
         self.team, self.peer, self.job_id, self.committed = team, peer, job_id, committed
 
-    def hold(self, cache: Any, keys: list[str], vectors: np.ndarray) -> None:
+    def hold(self, cache: EmbeddingCache, keys: list[str], vectors: np.ndarray) -> None:
         with self.team.cv:
             if self.job_id > self.peer.committed:
                 self.peer.held.append((self.job_id, cache, cache.hold(keys, vectors)))
@@ -93,7 +99,7 @@ class Team:
     def encode(
         self,
         encoder: Encoder,
-        inputs: Sequence[Any],
+        inputs: Sequence[ModelInput],
         batch_size: int,
         keep: Callable[[int, int, np.ndarray, Landing | None], None],
     ) -> int:

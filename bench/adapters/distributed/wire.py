@@ -8,7 +8,11 @@ import pickle
 import threading
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # numpy and torch load with the model, not with `bench --help`
+    import numpy as np
+    import torch
 
 _HEADER = 10  # int64s: kind, job id, rows, dim, dtype code, pickle parts, encode µs, score µs, committed, flags
 JOB, VECTORS, OBJECT, FAILURE, HEARTBEAT, STOP = range(1, 7)
@@ -19,8 +23,8 @@ _DTYPES = ("float32", "bfloat16", "float16")
 class Message:
     kind: int
     job_id: int = 0
-    obj: Any = None
-    vectors: Any = None
+    obj: Any = None  # whatever a peer pickled: a job's payload, a call's result
+    vectors: Any = None  # an (n, dim) array in a VECTORS message
     encode_s: float = 0.0
     score_s: float = 0.0
     committed: int = 0  # the sender's shard has committed every batch of a job id up to this one
@@ -45,8 +49,8 @@ class Wire:
         kind: int,
         job_id: int = 0,
         *,
-        obj: Any = None,
-        vectors: Any = None,
+        obj: object = None,
+        vectors: np.ndarray | None = None,
         usage: tuple[float, float] = (0.0, 0.0),
         committed: int = 0,
         in_shard: bool = False,
@@ -60,7 +64,7 @@ class Wire:
         header[6], header[7] = round(usage[0] * 1e6), round(usage[1] * 1e6)
         header[8], header[9] = committed, int(in_shard)
         payload = None
-        parts: list[Any] = []
+        parts: list[torch.Tensor] = []
         try:
             if vectors is not None:
                 payload = compact(torch.from_numpy(vectors))
@@ -117,7 +121,7 @@ class Wire:
         return message
 
 
-def _pickled(obj: Any) -> list[Any]:
+def _pickled(obj: object) -> list[torch.Tensor]:
     """`obj` as uint8 tensors: the pickle stream, then each out-of-band buffer (protocol 5), zero-copy."""
     import warnings
 
@@ -136,7 +140,7 @@ def _pickled(obj: Any) -> list[Any]:
         ]
 
 
-def compact(tensor: Any) -> Any:
+def compact(tensor: torch.Tensor) -> torch.Tensor:
     """`tensor` as bfloat16 or float16 if that holds every value exactly (a model run in half precision),
     else as it is: the receiver's float32 copy is then bit-identical, at half the bytes."""
     import torch
