@@ -32,6 +32,7 @@ class TaskBlock(TypedDict, total=False):
     instructions_sha256: str
     limit: int | None
     seed: int
+    metric_version: str  # the main score's declared metric version (bench/core/metric_specs.py)
 
 
 class ModelBlock(TypedDict, total=False):

@@ -38,6 +38,7 @@ from bench.core.redact import redact_value
 from bench.core.run_record import EncodeBlock, ModelBlock, RankBusy, ResumeKey, RunRecord, TaskBlock
 from bench.core.versions import package_versions
 from bench.results import model_catalog
+from bench.results.comparability import catalogue_version
 from bench.results.deltas import public_spec
 from bench.results.outcome import TaskOutcome
 from bench.results.store import (
@@ -527,6 +528,9 @@ def _run_record(
         "limit": options.limit,
         "seed": options.seed,
     }
+    # the declared version of the main score's metric (bench/core/metric_specs.py): a rule change is another metric
+    if (version := catalogue_version(meta.name)) is not None:
+        task_block["metric_version"] = version
     # Keys that only some records have are added in the order the file has always listed them.
     model_block: ModelBlock = {
         "spec": public_spec(options.model),
