@@ -93,3 +93,30 @@ def test_layers_page_names_every_module_of_the_layers_it_lists(layer: str):
     modules = sorted(p.name for p in (REPO / "bench" / layer).glob("*.py") if p.name != "__init__.py")
     unnamed = [m for m in modules if f"`{m}`" not in page and f"bench/{layer}/{m}" not in page]
     assert not unnamed, f"docs/design/layers.md does not name these modules of bench/{layer}: {unnamed}"
+
+
+@pytest.mark.slow  # collects the whole suite in a process: about 20 s
+def test_the_readmes_test_counts_are_the_collected_ones():
+    """README's "About N tests ... M in the inner loop" are a measured count: within 10% of what pytest collects."""
+    import subprocess
+    import sys
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"About ([\d,]+) tests.*?inner loop[^.]*?([\d,]+) tests", readme, re.S)
+    assert stated, "README's Tests section no longer states the counts this test checks"
+    total, inner = (int(n.replace(",", "")) for n in stated.groups())
+
+    def collected(*marks: str) -> int:
+        out = subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *marks],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        found = re.search(r"(\d+)(?:/\d+)? tests? collected", out)
+        assert found, out[-2000:]
+        return int(found.group(1))
+
+    for stated_count, measured in ((total, collected()), (inner, collected("-m", "not slow"))):
+        assert abs(stated_count - measured) <= 0.1 * measured, (stated_count, measured)

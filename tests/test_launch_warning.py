@@ -42,7 +42,6 @@ def test_no_warning_otherwise(env, argv):
 
 def test_bench_run_logs_it_first(monkeypatch, caplog):
     """`bench run` logs the line before it imports or loads anything (here the run then stops at once)."""
-    import argparse
     import sys
 
     for name, value in SIMPLE_LAUNCH.items():
@@ -51,8 +50,11 @@ def test_bench_run_logs_it_first(monkeypatch, caplog):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(run_command, "_launcher_argv", lambda: LAUNCHER)
     monkeypatch.setitem(sys.modules, "bench.adapters.distributed", None)  # the first import after the check: stop there
+    from bench.cli.main import build_parser
+
+    args = build_parser().parse_args(["run"])  # the names are checked after the warning, before any import
     with caplog.at_level("WARNING"), pytest.raises(ImportError):
-        run_command._cmd_run(argparse.Namespace())
+        run_command._cmd_run(args)
     assert [r.getMessage() for r in caplog.records] == [
         (
             "warning: accelerate launch started one process; for 2 processes add --multi_gpu (GPUs) "

@@ -98,9 +98,10 @@ def test_a_failing_job_raises_its_own_exception_where_the_task_gathers(fewrel_si
         calls.append(threading.current_thread().name)
         if len(calls) == 4:
             raise Boom("k-means failed")
-        return 0.5
+        return [0] * len(labels)  # one cluster: a valid assignment
 
-    monkeypatch.setattr(instruction_robustness, "cluster_v_measure", fail_on_the_fourth)
+    # each view's k-means (the task scores the assignments it returns; bench/tasks/metrics.py)
+    monkeypatch.setattr(instruction_robustness, "cluster_assignment", fail_on_the_fourth)
     with pytest.raises(Boom, match="k-means failed"):
         scores_of(ScaledHashEncoder(use_cache=False), FewRelClustering(data_dir=fewrel_six_dir))
     _wait_for_no_thread()
@@ -173,7 +174,7 @@ def test_a_failed_task_leaves_no_queued_job_and_no_thread(fewrel_six_dir, monkey
         if threading.current_thread().name == "bench-scoring":
             started.set()
             release.wait(10)
-        return 0.5
+        return [0] * len(labels)
 
     class FailsAtTheFourthView(ScaledHashEncoder):
         def _encode_group(self, inputs, batch_size):
@@ -183,7 +184,7 @@ def test_a_failed_task_leaves_no_queued_job_and_no_thread(fewrel_six_dir, monkey
                 raise Boom("the encoder failed")
             return super()._encode_group(inputs, batch_size)
 
-    monkeypatch.setattr(instruction_robustness, "cluster_v_measure", blocked)
+    monkeypatch.setattr(instruction_robustness, "cluster_assignment", blocked)
     with pytest.raises(Boom, match="the encoder failed"):
         scores_of(FailsAtTheFourthView(use_cache=False), FewRelClustering(data_dir=fewrel_six_dir))
     release.set()

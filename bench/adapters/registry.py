@@ -313,6 +313,8 @@ def convert_options(spec: str, layers: Sequence[tuple[OptionSource, Mapping[str,
     for source, values in layers:
         for key, value in values.items():
             merged[key], source_of[key] = value, source
+    if not merged:  # nothing to check: the family is not imported (a fully reused rerun imports no MTEB)
+        return merged
     try:
         info = family_options(family_class(spec_family(spec, merged)))
     except BenchError:
