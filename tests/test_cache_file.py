@@ -45,7 +45,7 @@ def test_a_process_that_exits_without_closing_leaves_no_write_ahead_log(tmp_path
         print(cache.path)
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr
     path = proc.stdout.strip().splitlines()[-1]
     assert not (tmp_path / (path.rsplit("/", 1)[-1] + "-wal")).exists()

@@ -155,7 +155,7 @@ def _imported(*argv: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1800,
         env={**os.environ, "COLUMNS": "120"},
     )
     modules = {m.group(1).split(".")[0] for m in re.finditer(r"^import time:.*\| +(\S+)$", proc.stderr, re.M)}

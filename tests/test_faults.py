@@ -1559,7 +1559,7 @@ def interrupt_in_flight(
         _wait_in_flight(server, proc, requests)
         proc.send_signal(sig)
         tick = time.monotonic()
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=1800)
         return proc.returncode, err, time.monotonic() - tick
     finally:
         if proc.poll() is None:

@@ -432,7 +432,7 @@ def test_concurrent_loads_de_quantise_once(tiny, reference, fresh_cache, monkeyp
             for thread in threads:
                 thread.start()
             for thread in threads:
-                thread.join(timeout=600)
+                thread.join(timeout=1800)
     finally:
         gc.logger.removeHandler(watch)
     assert not failed and overlapped.is_set() and len(loaded) == 2, failed
