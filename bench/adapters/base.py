@@ -151,7 +151,7 @@ class BaseEncoder(Setting, Placement, Batching, InstructionProbe, ModelFacts, Ab
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "family" in cls.__dict__:
-            from bench.adapters.registry import register_family
+            from bench.adapters.families import register_family
 
             register_family(cls)
 

@@ -39,8 +39,9 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from bench.adapters import families
 from bench.adapters.option_values import OptionSource, coerce_option
 from bench.adapters.options import family_options, option_defaults, runtime_options
 from bench.core.bounded import brief
@@ -52,13 +53,15 @@ from bench.core.paths import cache_root
 if TYPE_CHECKING:
     from bench.adapters.base import BaseEncoder
 
-# Family classes: bench.adapters.base imports this module (a class registers itself when defined), so
-# BaseEncoder is imported for the type checker only (no file imports another that imports it back).
-FAMILIES: dict[str, type[BaseEncoder]] = {}
-FAMILY_ALIASES: dict[str, str] = {}
+# Family classes, as each registered itself (bench/adapters/families.py: BaseEncoder registers a subclass there,
+# never importing this module, so this one may name BaseEncoder in its types).
+FAMILIES = cast("dict[str, type[BaseEncoder]]", families.FAMILIES)
+FAMILY_ALIASES = families.FAMILY_ALIASES
+register_family = families.register_family
 # Modules of the package that hold no family (skipped by discovery only to save imports).
 _NOT_FAMILIES = {
     "base",
+    "families",
     "cache",
     "distributed",
     "options",
@@ -69,23 +72,6 @@ _NOT_FAMILIES = {
     "gstransform_labels",
     "mteb_zoo",
 }
-
-
-def register_family(cls: type[BaseEncoder]) -> None:
-    """Add a family class under its name and aliases; a second class for one name is an error."""
-
-    def owner(c: type) -> str:
-        return f"{c.__module__}.{c.__qualname__}"
-
-    for key in (cls.family, *cls.aliases):
-        earlier = FAMILIES.get(key) or FAMILIES.get(FAMILY_ALIASES.get(key, ""))
-        if earlier is not None and owner(earlier) != owner(cls):
-            raise ConfigError(
-                f"Duplicate model family {key!r}: {owner(cls)} and {owner(earlier)}. Family names and "
-                f"aliases must be unique; rename one (the class attribute `family` or `aliases`)."
-            )
-    FAMILIES[cls.family] = cls
-    FAMILY_ALIASES.update(dict.fromkeys(cls.aliases, cls.family))
 
 
 def discover() -> None:
