@@ -285,8 +285,6 @@ def test_a_full_disk_stops_the_table_after_printing_the_rows_that_ran(tmp_path, 
 def test_a_cell_on_stand_in_data_is_marked_and_left_out_of_the_mean(tmp_path, capsys, monkeypatch):
     """InBedder's NYT texts could not be had, so the harness runs a stand-in: Δ against the paper's NYT compares
     two datasets. The cell is shown, marked ‡, and the mean |Δ| is over the other cells only."""
-    from bench.results.outcome import TaskOutcome
-    from bench.run import reproduce_table
 
     table = _table()
     row = table.row("all-MiniLM-L6-v2")
@@ -295,18 +293,8 @@ def test_a_cell_on_stand_in_data_is_marked_and_left_out_of_the_mean(tmp_path, ca
     assert done.on_stand_in == ("DemoIntentEmotion",) and done.mean_abs_delta == 0.0
 
     stand_in = {"task": {"dataset": {"stand_in": True, "stand_in_note": "a proxy"}}}
-
-    def fake_run(options: Any) -> list[TaskOutcome]:
-        return [TaskOutcome("DemoInstructSTS", "cosine_spearman", 0.3125, {}, "computed", stand_in)]
-
-    monkeypatch.setattr(reproduce_table, "run", fake_run)
-    path = tmp_path / "tiny-table.yaml"
-    path.write_text(TINY_TABLE.replace("{TINY}", "org/tiny"), encoding="utf-8")
-    code, out, _ = _reproduce(capsys, str(path), "--rows", "2", "--output-dir", str(tmp_path / "out"))
-    assert code == 0
-    assert [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines() if line.startswith("| 2 ")] == [
-        ["2", "not-here", "I.STS", "20.00", "31.25‡", "+11.25"]
-    ]
+    cells, out = _row_two_computed_with(stand_in, tmp_path, capsys, monkeypatch)
+    assert cells == [["2", "not-here", "I.STS", "20.00", "31.25‡", "+11.25"]]
     assert "not-here: - over 0 cell(s)" in out and "its Δ is not in the mean |Δ|" in out
 
 
@@ -314,20 +302,24 @@ def test_a_cell_on_a_local_copy_is_marked_and_left_out_of_the_mean(tmp_path, cap
     """Issue 42: `bench reproduce` showed a local copy's score (--data-dir, another set than the pinned one)
     without the † that `bench results` gives it, and counted its Δ in the mean |Δ|. Both now follow the one
     comparability rule (bench/results/comparability.py `cell_issue`)."""
+    local = {"task": {"name": "DemoInstructSTS", "dataset": {"source": "local:/data", "revision": "local-abc"}}}
+    cells, out = _row_two_computed_with(local, tmp_path, capsys, monkeypatch)
+    assert cells == [["2", "not-here", "I.STS", "20.00", "31.25†", "+11.25"]]
+    assert "not-here: - over 0 cell(s)" in out and "† local copy:" in out and "its Δ is not in the mean |Δ|" in out
+
+
+def _row_two_computed_with(record: dict, tmp_path, capsys, monkeypatch) -> tuple[list[list[str]], str]:
+    """`bench reproduce` of the tiny table's row 2, its one task computed (0.3125) under `record`: that row's
+    cells, and everything printed."""
     from bench.results.outcome import TaskOutcome
     from bench.run import reproduce_table
 
-    local = {"task": {"name": "DemoInstructSTS", "dataset": {"source": "local:/data", "revision": "local-abc"}}}
-
     def fake_run(options: Any) -> list[TaskOutcome]:
-        return [TaskOutcome("DemoInstructSTS", "cosine_spearman", 0.3125, {}, "computed", local)]
+        return [TaskOutcome("DemoInstructSTS", "cosine_spearman", 0.3125, {}, "computed", record)]
 
     monkeypatch.setattr(reproduce_table, "run", fake_run)
     path = tmp_path / "tiny-table.yaml"
     path.write_text(TINY_TABLE.replace("{TINY}", "org/tiny"), encoding="utf-8")
     code, out, _ = _reproduce(capsys, str(path), "--rows", "2", "--output-dir", str(tmp_path / "out"))
     assert code == 0
-    assert [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines() if line.startswith("| 2 ")] == [
-        ["2", "not-here", "I.STS", "20.00", "31.25†", "+11.25"]
-    ]
-    assert "not-here: - over 0 cell(s)" in out and "† local copy:" in out and "its Δ is not in the mean |Δ|" in out
+    return [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines() if line.startswith("| 2 ")], out
