@@ -16,15 +16,26 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
+from bench.core.json_types import JSON
 from bench.leaderboard.external import SUBMITTED
 from bench.leaderboard.reference import TaskReference, task_reference
+from bench.leaderboard.row_types import (
+    ExternalJson,
+    LeaderboardJson,
+    ModelJson,
+    ResultCell,
+    SensitivityModel,
+    SensitivityTask,
+    VariantJson,
+)
 from bench.results import marks
 
+Row = TypeVar("Row")  # what a CSV row is read from: a Submitted, Variant or External
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
 
 
@@ -32,9 +43,9 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet rea
 class Submitted:
     """A submitted result: its model (leaderboard.json's `models[]`), task and result."""
 
-    model: dict[str, Any]
+    model: ModelJson
     task: str
-    result: dict[str, Any]
+    result: ResultCell
 
 
 @dataclass(frozen=True)
@@ -42,17 +53,17 @@ class Variant:
     """A result under an instruction variant: its task block (`sensitivity[]`), its model's block in it, the
     model's row where the leaderboard has one ({} otherwise) and the variant."""
 
-    task: dict[str, Any]
-    entry: dict[str, Any]
-    model: dict[str, Any]
-    variant: dict[str, Any]
+    task: SensitivityTask
+    entry: SensitivityModel
+    model: Mapping[str, object]  # a `ModelJson`, or {} when the leaderboard has no row of the model
+    variant: VariantJson
 
 
 @dataclass(frozen=True)
 class External:
     """An external row's score on one task (×100, as the source printed it) and the harness's facts of it."""
 
-    row: dict[str, Any]
+    row: ExternalJson
     task: str
     value: float
     ref: TaskReference | None
@@ -65,19 +76,25 @@ class CsvColumn:
     `number`: written as a number, never neutralised as a formula (a score of -10.59 stays so)."""
 
     name: str
-    submitted: Callable[[Submitted], Any] | None = None
-    variant: Callable[[Variant], Any] | None = None
-    external: Callable[[External], Any] | None = None
+    submitted: Callable[[Submitted], object] | None = None
+    variant: Callable[[Variant], object] | None = None
+    external: Callable[[External], object] | None = None
     number: bool = False
 
 
-def _bool(value: bool | None) -> Any:
+def _record_task(s: Submitted, key: str) -> JSON:
+    """A field of the result's run record's `task` block (validated: the block is there, with the key)."""
+    task = s.result["record"]["task"]
+    return task[key] if isinstance(task, dict) else None
+
+
+def _bool(value: object) -> object:
     """True/False as the csv module writes them; unknown (None) as an empty cell."""
     return "" if value is None else value
 
 
-def _mark(key: str) -> CsvColumn:
-    return CsvColumn(key, submitted=lambda s: s.result[key])
+def _mark(key: str, read: Callable[[ResultCell], bool]) -> CsvColumn:
+    return CsvColumn(key, submitted=lambda s: read(s.result))
 
 
 COLUMNS: tuple[CsvColumn, ...] = (
@@ -99,9 +116,7 @@ COLUMNS: tuple[CsvColumn, ...] = (
     CsvColumn("readout", lambda s: s.model["readout"] or "", lambda v: v.model.get("readout") or ""),
     CsvColumn("template", lambda s: s.model["template"] or "", lambda v: v.model.get("template") or ""),
     CsvColumn("task", lambda s: s.task, lambda v: v.task["task"], lambda x: x.task),
-    CsvColumn(
-        "task_type", lambda s: s.result["record"]["task"]["type"], external=lambda x: x.ref.type if x.ref else ""
-    ),
+    CsvColumn("task_type", lambda s: _record_task(s, "type"), external=lambda x: x.ref.type if x.ref else ""),
     CsvColumn(
         "main_score_name",
         lambda s: s.result["main_score_name"],
@@ -123,13 +138,13 @@ COLUMNS: tuple[CsvColumn, ...] = (
         number=True,
     ),
     CsvColumn("dataset_revision", lambda s: s.result["dataset_revision"]),
-    _mark(marks.LOCAL_COPY.key),
-    _mark(marks.STAND_IN.key),
-    CsvColumn("instructions_sha256", lambda s: s.result["record"]["task"]["instructions_sha256"]),
+    _mark(marks.LOCAL_COPY.key, lambda r: r["local_copy"]),
+    _mark(marks.STAND_IN.key, lambda r: r["stand_in"]),
+    CsvColumn("instructions_sha256", lambda s: _record_task(s, "instructions_sha256")),
     CsvColumn("submission", lambda s: s.result["submission"], lambda v: v.variant["submission"]),
     CsvColumn("file", lambda s: s.result["file"], lambda v: v.variant["file"]),
     CsvColumn("verification", lambda s: s.result["verification"], lambda v: v.variant["verification"]),
-    CsvColumn(marks.BASELINE.key, lambda s: s.model[marks.BASELINE.key], lambda v: v.entry[marks.BASELINE.key]),
+    CsvColumn(marks.BASELINE.key, lambda s: s.model["baseline"], lambda v: v.entry["baseline"]),
     CsvColumn(
         "instruction_aware",
         lambda s: _bool(s.model["instruction_aware"]),
@@ -146,13 +161,13 @@ COLUMNS: tuple[CsvColumn, ...] = (
     # an MTEB row of a model MTEB's registry does not know: True/False; empty for other rows
     CsvColumn(
         marks.UNREGISTERED.key,
-        external=lambda x: _bool(x.row.get(marks.UNREGISTERED.key)) if x.row["source"] == "mteb" else "",
+        external=lambda x: _bool(x.row.get("unregistered")) if x.row["source"] == "mteb" else "",
     ),
 )
 CSV_COLUMNS = tuple(c.name for c in COLUMNS)
 
 
-def csv_text(data: dict[str, Any]) -> str:
+def csv_text(data: LeaderboardJson) -> str:
     """One row per (model, task): the main score and where it came from; then one per instruction
     variant, then one per external row's task (see the module docstring)."""
     buffer = io.StringIO()
@@ -164,27 +179,28 @@ def csv_text(data: dict[str, Any]) -> str:
     models = by_id(data)
     for t in data["sensitivity"]:
         for entry in t["models"]:
-            m = models.get(entry.get("model_id"), {})
+            model_id = entry.get("model_id")
+            model: Mapping[str, object] = (models.get(model_id) if model_id is not None else None) or {}
             for v in entry["variants"]:
-                _write_row(writer, {c: c.variant for c in COLUMNS}, Variant(t, entry, m, v))
+                _write_row(writer, {c: c.variant for c in COLUMNS}, Variant(t, entry, model, v))
     for x in data.get("external", []):
         for task, value in x["scores"].items():
             _write_row(writer, {c: c.external for c in COLUMNS}, External(x, task, value, task_reference(task)))
     return buffer.getvalue()
 
 
-def _write_row(writer: csv.DictWriter, read: dict[CsvColumn, Callable[[Any], Any] | None], source: Any) -> None:
+def _write_row(writer: csv.DictWriter[str], read: dict[CsvColumn, Callable[[Row], object] | None], source: Row) -> None:
     """One CSV row with every text cell a spreadsheet would run as a formula neutralised; numbers kept."""
     cells = {c: f(source) for c, f in read.items() if f is not None}
     writer.writerow({c.name: value if c.number else _cell(value) for c, value in cells.items()})
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: object) -> object:
     """A text cell starting with = + - @ tab or CR, with a leading "'" (OWASP CSV injection)."""
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
 
 
-def write_exports(data: dict[str, Any], out: Path) -> tuple[Path, Path]:
+def write_exports(data: LeaderboardJson, out: Path) -> tuple[Path, Path]:
     """leaderboard.json (as `atomic_write_json` writes it, streamed: an indented dump built as one string
     takes ~5 times the file's size, ~100 MB for 1,000 rows) and leaderboard.csv."""
     from bench.core.fileio import atomic_write, atomic_write_text
@@ -195,12 +211,12 @@ def write_exports(data: dict[str, Any], out: Path) -> tuple[Path, Path]:
     return json_path, csv_path
 
 
-def _dump_json(data: dict[str, Any], path: Path) -> None:
+def _dump_json(data: LeaderboardJson, path: Path) -> None:
     with path.open("w", encoding="utf-8") as f:
         json.dump(data, f, indent=2, ensure_ascii=False, default=str)
         f.write("\n")
 
 
-def by_id(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def by_id(data: LeaderboardJson) -> dict[str, ModelJson]:
     """leaderboard.json's models by their row id."""
     return {m["id"]: m for m in data["models"]}

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from bench.core.json_types import JSONObject
 from bench.leaderboard.facts import (
     HUB_ID,
     iso_date,
@@ -30,7 +31,15 @@ from bench.leaderboard.facts import (
     size_bucket,
     web_link,
 )
-from bench.results import comparability, deltas, marks
+from bench.leaderboard.row_types import (
+    ExternalJson,
+    PrintedAverageJson,
+    Reproduction,
+    SuiteRow,
+    SuiteSource,
+    SuiteTable,
+)
+from bench.results import comparability, deltas
 from bench.results.literature import PrintedAverage, ReportedRow, ReportedTable, all_tables
 from bench.results.store import main_score
 
@@ -69,8 +78,8 @@ class ExternalRow:
     url: str
     table: str | None = None
     notes: tuple[str, ...] = ()
-    facts: dict[str, Any] = field(default_factory=dict)
-    spec: dict[str, Any] | None = None
+    facts: JSONObject = field(default_factory=dict)
+    spec: JSONObject | None = None
     origin: tuple[ReportedTable, ReportedRow] | None = field(default=None, compare=False, repr=False)
     unregistered: bool = False
 
@@ -127,7 +136,7 @@ def joins(row: ExternalRow, tasks: Collection[str]) -> bool:
     return any(t in row.scores for t in tasks)
 
 
-def external_json(row: ExternalRow) -> dict[str, Any]:
+def external_json(row: ExternalRow) -> ExternalJson:
     """An external row for leaderboard.json and the site: the model-facts keys a model has (None where
     the source gives none), the source's words, link, table and notes, and the scores (task -> ×100).
 
@@ -153,8 +162,8 @@ def external_json(row: ExternalRow) -> dict[str, Any]:
         "notes": list(row.notes),
         "spec": row.spec,
         "family": short_text(facts.get("family")),
-        marks.BASELINE.key: False,
-        marks.UNREGISTERED.key: row.unregistered,
+        "baseline": False,  # marks.BASELINE.key
+        "unregistered": row.unregistered,  # marks.UNREGISTERED.key
         "instruction_aware": use if isinstance(use, bool) else None,
         "n_parameters": n_parameters,
         "size_source": (row.label if own_size else "MTEB's model registry, by the spec's hub id")
@@ -176,7 +185,7 @@ def external_json(row: ExternalRow) -> dict[str, Any]:
     }
 
 
-def as_printed(table_row: dict[str, Any], row: ExternalRow, averages: Mapping[str, Collection[str]]) -> dict[str, Any]:
+def as_printed(table_row: SuiteRow, row: ExternalRow, averages: Mapping[str, Collection[str]]) -> SuiteRow:
     """A suite-table row of a paper's row with each average that covers the tasks the paper's own average
     covers (`averages`: label -> its tasks) as printed (`ReportedTable.printed_average`), and
     `printed_averages`: label -> {"printed", "recomputed"}, the mean of the same printed cells where it
@@ -190,24 +199,35 @@ def as_printed(table_row: dict[str, Any], row: ExternalRow, averages: Mapping[st
         for label, tasks in averages.items():
             if table_row["averages"].get(label) is not None and (p := table.printed_average(printed, tasks)):
                 found[label] = p
-    return table_row | {
-        "averages": table_row["averages"] | {label: p.value for label, p in found.items()},
-        "printed_averages": {label: {"printed": p.value, "recomputed": p.recomputed} for label, p in found.items()},
+    printed_json: dict[str, PrintedAverageJson] = {
+        label: {"printed": p.value, "recomputed": p.recomputed} for label, p in found.items()
     }
+    shown = table_row.copy()  # a new row, as `table_row | {...}` gives: the caller's is not changed
+    shown["averages"] = table_row["averages"] | {label: p.value for label, p in found.items()}
+    shown["printed_averages"] = printed_json
+    return shown
 
 
-def suite_sources(suite: dict[str, Any], external: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def suite_sources(suite: SuiteTable, external: Mapping[str, ExternalJson]) -> list[SuiteSource]:
     """The reported tables and published results that feed a suite table (`external`: id -> `external_json`),
     each once, with every note of their rows in the table (a table's own notes first: they are on each of
     its rows)."""
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+    found: dict[tuple[str, str], SuiteSource] = {}
     for r in suite["rows"]:
         x = external.get(r["model_id"])
         if x is None:
             continue
         key = (x["source"], x["table"] or x["source_label"])
         entry = found.setdefault(
-            key, {k: x[k] for k in ("source", "table", "url")} | {"label": x["source_label"], "rows": 0, "notes": []}
+            key,
+            {
+                "source": x["source"],
+                "table": x["table"],
+                "url": x["url"],
+                "label": x["source_label"],
+                "rows": 0,
+                "notes": [],
+            },
         )
         entry["rows"] += 1
         entry["notes"] += [n for n in x["notes"] if n not in entry["notes"]]
@@ -216,17 +236,17 @@ def suite_sources(suite: dict[str, Any], external: dict[str, dict[str, Any]]) ->
 
 def reproductions(
     rows: Mapping[ModelKey, Mapping[str, Entry]], external: Sequence[ExternalRow]
-) -> dict[ModelKey, list[dict[str, Any]]]:
+) -> dict[ModelKey, list[Reproduction]]:
     """Per submitted row (its key -> its accepted results by task), the reported rows its results
     reproduce: those whose spec its run records match (`bench.results.deltas.matches`: the same spec and
     options, a whole run), each with every printed cell beside ours, Δ, and the mean |Δ|
     (`deltas.reproduction`, the figure `bench reproduce` prints). Indexed by spec first, so a build
     compares each result with the few rows of its own spec only."""
-    by_spec: dict[str, list[tuple[ExternalRow, ReportedTable, ReportedRow, dict[str, Any]]]] = {}
+    by_spec: dict[str, list[tuple[ExternalRow, ReportedTable, ReportedRow, JSONObject]]] = {}
     for x in external:
         if x.origin is not None and x.spec is not None:
             by_spec.setdefault(deltas.public_spec(str(x.spec["model"])), []).append((x, *x.origin, x.spec))
-    found: dict[ModelKey, list[dict[str, Any]]] = {}
+    found: dict[ModelKey, list[Reproduction]] = {}
     for key, results in rows.items() if by_spec else ():
         candidates = {c[0].id: c for e in results.values() for c in by_spec.get(e.record["model"].get("spec"), [])}
         for x, table, printed, spec in candidates.values():
@@ -239,7 +259,7 @@ def reproductions(
     return found
 
 
-def _reproduction_json(x: ExternalRow, table: ReportedTable, done: deltas.Reproduction) -> dict[str, Any]:
+def _reproduction_json(x: ExternalRow, table: ReportedTable, done: deltas.Reproduction) -> Reproduction:
     return {
         "reported_id": x.id,
         "table": x.table,

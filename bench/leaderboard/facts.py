@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import TypedDict
 
 from bench.results import model_catalog
 
@@ -22,29 +22,29 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 MAX_LINK = 500  # characters of a link a source gives
 
 
-def positive_int(value: Any) -> int | None:
+def positive_int(value: object) -> int | None:
     """A positive integer (a parameter count, a dimension), else None; a bool is no number."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def positive_number(value: Any) -> int | float | None:
+def positive_number(value: object) -> int | float | None:
     """A positive finite number (JSON has no infinity), else None; a whole float as an int (MTEB's 256.0 -> 256)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
         return None
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def short_text(value: Any, limit: int = 100) -> str | None:
+def short_text(value: object, limit: int = 100) -> str | None:
     """A non-empty string of at most `limit` characters (a licence, a family), else None."""
     return value if isinstance(value, str) and 0 < len(value) <= limit else None
 
 
-def iso_date(value: Any) -> str | None:
+def iso_date(value: object) -> str | None:
     """A YYYY-MM-DD date as text, else None."""
     return value if isinstance(value, str) and DATE.match(value) else None
 
 
-def web_link(value: Any) -> str | None:
+def web_link(value: object) -> str | None:
     """An http(s) address to link, else None: a source's text never becomes a `javascript:` link."""
     return (
         value
@@ -53,7 +53,18 @@ def web_link(value: Any) -> str | None:
     )
 
 
-def registry_facts(name: str) -> dict[str, Any]:
+class RegistryFacts(TypedDict, total=False):
+    """What MTEB's registry says of a model, each fact checked (None where it gives none that passes)."""
+
+    n_parameters: int | None
+    embed_dim: int | None
+    max_tokens: int | float | None
+    license: str | None
+    release_date: str | None  # YYYY-MM-DD
+    memory_usage_mb: int | float | None
+
+
+def registry_facts(name: str) -> RegistryFacts:
     """The facts MTEB's registry gives for a model of this name (empty when it has none).
 
     Read from a cache of the whole registry (bench/results/model_catalog.py), so a build imports MTEB only

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from markupsafe import Markup, escape
 
+from bench.leaderboard.row_types import SensitivityModel
 from bench.results.marks import BASELINE
 
 SETS = ("correct", "implicit", "incorrect")
@@ -48,7 +49,7 @@ def svg_open(title: str, width: int, height: int, *, title_x: float, css_class: 
     ]
 
 
-def robustness_values(scores: dict[str, Any]) -> dict[str, list[float]] | None:
+def robustness_values(scores: Mapping[str, object]) -> dict[str, list[float]] | None:
     """Per set, the V-measures by instruction index; None when the scores hold none."""
     found: dict[str, dict[int, float]] = {s: {} for s in SETS}
     for key, value in scores.items():
@@ -322,7 +323,7 @@ def set_color(name: str | None, order: list[str]) -> str:
     return OTHER_SET_COLORS[others.index(name) % len(OTHER_SET_COLORS)] if name in others else LIST_COLOR
 
 
-def sensitivity_svg(title: str, axis: str, models: list[dict[str, Any]]) -> Markup:
+def sensitivity_svg(title: str, axis: str, models: Sequence[SensitivityModel]) -> Markup:
     """One task: a row per model (dicts as in leaderboard.json's `sensitivity`: label, variants with
     label/set/score, mean, std, default; scores ×100), each variant a dot."""
     left, right, top, row_h, label_h = 12, 14, 30, 46, 14
@@ -331,8 +332,8 @@ def sensitivity_svg(title: str, axis: str, models: list[dict[str, Any]]) -> Mark
     legend_rows = math.ceil((max(len(sets), 1) + 2) / 3)
     height = top + row_h * len(models) + 46 + 18 * (legend_rows - 1) + 10
     values = [v["score"] for m in models for v in m["variants"]]
-    values += [m["default"] for m in models if m.get("default") is not None]
-    values += [x for m in models if m.get("std") is not None for x in (m["mean"] - m["std"], m["mean"] + m["std"])]
+    values += [default for m in models if (default := m.get("default")) is not None]
+    values += [x for m in models if (std := m.get("std")) is not None for x in (m["mean"] - std, m["mean"] + std)]
     lo, hi, step = _nice_range(min(values), max(values))
     if hi - lo < step:  # every score equal (an instruction-blind model): give the dots room on both sides
         lo, hi = lo - step, hi + step
@@ -359,11 +360,11 @@ def sensitivity_svg(title: str, axis: str, models: list[dict[str, Any]]) -> Mark
             f'<text x="{left}" y="{y0 + 11}" class="group">{escape(_clip(m["label"], 52 - len(kind)) + kind)}'
             f"<title>{escape(m['label'])}{kind}</title></text>"
         )
-        if m.get("std") is not None:
-            a, b = x(m["mean"] - m["std"]), x(m["mean"] + m["std"])
+        if (std := m.get("std")) is not None:
+            a, b = x(m["mean"] - std), x(m["mean"] + std)
             parts.append(
                 f'<line x1="{a:.1f}" x2="{b:.1f}" y1="{cy:.1f}" y2="{cy:.1f}" class="spread">'
-                f"<title>{escape(m['label'])}: mean {m['mean']:.2f} ± std {m['std']:.2f}</title></line>"
+                f"<title>{escape(m['label'])}: mean {m['mean']:.2f} ± std {std:.2f}</title></line>"
             )
         parts.append(
             f'<line x1="{x(m["mean"]):.1f}" x2="{x(m["mean"]):.1f}" y1="{cy - 9:.1f}" y2="{cy + 9:.1f}" class="mean">'
@@ -377,10 +378,10 @@ def sensitivity_svg(title: str, axis: str, models: list[dict[str, Any]]) -> Mark
                 f'fill-opacity="0.6" class="variant-dot"><title>{escape(m["label"])} · {escape(v["label"])}: '
                 f"{v['score']:.2f}</title></circle>"
             )
-        if m.get("default") is not None:
+        if (default := m.get("default")) is not None:
             parts.append(
-                f'<circle cx="{x(m["default"]):.1f}" cy="{cy:.1f}" r="6" class="default-ring">'
-                f"<title>{escape(m['label'])} · the task's own instruction: {m['default']:.2f}</title></circle>"
+                f'<circle cx="{x(default):.1f}" cy="{cy:.1f}" r="6" class="default-ring">'
+                f"<title>{escape(m['label'])} · the task's own instruction: {default:.2f}</title></circle>"
             )
     keys = [(set_color(name, sets), name) for name in sets] or [(LIST_COLOR, "variant")]
     legend_top = bottom + 46

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from bench.core.fileio import sha256_json
+from bench.core.json_types import JSON, JSONObject
 
 VOLATILE_RESULT = frozenset({"date", "evaluation_time", "evaluation_phases", "kg_co2_emissions", "mteb_version"})
 VOLATILE_RECORD = frozenset({"encode", "evaluation_seconds", "started_at", "versions", "python", "platform", "command"})
@@ -57,7 +58,7 @@ RUNTIME_SETTINGS = frozenset(
 )
 
 
-def same_result_view(result: dict[str, Any], record: dict[str, Any], model_meta: Any) -> dict[str, Any]:
+def same_result_view(result: dict[str, Any], record: dict[str, Any], model_meta: object) -> dict[str, Any]:
     """What must be equal for two results to be one: scores first, then the identity (module docstring)."""
     scores = {
         split: [_without(s, {"mteb_version"}) if isinstance(s, dict) else s for s in subsets]
@@ -79,12 +80,12 @@ def same_result_view(result: dict[str, Any], record: dict[str, Any], model_meta:
     }
 
 
-def result_identity(result: dict[str, Any], record: dict[str, Any], model_meta: Any) -> str:
+def result_identity(result: dict[str, Any], record: dict[str, Any], model_meta: object) -> str:
     """sha256 of `same_result_view`: equal for a re-run of a result, different for any other result."""
     return sha256_json(same_result_view(result, record, model_meta))
 
 
-def first_difference(views: Sequence[dict[str, Any]]) -> tuple[str, list[Any], int] | None:
+def first_difference(views: Sequence[JSONObject]) -> tuple[str, list[JSON], int] | None:
     """(field, each view's value there, how many fields differ in all) for the first field (scores first)
     where `views` disagree; None when they are all the same. A field one view lacks has the value None."""
     flat = [dict(_leaves(v)) for v in views]
@@ -99,7 +100,7 @@ def _without(value: dict[str, Any], keys: frozenset[str] | set[str]) -> dict[str
     return {k: v for k, v in value.items() if k not in keys}
 
 
-def _names_as_sets(value: Any) -> Any:
+def _names_as_sets(value: object) -> object:
     """model_meta.json with every list of strings sorted: MTEB writes sets (training datasets, languages,
     frameworks) as lists in an order that differs from one process to the next."""
     if isinstance(value, dict):
@@ -109,7 +110,7 @@ def _names_as_sets(value: Any) -> Any:
     return value
 
 
-def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+def _leaves(value: JSON, path: str = "") -> Iterator[tuple[str, JSON]]:
     """(path, value) of each leaf of a parsed JSON value (`scores.test[0].main_score`); an empty dict or
     list is a leaf. Depth is bounded before a submission's files are parsed (MAX_JSON_DEPTH)."""
     if isinstance(value, dict) and value:

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from bench.core.json_types import JSON, JSONObject
 from bench.leaderboard.entries import Entry, ModelKey, identity
 from bench.leaderboard.external import SUBMITTED
 from bench.leaderboard.facts import (
@@ -32,6 +34,7 @@ from bench.leaderboard.facts import (
     size_bucket,
 )
 from bench.leaderboard.reference import metric_range, task_reference
+from bench.leaderboard.row_types import ModelFacts, ModelJson, RecordFacts, ResultDetail
 from bench.leaderboard.verify import SELF_REPORTED, VERIFIED
 from bench.results import marks, store
 from bench.results.marks import follows_instructions, is_baseline
@@ -75,7 +78,7 @@ class ModelRow:
         return True if True in found else None
 
     @property
-    def instruction_use(self) -> dict[str, Any] | None:
+    def instruction_use(self) -> JSONObject | None:
         """The run record's measurement (`model.instruction_use`), of the first task that has one."""
         for _, e in sorted(self.results.items()):
             use = e.record["model"].get("instruction_use")
@@ -87,7 +90,7 @@ class ModelRow:
     def first(self) -> Entry:
         return next(iter(self.results.values()))
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> ModelFacts:
         model = self.first.record["model"]
         settings = model.get("settings") or {}
         meta = next((e.model_meta for e in self.results.values() if e.model_meta), None) or {}
@@ -98,7 +101,7 @@ class ModelRow:
         facts = record_facts(self.first.record)
         return {
             "family": model.get("family"),
-            marks.BASELINE.key: self.baseline,
+            "baseline": self.baseline,  # marks.BASELINE.key
             "instruction_aware": self.instruction_aware,
             "instruction_use": self.instruction_use,
             "model_card": model_card(self.key.name, meta),
@@ -120,7 +123,7 @@ class ModelRow:
         }
 
 
-def model_card(name: str, meta: dict[str, Any]) -> str | None:
+def model_card(name: str, meta: JSONObject) -> str | None:
     """The model card's address for a hub model (from model_meta.json's `reference`, else its hub id); None for local ones."""
     if name.startswith("local/") or not HUB_ID.match(name):
         return None
@@ -132,7 +135,7 @@ def model_card(name: str, meta: dict[str, Any]) -> str | None:
     return card
 
 
-def template_label(record: dict[str, Any]) -> str | None:
+def template_label(record: JSONObject) -> str | None:
     """The instruction template a run used, as the template column shows it.
 
     "none" for an instruction-blind setting (`marks.is_baseline`), "mteb" for MTEB's own implementation
@@ -140,12 +143,12 @@ def template_label(record: dict[str, Any]) -> str | None:
     there but unset, as PromptEOL/MetaEOL without `instruction_template`); None when no setting says.
     Only these keys: a prompt set (`prompts`) or readout is not an instruction template.
     """
-    model = record.get("model") or {}
+    model = _dict(record.get("model"))
     if is_baseline(record):
         return BASELINE_TEMPLATE
     if model.get("family") == "mteb":
         return "mteb"
-    settings = model.get("settings") or {}
+    settings = _dict(model.get("settings"))
     for key in TEMPLATE_KEYS:
         if key in settings:
             value = settings[key]
@@ -153,10 +156,10 @@ def template_label(record: dict[str, Any]) -> str | None:
     return None
 
 
-def record_facts(record: dict[str, Any]) -> dict[str, Any]:
+def record_facts(record: JSONObject) -> RecordFacts:
     """Facts of the model file the run recorded (`model.facts`, from `bench.adapters.identity.gguf_record_facts`):
     `quantisation` and `base_model` of a GGUF file; an older record's quantisation from its identity check."""
-    model = record.get("model") or {}
+    model = _dict(record.get("model"))
     facts = _dict(model.get("facts"))
     check = _dict(_dict(model.get("identity_check")).get("gguf"))
     return {
@@ -165,7 +168,7 @@ def record_facts(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def _dict(value: JSON) -> JSONObject:
     return value if isinstance(value, dict) else {}
 
 
@@ -191,13 +194,13 @@ def size_label(n: int | None) -> str:
     return str(n)
 
 
-def verification_of(entry: Entry, verified: dict[str, Any] | None) -> str:
+def verification_of(entry: Entry, verified: Container[str] | None) -> str:
     """VERIFIED when this exact result is in a loaded verification file (bench/leaderboard/verify.py's
     rule), with its sha256 computed once per entry (`identity`), else SELF_REPORTED."""
     return VERIFIED if verified and identity(entry) in verified else SELF_REPORTED
 
 
-def all_verified(entries: list[Entry], verified: dict[str, Any] | None) -> str:
+def all_verified(entries: list[Entry], verified: Container[str] | None) -> str:
     ok = bool(entries) and all(verification_of(e, verified) == VERIFIED for e in entries)
     return VERIFIED if ok else SELF_REPORTED
 
@@ -210,7 +213,7 @@ def local_copy(entry: Entry) -> bool:
     return revised and not marks.paper_split(entry.task)
 
 
-def model_json(row: ModelRow, verified: dict[str, Any] | None = None, twins: Twins | None = None) -> dict[str, Any]:
+def model_json(row: ModelRow, verified: Container[str] | None = None, twins: Twins | None = None) -> ModelJson:
     return {
         "id": row.id,
         "source": SUBMITTED,
@@ -231,8 +234,8 @@ def model_json(row: ModelRow, verified: dict[str, Any] | None = None, twins: Twi
                 "main_score": main_score(e),
                 "scores": e.result["scores"]["test"][0],
                 "dataset_revision": e.result["dataset_revision"],
-                marks.LOCAL_COPY.key: local_copy(e),
-                marks.STAND_IN.key: marks.stand_in(e.record) is not None,
+                "local_copy": local_copy(e),  # marks.LOCAL_COPY.key
+                "stand_in": marks.stand_in(e.record) is not None,  # marks.STAND_IN.key
                 "stand_in_note": (e.record["task"].get("dataset") or {}).get("stand_in_note"),
                 "details": details(task, e.result["scores"]["test"][0], e.record["task"]["main_score"]),
                 "file": e.file,
@@ -246,7 +249,7 @@ def model_json(row: ModelRow, verified: dict[str, Any] | None = None, twins: Twi
     }
 
 
-def details(task: str, scores: dict[str, Any], main_score_name: str) -> list[dict[str, Any]]:
+def details(task: str, scores: JSONObject, main_score_name: str) -> list[ResultDetail]:
     """The per-criterion / per-aspect scores `bench run` prints beside the main score, ×100, for the model page.
 
     Scores and gaps only (a metric in [0, 1] or [-1, 1]): shares and counts would need another axis.

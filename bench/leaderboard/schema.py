@@ -18,15 +18,20 @@ which quotes the whole instance.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from jsonschema import Draft202012Validator, FormatChecker
 
 from bench.core.bounded import brief as bounded_brief
 from bench.core.bounded import printable
+from bench.core.json_types import JSONObject
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 SchemaName = Literal["result", "run_record", "manifest"]
@@ -37,7 +42,7 @@ FILE_CHARS = 200  # a file name or field path
 MESSAGE_CHARS = 500  # a whole message: the harness's own words plus a few bounded values
 
 
-def brief(value: Any) -> str:
+def brief(value: object) -> str:
     """A value from a submission as a problem quotes it: bench.core.bounded's bounded repr (control and
     invisible characters escaped), at most BRIEF_CHARS."""
     return bounded_brief(value, BRIEF_CHARS)
@@ -66,7 +71,7 @@ class Problem:
             object.__setattr__(self, name, printable(str(getattr(self, name)), limit))
 
     @classmethod
-    def of(cls, reason: str, file: str, field: str, template: str, *values: Any) -> Problem:
+    def of(cls, reason: str, file: str, field: str, template: str, *values: object) -> Problem:
         """A problem whose message quotes submission values: `template`'s `{}` are filled with `brief(value)`
         (a `Plain` value as it is)."""
         return cls(reason, file, field, template.format(*(v if isinstance(v, Plain) else brief(v) for v in values)))
@@ -77,7 +82,7 @@ class Problem:
 
 
 @cache
-def schema(name: SchemaName) -> dict[str, Any]:
+def schema(name: SchemaName) -> JSONObject:
     return json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
 
 
@@ -86,7 +91,7 @@ def _validator(name: SchemaName) -> Draft202012Validator:
     return Draft202012Validator(schema(name), format_checker=FormatChecker())
 
 
-def field_path(parts: Any) -> str:
+def field_path(parts: Iterable[str | int]) -> str:
     """`scores.test[0].main_score` from a jsonschema path deque."""
     out = ""
     for part in parts:
@@ -94,7 +99,7 @@ def field_path(parts: Any) -> str:
     return out
 
 
-def check(name: SchemaName, data: Any, file: str) -> list[Problem]:
+def check(name: SchemaName, data: object, file: str) -> list[Problem]:
     """Every schema violation of `data`, each once and naming the field (a missing field is named itself).
 
     jsonschema reports a `required` keyword once per missing field, each error holding the whole list
@@ -132,7 +137,7 @@ _WORDING = {
 }
 
 
-def _message(error: Any) -> str:
+def _message(error: ValidationError) -> str:
     """A jsonschema error worded from its keyword and a bounded view of the instance (jsonschema's own
     message quotes the whole instance, which may be a whole file)."""
     if error.validator == "type" and isinstance(error.validator_value, list):

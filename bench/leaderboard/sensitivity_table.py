@@ -9,19 +9,21 @@ never ranked). Its scores are ×100 like the suite tables'; each variant carries
 
 from __future__ import annotations
 
+from collections.abc import Container
 from pathlib import Path
 from typing import Any
 
+from bench.core.json_types import JSONObject
 from bench.leaderboard.entries import Entry, ModelKey, base_key
+from bench.leaderboard.row_types import SensitivityTask, VariantJson
 from bench.leaderboard.rows import ModelRow, all_verified, verification_of
-from bench.results import marks
 from bench.results.marks import is_baseline
 from bench.results.sensitivity import collect, is_variant, stability_by_task
 
 
 def sensitivity_data(
-    entries: list[Entry], rows: list[ModelRow], verified: dict[str, Any] | None = None
-) -> list[dict[str, Any]]:
+    entries: list[Entry], rows: list[ModelRow], verified: Container[str] | None = None
+) -> list[SensitivityTask]:
     """Per task with variant results: every model's variants, their spread, and the rank stability.
 
     Models within a task are ordered by mean score (best first); `model_id` links a model's row (its
@@ -36,11 +38,11 @@ def sensitivity_data(
     for (task, key, _), e in variant_entries.items():
         baseline[(task, key)] = baseline.get((task, key), True) and is_baseline(e.record)
     stability = stability_by_task(g for g in groups if not baseline[(g.task, ModelKey(*g.model))])
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SensitivityTask] = {}
     for g in groups:
         key = ModelKey(*g.model)
         summary = g.summary()
-        variants = []
+        variants: list[VariantJson] = []
         for v in g.scores:
             e = variant_entries[(g.task, key, v.label)]
             variants.append(
@@ -63,9 +65,12 @@ def sensitivity_data(
                 "setting": key.experiment,
                 "label": key.label,
                 "model_id": ids.get(key),
-                marks.BASELINE.key: baseline[(g.task, key)],
+                "baseline": baseline[(g.task, key)],  # marks.BASELINE.key
                 "default": None if g.default is None else 100 * g.default,
-                **{k: None if summary[k] is None else 100 * summary[k] for k in ("mean", "std", "min", "max")},
+                "mean": 100 * summary["mean"],  # `summarize`: mean, min and max of one or more scores
+                "std": None if summary["std"] is None else 100 * summary["std"],  # None for one score
+                "min": 100 * summary["min"],
+                "max": 100 * summary["max"],
                 "n": summary["n"],
                 "set_means": {k: 100 * v for k, v in summary.get("set_means", {}).items()},
                 "set_differences": {k: 100 * v for k, v in summary.get("set_differences", {}).items()},
@@ -76,14 +81,14 @@ def sensitivity_data(
     result = []
     for name in sorted(out):
         block = out[name]
-        block["models"].sort(key=lambda m: (m[marks.BASELINE.key], -m["mean"]))
+        block["models"].sort(key=lambda m: (m["baseline"], -m["mean"]))
         block["set_differences"] = list(dict.fromkeys(d for m in block["models"] for d in m["set_differences"]))
         block["stability"] = _stability_json(stability.get(name), ids)
         result.append(block)
     return result
 
 
-def _stability_json(found: dict[str, Any] | None, ids: dict[ModelKey, str]) -> dict[str, Any] | None:
+def _stability_json(found: dict[str, Any] | None, ids: dict[ModelKey, str]) -> JSONObject | None:
     """`rank_stability`'s result with model labels (and row ids) in place of key tuples."""
     if found is None:
         return None

@@ -25,7 +25,6 @@ import logging
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
@@ -38,6 +37,15 @@ from bench.leaderboard.exports import by_id, write_exports
 from bench.leaderboard.external import SUBMITTED, ExternalRow
 from bench.leaderboard.plots import bars_svg, robustness_svg, robustness_values, sensitivity_svg, size_svg
 from bench.leaderboard.reference import metric_range
+from bench.leaderboard.row_types import (
+    ExternalJson,
+    LeaderboardJson,
+    ModelJson,
+    SensitivityModel,
+    SensitivityTask,
+    SuiteRow,
+    SuiteTable,
+)
 from bench.leaderboard.rows import size_label
 from bench.leaderboard.submission import read_submission
 from bench.leaderboard.table import leaderboard_data
@@ -55,7 +63,7 @@ PLOT_MODELS = 12  # models per robustness / sensitivity plot on the index page (
 class BuildResult:
     out: Path
     reports: list[Report]
-    data: dict[str, Any]
+    data: LeaderboardJson
 
     @property
     def rejected(self) -> list[Report]:
@@ -121,7 +129,7 @@ def build(
     reports = validate_all(inputs, data_dirs=data_dirs, verified=verified, allow_mixed_script=allow_mixed_script)
     # A credential a run record should never have held (a URL's userinfo or query values, from an older
     # harness or an edited file) is masked before anything is published (bench/core/redact.py).
-    data = redact_value(leaderboard_data(reports, verified, external))
+    data: LeaderboardJson = redact_value(leaderboard_data(reports, verified, external))
     render(data, out)
     return BuildResult(out, reports, data)
 
@@ -153,7 +161,7 @@ def _words(text: str) -> Markup:
     return Markup(" ").join(Markup('<span class="nw">%s</span>') % word for word in str(text).split())
 
 
-def _score_cell(value: Any, key: str) -> str:
+def _score_cell(value: object, key: str) -> str:
     """A score as the papers print it: metrics ×100 with two decimals; counts as they are, other numbers (seconds) with two."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return "" if value is None else str(value)
@@ -163,7 +171,7 @@ def _score_cell(value: Any, key: str) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-def render(data: dict[str, Any], out: Path) -> None:
+def render(data: LeaderboardJson, out: Path) -> None:
     env = _environment()
     models = by_id(data)
     ensure_dir(out / "models", what="leaderboard site", option="--out")
@@ -175,7 +183,8 @@ def render(data: dict[str, Any], out: Path) -> None:
     write_exports(data, out)
     plotted: set[str] = set()
     plots = {s["name"]: _suite_plots(s, models, plotted) for s in data["suites"]}
-    rows = {**models, **{x["id"]: x for x in data.get("external", [])}}  # what a suite row's model_id names
+    rows: dict[str, ModelJson | ExternalJson] = {**models, **{x["id"]: x for x in data.get("external", [])}}
+    # (what a suite row's model_id names)
     sizes = {s["name"]: _size_plot(s, models) for s in data["suites"]}
     sensitivity = {t["task"]: _sensitivity_plot(t) for t in data["sensitivity"]}
     atomic_write_text(
@@ -207,7 +216,7 @@ def render(data: dict[str, Any], out: Path) -> None:
             stale.unlink()
 
 
-def _suite_plots(suite: dict[str, Any], models: dict[str, dict[str, Any]], plotted: set[str]) -> list[Any]:
+def _suite_plots(suite: SuiteTable, models: dict[str, ModelJson], plotted: set[str]) -> list[Markup]:
     """Robustness plots for a suite's tasks whose scores hold per-instruction V-measures, unless an
     earlier suite already showed the task (`plotted` collects the tasks shown)."""
     ranked = sorted(_submitted(suite), key=lambda r: (r["average"] is None, -(r["average"] or 0)))[:PLOT_MODELS]
@@ -227,23 +236,23 @@ def _suite_plots(suite: dict[str, Any], models: dict[str, dict[str, Any]], plott
     return plots
 
 
-def _submitted(suite: dict[str, Any]) -> list[dict[str, Any]]:
+def _submitted(suite: SuiteTable) -> list[SuiteRow]:
     """The suite's submitted rows: the plots draw from run results (per-instruction scores, the recorded
     size), which a reported or published row does not have."""
     return [r for r in suite["rows"] if r.get("source", SUBMITTED) == SUBMITTED]
 
 
-def _size_plot(suite: dict[str, Any], models: dict[str, dict[str, Any]]) -> Any:
+def _size_plot(suite: SuiteTable, models: dict[str, ModelJson]) -> Markup | None:
     """The suite's first average against model size, for models with both; None when fewer than one."""
     points = [
-        (models[r["model_id"]]["label"], models[r["model_id"]]["n_parameters"], r["average"], r["baseline"])
+        (models[r["model_id"]]["label"], n_parameters, r["average"], r["baseline"])
         for r in _submitted(suite)
-        if r["average"] is not None and models[r["model_id"]]["n_parameters"]
+        if r["average"] is not None and (n_parameters := models[r["model_id"]]["n_parameters"])
     ]
     return size_svg(f"{suite['name']}: {suite['average_label']} against model size", points) if points else None
 
 
-def _sensitivity_plot(task: dict[str, Any]) -> Any:
+def _sensitivity_plot(task: SensitivityTask) -> Markup:
     """A task's strip plot of scores per instruction variant: the PLOT_MODELS best models by mean."""
     return sensitivity_svg(
         f"{task['task']}: score per instruction variant",
@@ -252,21 +261,21 @@ def _sensitivity_plot(task: dict[str, Any]) -> Any:
     )
 
 
-def _variants_by_model(data: dict[str, Any]) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+def _variants_by_model(data: LeaderboardJson) -> dict[str, list[tuple[SensitivityTask, SensitivityModel]]]:
     """Per model id: (task, the model's entry) of each task in the sensitivity section it was varied on.
     Indexed once, so that each model page does not scan every model's variants (quadratic in models)."""
-    found: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    found: dict[str, list[tuple[SensitivityTask, SensitivityModel]]] = {}
     for task in data["sensitivity"]:
         for m in task["models"]:
-            if m.get("model_id") is not None:
-                found.setdefault(m["model_id"], []).append((task, m))
+            if (model_id := m.get("model_id")) is not None:
+                found.setdefault(model_id, []).append((task, m))
     return found
 
 
-def _suite_rows_by_model(data: dict[str, Any]) -> dict[str, list[tuple[dict[str, Any], dict[str, Any], int]]]:
+def _suite_rows_by_model(data: LeaderboardJson) -> dict[str, list[tuple[SuiteTable, SuiteRow, int]]]:
     """Per model id: (suite, its row, how many rows the suite ranks) for the model page's suite table,
     indexed once (a page scanning every suite's rows made 1,000 pages cost a million steps)."""
-    found: dict[str, list[tuple[dict[str, Any], dict[str, Any], int]]] = {}
+    found: dict[str, list[tuple[SuiteTable, SuiteRow, int]]] = {}
     for suite in data["suites"]:
         ranked = sum(r["rank"] is not None for r in suite["rows"])
         for row in suite["rows"]:
@@ -274,9 +283,9 @@ def _suite_rows_by_model(data: dict[str, Any]) -> dict[str, list[tuple[dict[str,
     return found
 
 
-def _model_plots(model: dict[str, Any]) -> dict[str, list[Any]]:
+def _model_plots(model: ModelJson) -> dict[str, list[Markup]]:
     """Per task: the per-criterion / per-aspect bars, and the per-instruction strip plot for robustness tasks."""
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[Markup]] = {}
     for task, result in model["results"].items():
         plots = out.setdefault(task, [])
         if result["details"]:

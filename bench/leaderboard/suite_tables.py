@@ -16,13 +16,13 @@ averages) are never shaded `best`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Container, Mapping, Sequence
 
 from bench.leaderboard.entries import ModelKey
 from bench.leaderboard.external import SUBMITTED, ExternalRow, as_printed, joins
 from bench.leaderboard.facts import HUB_ID
-from bench.leaderboard.reference import task_reference
+from bench.leaderboard.reference import TaskReference, task_reference
+from bench.leaderboard.row_types import Column, DatasetPage, MetricJson, SuiteRow, SuiteTable, TaskTypeJson
 from bench.leaderboard.rows import ModelRow, all_verified, local_copy, main_score
 from bench.leaderboard.same_scores import Twins
 from bench.results import comparability, marks, task_catalog
@@ -48,10 +48,10 @@ TYPE_LABELS = {  # MTEB task type -> a short column header
 
 def suite_tables(
     rows: list[ModelRow],
-    verified: dict[str, Any] | None = None,
+    verified: Container[str] | None = None,
     twins: dict[ModelKey, Twins] | None = None,
     external: Sequence[ExternalRow] = (),
-) -> list[dict[str, Any]]:
+) -> list[SuiteTable]:
     """One table per suite in tasks.SUITES (plus 'other' for tasks in no suite), only where results exist;
     `twins` (from `same_scores`) flags rows. `external` rows (reported, MTEB) join the suites
     `external.joins` names (a paper's row every suite holding one of its tasks, an MTEB row only the suites
@@ -63,7 +63,7 @@ def suite_tables(
     other = tuple(sorted({t for r in rows for t in r.results if t not in in_suites}))
     if other:
         suites[OTHER_SUITE] = other
-    tables = []
+    tables: list[SuiteTable] = []
     for name, tasks in suites.items():
         style = suite_styles.style(name)
         columns = suite_styles.columns(name, tasks)
@@ -130,7 +130,7 @@ def suite_tables(
     return tables
 
 
-def task_types(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[str, Any]]:
+def task_types(columns: list[tuple[str, str]], refs: Mapping[str, TaskReference | None]) -> list[TaskTypeJson]:
     """The suite's MTEB task types ({"type", "label", "tasks", "columns"}, in column order) when it holds
     two or more; else [] (one type's mean is the suite's average)."""
     found: dict[str, list[tuple[str, str]]] = {}
@@ -157,8 +157,8 @@ def _table_row(
     suite: str,
     scores: dict[str, float | None],
     avgs: tuple[suite_styles.Average, ...],
-    types: Sequence[dict[str, Any]] = (),
-) -> dict[str, Any]:
+    types: Sequence[TaskTypeJson] = (),
+) -> SuiteRow:
     """A row of a suite table as every row starts, submitted or external: its scores (×100, None where
     missing), the suite's averages and task-type means of them, no rank and no mark. An external row
     (bench/leaderboard/external.py) stays so: never a baseline, never verified, no mark of a run record."""
@@ -171,14 +171,14 @@ def _table_row(
         "average": next(iter(averages.values())),
         "printed_averages": {},  # a paper's own averages as it prints them: external.as_printed
         "type_means": {t["type"]: suite_styles.average([scores[task] for task in t["tasks"]]) for t in types},
-        marks.BASELINE.key: False,
+        "baseline": False,  # marks.BASELINE.key
         "rank": None,
         "unranked_reason": None,  # why the row has no rank (bench/results/comparability.py), None when ranked
         "borda_rank": None,
         "borda": None,
-        marks.LOCAL_COPY.key: [],
-        marks.STAND_IN.key: [],
-        marks.SUBSET.key: [],
+        "local_copy": [],  # marks.LOCAL_COPY.key
+        "stand_in": [],  # marks.STAND_IN.key
+        "subset": [],  # marks.SUBSET.key
         "verification": None,
         "flags": [],
         "metric_versions": {},  # task -> the metric version its run record names, where it names one
@@ -190,30 +190,30 @@ def _suite_row(
     row: ModelRow,
     columns: list[tuple[str, str]],
     avgs: tuple[suite_styles.Average, ...],
-    verified: dict[str, Any] | None = None,
+    verified: Container[str] | None = None,
     twins: Twins | None = None,
-    types: Sequence[dict[str, Any]] = (),
-) -> dict[str, Any]:
+    types: Sequence[TaskTypeJson] = (),
+) -> SuiteRow:
     """A submitted row of a suite table: `_table_row` with what its run records say (baseline, marks,
     verification, same-scores flag)."""
     scores: dict[str, float | None] = {
         t: 100 * main_score(row.results[t]) if t in row.results else None for t, _ in columns
     }
     results = {t: row.results[t] for t, _ in columns if t in row.results}
-    return _table_row(row.id, SUBMITTED, suite, scores, avgs, types) | {
-        marks.BASELINE.key: row.baseline,
-        marks.LOCAL_COPY.key: sorted(t for t, e in results.items() if local_copy(e)),
-        marks.STAND_IN.key: sorted(t for t, e in results.items() if marks.stand_in(e.record)),
-        marks.SUBSET.key: sorted(t for t, e in results.items() if marks.limit_of(e.record) is not None),
-        "verification": all_verified(list(results.values()), verified),
-        "flags": [twins.note()] if twins else [],
-        "metric_versions": {
-            t: v for t, e in results.items() if (v := comparability.metric_version(e.record)) is not None
-        },
+    row_json = _table_row(row.id, SUBMITTED, suite, scores, avgs, types)
+    row_json["baseline"] = row.baseline
+    row_json["local_copy"] = sorted(t for t, e in results.items() if local_copy(e))
+    row_json["stand_in"] = sorted(t for t, e in results.items() if marks.stand_in(e.record))
+    row_json["subset"] = sorted(t for t, e in results.items() if marks.limit_of(e.record) is not None)
+    row_json["verification"] = all_verified(list(results.values()), verified)
+    row_json["flags"] = [twins.note()] if twins else []
+    row_json["metric_versions"] = {
+        t: v for t, e in results.items() if (v := comparability.metric_version(e.record)) is not None
     }
+    return row_json
 
 
-def _partial_averages(rows: list[dict[str, Any]], avgs: Sequence[suite_styles.Average]) -> list[suite_styles.Average]:
+def _partial_averages(rows: list[SuiteRow], avgs: Sequence[suite_styles.Average]) -> list[suite_styles.Average]:
     """Give each row `partial` (average label -> {"value", "present", "of"}) for every average it has only some
     tasks of (suites.PARTIAL_MIN or more, as `bench results` prints them: "47.89 (5 of 9)"); return the averages some
     row has a value of, complete or partial (a column no row fills is not shown)."""
@@ -227,7 +227,7 @@ def _partial_averages(rows: list[dict[str, Any]], avgs: Sequence[suite_styles.Av
     return [a for a in avgs if any(r["averages"][a.label] is not None or a.label in r["partial"] for r in rows)]
 
 
-def _order(row: dict[str, Any], label: str) -> tuple[int, float]:
+def _order(row: SuiteRow, label: str) -> tuple[int, float]:
     """The served order, as `bench results` sorts: complete averages best first, then partial ones, then rows without."""
     complete, partial = row["averages"].get(label), row["partial"].get(label)
     if complete is not None:
@@ -235,7 +235,7 @@ def _order(row: dict[str, Any], label: str) -> tuple[int, float]:
     return (1, -partial["value"]) if partial else (2, 0.0)
 
 
-def _rank(rows: list[dict[str, Any]], label: str, tasks: Sequence[str]) -> dict[int, comparability.Comparability]:
+def _rank(rows: list[SuiteRow], label: str, tasks: Sequence[str]) -> dict[int, comparability.Comparability]:
     """`rank` by the complete average `label` over `tasks`, and `unranked_reason` for every other row, by the
     one comparability rule of every table (bench/results/comparability.py `decide`)."""
     table = _facts(rows, label, tasks)
@@ -247,7 +247,7 @@ def _rank(rows: list[dict[str, Any]], label: str, tasks: Sequence[str]) -> dict[
     return decided
 
 
-def _facts(rows: list[dict[str, Any]], label: str | None, tasks: Sequence[str]) -> comparability.TableFacts[int]:
+def _facts(rows: list[SuiteRow], label: str | None, tasks: Sequence[str]) -> comparability.TableFacts[int]:
     """The suite table as the comparability rule reads it (`comparability.TableFacts`), keyed by row index (label
     None: no ranking average, the data and metric parts of the rule only)."""
     return comparability.TableFacts(
@@ -259,10 +259,10 @@ def _facts(rows: list[dict[str, Any]], label: str | None, tasks: Sequence[str]) 
                 r["averages"].get(label) if label is not None else None,
                 frozenset(t for t in tasks if r["scores"].get(t) is not None),
                 scale=1.0,
-                stand_in=frozenset(r.get(marks.STAND_IN.key, ())),
-                local_copy=frozenset(r.get(marks.LOCAL_COPY.key, ())),
-                baseline=bool(r[marks.BASELINE.key]),
-                limited=bool(r.get(marks.SUBSET.key)),
+                stand_in=frozenset(r.get("stand_in", ())),
+                local_copy=frozenset(r.get("local_copy", ())),
+                baseline=bool(r["baseline"]),
+                limited=bool(r.get("subset")),
                 published=r.get("source", SUBMITTED) != SUBMITTED,
                 versions=r.get("metric_versions", {}),
             )
@@ -272,7 +272,7 @@ def _facts(rows: list[dict[str, Any]], label: str | None, tasks: Sequence[str]) 
     )
 
 
-def _borda(rows: list[dict[str, Any]], decided: dict[int, comparability.Comparability] | None = None) -> None:
+def _borda(rows: list[SuiteRow], decided: dict[int, comparability.Comparability] | None = None) -> None:
     """`borda` and `borda_rank` of the rows the comparability rule keeps off no comparison but a partial average's
     (bench/results/ranking.py `borda`: MTEB's "Rank (Borda)" over the task columns, a missing task costing no
     other row a point): never a baseline, a limited run, or a row on other data or another metric version."""
@@ -283,7 +283,7 @@ def _borda(rows: list[dict[str, Any]], decided: dict[int, comparability.Comparab
         r["borda_rank"] = rank
 
 
-def _metrics(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[str, Any]]:
+def _metrics(columns: list[tuple[str, str]], refs: Mapping[str, TaskReference | None]) -> list[MetricJson]:
     """How each main score of the shown columns is computed, once per metric, with the columns that use it."""
     found: dict[str, list[str]] = {}
     for task, label in columns:
@@ -293,12 +293,12 @@ def _metrics(columns: list[tuple[str, str]], refs: dict[str, Any]) -> list[dict[
     return [{"main_score": m, "columns": labels, "note": suite_styles.metric_note(m)} for m, labels in found.items()]
 
 
-def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
+def _best(rows: list[SuiteRow]) -> dict[str, float]:
     """The highest score of each column among the rows the comparability rule lets be compared (highlighted on
     the site): never a baseline's, nor any row shown unranked with a reason."""
     best: dict[str, float] = {}
     for row in rows:
-        if row[marks.BASELINE.key] or row.get("unranked_reason") is not None:
+        if row["baseline"] or row.get("unranked_reason") is not None:
             continue
         for task, value in row["scores"].items():
             if value is not None and (task not in best or value > best[task]):
@@ -306,7 +306,7 @@ def _best(rows: list[dict[str, Any]]) -> dict[str, float]:
     return best
 
 
-def _column(task: str, label: str) -> dict[str, Any]:
+def _column(task: str, label: str) -> Column:
     ref = task_reference(task)
     return {
         "task": task,
@@ -317,7 +317,7 @@ def _column(task: str, label: str) -> dict[str, Any]:
     }
 
 
-def dataset_page(task: str) -> dict[str, str] | None:
+def dataset_page(task: str) -> DatasetPage | None:
     """The task's dataset on the hub ({"path", "url"}, from its metadata); None for packaged demo data."""
     facts = task_catalog.facts(task)
     if facts is None or facts["packaged"]:

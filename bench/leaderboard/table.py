@@ -23,13 +23,22 @@ and a result's `seen_in` name every submission that gave it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from bench.leaderboard.entries import Entry, Report
 from bench.leaderboard.external import SOURCES, ExternalRow, external_json, reproductions, suite_sources
 from bench.leaderboard.facts import SIZE_BUCKETS
+from bench.leaderboard.row_types import (
+    AcceptedJson,
+    ConflictJson,
+    ExternalJson,
+    Filters,
+    LeaderboardJson,
+    ModelJson,
+    Reproduction,
+    SourceJson,
+)
 from bench.leaderboard.rows import main_score, model_json, model_rows, verification_of
 from bench.leaderboard.same_scores import same_scores
 from bench.leaderboard.sensitivity_table import sensitivity_data
@@ -42,8 +51,8 @@ from bench.results.sensitivity import is_variant
 
 
 def leaderboard_data(
-    reports: list[Report], verified: dict[str, Any] | None = None, external: Sequence[ExternalRow] = ()
-) -> dict[str, Any]:
+    reports: list[Report], verified: Container[str] | None = None, external: Sequence[ExternalRow] = ()
+) -> LeaderboardJson:
     """Everything the site shows, as one JSON-ready dict.
 
     Args:
@@ -57,7 +66,7 @@ def leaderboard_data(
     rows = model_rows([e for e in entries if not is_variant(e.record)])
     twins = same_scores(rows)
     reproduced = reproductions({r.key: r.results for r in rows}, external)
-    models = [model_json(r, verified, twins.get(r.key)) | {"reproduces": reproduced.get(r.key, [])} for r in rows]
+    models = [_with_reproductions(model_json(r, verified, twins.get(r.key)), reproduced.get(r.key, [])) for r in rows]
     others = [external_json(x) for x in external]
     suites = suite_tables(rows, verified, twins, external)
     by_external = {x["id"]: x for x in others}
@@ -85,7 +94,12 @@ def leaderboard_data(
     }
 
 
-def _source_json(e: Entry, verified: dict[str, Any]) -> dict[str, Any]:
+def _with_reproductions(model: ModelJson, reproduces: list[Reproduction]) -> ModelJson:
+    """The row with `reproduces` added last, as a new dict (the reported rows its results reproduce)."""
+    return {**model, "reproduces": reproduces}
+
+
+def _source_json(e: Entry, verified: Container[str]) -> SourceJson:
     """Where one submitted copy of a result came from, its main score (as submitted) and its verification."""
     return {
         "submission": e.submission,
@@ -95,7 +109,7 @@ def _source_json(e: Entry, verified: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _accepted_json(report: Report, verified: dict[str, Any]) -> dict[str, Any]:
+def _accepted_json(report: Report, verified: Container[str]) -> AcceptedJson:
     """An accepted submission: its counts, and each of its results that is a re-run of another submission's
     (same scores and identity: merged), "seen in" every submission that gave it, each copy with its own
     verification; `shown` says whether this submission's copy is the one shown."""
@@ -120,7 +134,7 @@ def _accepted_json(report: Report, verified: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _conflict_json(conflict: Conflict, verified: dict[str, Any]) -> dict[str, Any]:
+def _conflict_json(conflict: Conflict, verified: Container[str]) -> ConflictJson:
     """A conflict as leaderboard.json and the site list it: the key, what was decided, each result's source
     and main score, and the first field the results differ in with each one's value, as submitted."""
     found = conflict.difference()
@@ -144,14 +158,15 @@ def _conflict_json(conflict: Conflict, verified: dict[str, Any]) -> dict[str, An
     }
 
 
-def filters(models: list[dict[str, Any]]) -> dict[str, list[Any]]:
+def filters(models: Sequence[ModelJson | ExternalJson]) -> Filters:
     """The values present of each model field the site filters by, in display order."""
-    keys = ("family", "size_bucket", "instruction_aware", "verification", "source")
-    present = {key: {m[key] for m in models} for key in keys}
+    families = {m["family"] for m in models}
+    aware = {m["instruction_aware"] for m in models}
+    verification = {m["verification"] for m in models}
     return {
-        "sources": [s for s in SOURCES if s in present["source"]],
-        "families": sorted(f for f in present["family"] if isinstance(f, str)),
-        "sizes": [label for label, _ in SIZE_BUCKETS if label in present["size_bucket"]],
-        "instruction_aware": [v for v in (True, False, None) if v in present["instruction_aware"]],
-        "verification": [v for v in (VERIFIED, SELF_REPORTED) if v in present["verification"]],
+        "sources": [s for s in SOURCES if s in {m["source"] for m in models}],
+        "families": sorted(f for f in families if isinstance(f, str)),
+        "sizes": [label for label, _ in SIZE_BUCKETS if label in {m["size_bucket"] for m in models}],
+        "instruction_aware": [v for v in (True, False, None) if v in aware],
+        "verification": [v for v in (VERIFIED, SELF_REPORTED) if v in verification],
     }

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 from collections.abc import Container
 from dataclasses import dataclass
-from typing import Any
 
 from bench.core.bounded import printable
+from bench.core.json_types import JSON
 from bench.leaderboard.entries import Entry, ModelKey, Report, identity, result_key, same_result, view
 from bench.leaderboard.rerun import first_difference
 
@@ -41,7 +41,7 @@ class Conflict:
         """Every result of the conflict: the one kept (if any) first, then those held back."""
         return ([self.kept] if self.kept is not None else []) + self.held
 
-    def difference(self) -> tuple[str, list[tuple[Entry, Any]], int] | None:
+    def difference(self) -> tuple[str, list[tuple[Entry, JSON]], int] | None:
         """(field, (result, its value) for each result, how many fields differ) for the first field the
         results differ in, scores first (`rerun.first_difference`); None if they do not differ (never here)."""
         found = first_difference([view(e) for e in self.results])
@@ -76,7 +76,7 @@ class Conflict:
         return f"they differ in {printable(path, 120)}: {shown}{more}{other}"
 
 
-def shown_value(value: Any) -> str:
+def shown_value(value: object) -> str:
     """A value as a conflict names it: exactly as submitted (JSON), never rounded, and bounded."""
     return printable(json.dumps(value, ensure_ascii=False), 80)
 

@@ -47,7 +47,7 @@ import json
 import logging
 import math
 import tempfile
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Container, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,6 +56,7 @@ from typing import Any
 from bench.core.bounded import printable
 from bench.core.errors import BenchError, DataError
 from bench.core.fileio import sha256_json
+from bench.core.json_types import JSONObject
 from bench.leaderboard.entries import Entry, Report, entry_sha256
 from bench.leaderboard.limits import MAX_JSON_DEPTH, json_depth
 from bench.leaderboard.submission import MODEL_META
@@ -85,7 +86,7 @@ class Verdict:
     note: str
 
 
-def numeric_scores(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
+def numeric_scores(value: object, path: str = "") -> Iterator[tuple[str, float]]:
     """(path, number) for every numeric leaf of a TaskResult's `scores` (booleans are not scores)."""
     if isinstance(value, dict):
         for k, v in value.items():
@@ -98,7 +99,7 @@ def numeric_scores(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
 
 
 def compare(
-    claimed: dict[str, Any], recomputed: dict[str, Any], tolerance: float = TOLERANCE
+    claimed: Mapping[str, object], recomputed: Mapping[str, object], tolerance: float = TOLERANCE
 ) -> tuple[float, list[str]]:
     """(largest |difference|, the scores that differ by more than `tolerance` or exist in one only)."""
     a, b = dict(numeric_scores(claimed["scores"])), dict(numeric_scores(recomputed["scores"]))
@@ -135,8 +136,9 @@ def run_groups(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
     return groups
 
 
-def _variant_label(record: dict[str, Any]) -> str | None:
-    return (record.get("variant") or {}).get("label")
+def _variant_label(record: Mapping[str, object]) -> str | None:
+    variant = record.get("variant") or {}
+    return variant.get("label") if isinstance(variant, dict) else None
 
 
 def verify_report(
@@ -240,22 +242,22 @@ def _identity_mismatch(claimed: dict[str, Any], rerun: dict[str, Any]) -> str:
     return ""
 
 
-def _facts_mismatch(claimed: Any, rerun: Any) -> str:
+def _facts_mismatch(claimed: object, rerun: object) -> str:
     """The first model_meta.json fact the site shows (size, dimension, card ...) that the re-run's differs in."""
-    claimed = claimed if isinstance(claimed, dict) else {}
-    rerun = rerun if isinstance(rerun, dict) else {}
+    ours = claimed if isinstance(claimed, dict) else {}
+    theirs = rerun if isinstance(rerun, dict) else {}
     for key in META_FACTS:
-        if claimed.get(key) != rerun.get(key):
-            return f"model_meta.json {key} ({_shown(rerun.get(key))}, the submission says {_shown(claimed.get(key))})"
+        if ours.get(key) != theirs.get(key):
+            return f"model_meta.json {key} ({_shown(theirs.get(key))}, the submission says {_shown(ours.get(key))})"
     return ""
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     return printable(repr(value), 120)
 
 
 # ------------------------------------------------------------------------------------ the file
-def verification_file(submission: str, verdicts: list[Verdict], tolerance: float = TOLERANCE) -> dict[str, Any]:
+def verification_file(submission: str, verdicts: list[Verdict], tolerance: float = TOLERANCE) -> dict[str, object]:
     from bench.core.versions import package_versions
 
     return {
@@ -269,9 +271,9 @@ def verification_file(submission: str, verdicts: list[Verdict], tolerance: float
     }
 
 
-def load_verifications(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
+def load_verifications(paths: Iterable[str | Path]) -> dict[str, JSONObject]:
     """entry_sha256 -> verdict, for the verified results in the verification files at `paths`."""
-    verified: dict[str, dict[str, Any]] = {}
+    verified: dict[str, JSONObject] = {}
     for path in paths:
         path = Path(path)
         try:
@@ -302,6 +304,6 @@ def load_verifications(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]
     return verified
 
 
-def verification_of(entry: Entry, verified: dict[str, dict[str, Any]]) -> str:
+def verification_of(entry: Entry, verified: Container[str]) -> str:
     """VERIFIED when this exact result is verified in a loaded verification file, else SELF_REPORTED."""
     return VERIFIED if entry_sha256(entry) in verified else SELF_REPORTED

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from bench.results.marks import UNREGISTERED
 
 if TYPE_CHECKING:
+    from bench.leaderboard.row_types import LeaderboardJson, ModelJson
     from bench.leaderboard.site import BuildResult
     from bench.leaderboard.verify import Verdict
 
@@ -170,7 +171,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 1 if args.strict and result.rejected else 0
 
 
-def _verified_line(data: dict) -> str:
+def _verified_line(data: LeaderboardJson) -> str:
     """How many results are verified: the model rows' and the instruction variants' (leaderboard.json `sensitivity`)."""
     rows = [r["verification"] for m in data["models"] for r in m["results"].values()]
     variants = [v["verification"] for t in data["sensitivity"] for m in t["models"] for v in m["variants"]]
@@ -183,7 +184,7 @@ def _verified_line(data: dict) -> str:
     )
 
 
-def _external_line(data: dict) -> str:
+def _external_line(data: LeaderboardJson) -> str:
     """How many rows the board shows that it did not compute, by source (bench/leaderboard/external.py)."""
     rows = data.get("external", [])
     if not rows:
@@ -192,7 +193,7 @@ def _external_line(data: dict) -> str:
     mteb = len(rows) - len(reported)
     tables = len({x["table"] for x in reported})
     parts = [f"{len(reported)} reported row(s) from {tables} paper table(s)"] if reported else []
-    unregistered = sum(bool(x.get(UNREGISTERED.key)) for x in rows)
+    unregistered = sum(bool(x.get("unregistered")) for x in rows)  # UNREGISTERED.key
     not_listed = f" ({unregistered} {UNREGISTERED.symbol} {UNREGISTERED.label})" if unregistered else ""
     parts += [f"{mteb} row(s) published by MTEB{not_listed}"] if mteb else []
     return f"{' and '.join(parts)}: shown beside the submitted ones, marked, never verified"
@@ -209,7 +210,7 @@ def _print_conflicts(result: BuildResult) -> None:
         print(f"  - {conflict.summary()}")
 
 
-def _print_flags(models: list[dict]) -> None:
+def _print_flags(models: list[ModelJson]) -> None:
     """Rows whose scores equal other rows' (bench/leaderboard/same_scores.py `same_scores`): shown, never rejected.
     One line per group of rows with the same scores (its first row's note, which counts the others)."""
     from bench.core.bounded import printable
@@ -217,7 +218,7 @@ def _print_flags(models: list[dict]) -> None:
     flagged = [m for m in models if m["flags"]]
     if flagged:
         print(f"{len(flagged)} model setting(s) flagged (published, marked on the site):")
-    groups: set[str] = set()
+    groups: set[str | None] = set()
     for m in flagged:
         if m["same_scores_group"] not in groups:
             groups.add(m["same_scores_group"])
