@@ -26,7 +26,7 @@ CEILINGS = {
     "bench/cli": 15.0,
     "bench/core": 23.0,
     "bench/dataset_builders": 8.8,
-    "bench/leaderboard": 12.9,
+    "bench/leaderboard": 8.7,
     "bench/results": 52.7,
     "bench/run": 14.3,
     "bench/tasks": 54.0,

@@ -10,11 +10,13 @@ that make an Entry are bench/leaderboard/validate.py.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench.core.bounded import printable
 from bench.core.fileio import sha256_json
+from bench.core.json_types import JSONObject
 from bench.leaderboard.rerun import result_identity, same_result_view
 from bench.leaderboard.schema import Problem
 from bench.results.sensitivity import base_experiment
@@ -43,7 +45,7 @@ class Entry:
     model: ModelKey
     result: dict[str, Any]
     record: dict[str, Any]
-    model_meta: dict[str, Any] | None = None
+    model_meta: JSONObject | None = None  # model_meta.json beside the result, as submitted (parsed JSON)
     digest: str | None = field(default=None, repr=False, compare=False)  # its entry_sha256, once computed: `identity`
     same: str | None = field(default=None, repr=False, compare=False)  # its `result_identity`, once computed
     # Every copy of this result that submissions gave (itself included; the one shown first) when re-runs merged.
@@ -83,7 +85,7 @@ class Report:
         return "\n".join(lines)
 
 
-def experiment_label(experiment: dict[str, Any] | None) -> str:
+def experiment_label(experiment: Mapping[str, object] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted((experiment or {}).items())) or "default"
 
 

@@ -46,12 +46,16 @@ from typing import TYPE_CHECKING, Any
 
 from bench.core.bounded import load_json_bounded, printable, read_at_most
 from bench.core.errors import BenchError, ConfigError, DataError
+from bench.core.json_types import JSONObject
 from bench.leaderboard import names
 from bench.leaderboard.external import ExternalRow
 from bench.leaderboard.reference import metric_range, task_reference
 from bench.results import marks, task_catalog
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from mteb.abstasks import AbsTask
     from mteb.models import ModelMeta
     from mteb.results import ModelResult, TaskResult
 
@@ -162,7 +166,7 @@ def mteb_suites(suites: Mapping[str, Sequence[str]] | None = None) -> dict[str, 
     return found
 
 
-def _is_mteb_task(mteb: Any, name: str) -> bool:
+def _is_mteb_task(mteb: ModuleType, name: str) -> bool:
     ref = task_reference(name)
     if ref is None:
         return False
@@ -212,7 +216,7 @@ def _load_folders(folders: Mapping[Path, list[Path]]) -> tuple[dict[Path, ModelR
     return loaded, skipped
 
 
-def _joined(mteb: Any, loaded: Mapping[Path, ModelResult]) -> dict[str, tuple[list[ModelResult], list[Path]]]:
+def _joined(mteb: ModuleType, loaded: Mapping[Path, ModelResult]) -> dict[str, tuple[list[ModelResult], list[Path]]]:
     """Model name -> its results as `BenchmarkResults.join_revisions` keeps them, and the revision folders
     they were read from (what a warning names). Joined at once; should MTEB's join fail on some folder's
     values, each model is joined alone, and only the model it fails on is left out."""
@@ -327,7 +331,7 @@ def _row(
     name: str,
     results: list[ModelResult],
     suites: Mapping[str, Sequence[str]],
-    tasks: Mapping[str, Any],
+    tasks: Mapping[str, AbsTask],
     registered: bool,
 ) -> ExternalRow | None:
     """The model's row for the suites it completes (None when it completes none)."""
@@ -362,7 +366,7 @@ def _row(
     )
 
 
-def _score(task_result: TaskResult, task: Any) -> float | None:
+def _score(task_result: TaskResult, task: AbsTask) -> float | None:
     """MTEB's score of the task on its default splits and subsets (None when one is missing: NaN)."""
     try:
         value = float(task_result.validate_and_filter_scores(task).get_score())
@@ -399,11 +403,11 @@ def _task_notes(task: str, result: TaskResult) -> list[str]:
     return notes
 
 
-def _facts(result: ModelResult) -> dict[str, Any]:
+def _facts(result: ModelResult) -> JSONObject:
     """The ModelMeta facts the site shows (model_meta.json's, else MTEB's registry's); the revision is the
     folder's the scores come from."""
     meta = result.model_meta
-    facts = {key: getattr(meta, key, None) for key in FACTS} if meta is not None else {}
+    facts: JSONObject = {key: getattr(meta, key, None) for key in FACTS} if meta is not None else {}
     facts["revision"] = result.model_revision
     return {k: v for k, v in facts.items() if v is not None}
 

@@ -42,10 +42,11 @@ import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TypedDict
 
 from bench.core.errors import BenchError, DataError
 from bench.core.fileio import unsafe_member_name
+from bench.core.json_types import JSONObject
 from bench.leaderboard.limits import (
     MAX_ARCHIVE_BYTES,
     MAX_FILE_BYTES,
@@ -376,7 +377,7 @@ def result_path_of(record_path: str) -> str:
     return str(p.parent.parent / p.name)
 
 
-def model_meta_of(result_path: str, files: dict[str, bytes]) -> dict[str, Any] | None:
+def model_meta_of(result_path: str, files: dict[str, bytes]) -> JSONObject | None:
     """The MTEB ModelMeta saved beside a result (or beside its revision folder, for experiments)."""
     p = PurePosixPath(result_path).parent
     for folder in (p, *p.parents):
@@ -392,13 +393,41 @@ def model_meta_of(result_path: str, files: dict[str, bytes]) -> dict[str, Any] |
     return None
 
 
-def pack(submission: Submission, out: Path, models: list[dict[str, Any]]) -> dict[str, Any]:
+class ManifestModel(TypedDict):
+    """A model setting a submission holds, with its tasks (manifest.json's `models[]`)."""
+
+    name: str
+    revision: str
+    experiment: str  # "default", or the options that differ from the family's defaults
+    tasks: list[str]
+
+
+class ManifestFile(TypedDict):
+    """A file of the submission (manifest.json's `files[]`)."""
+
+    path: str
+    sha256: str
+    bytes: int
+
+
+class Manifest(TypedDict):
+    """manifest.json, as `bench submit` writes it into the zip (schemas/manifest.schema.json)."""
+
+    format: str  # MANIFEST_FORMAT
+    format_version: int
+    created_at: str  # ISO time, to the second
+    harness_version: str | None
+    models: list[ManifestModel]
+    files: list[ManifestFile]
+
+
+def pack(submission: Submission, out: Path, models: list[ManifestModel]) -> Manifest:
     """Write `submission`'s files and a manifest into the zip `out`; return the manifest."""
     from bench.core.fileio import atomic_write
     from bench.core.versions import package_versions
 
     payload = {p: b for p, b in sorted(submission.files.items()) if p != MANIFEST}
-    manifest = {
+    manifest: Manifest = {
         "format": MANIFEST_FORMAT,
         "format_version": 1,
         "created_at": datetime.now(UTC).replace(microsecond=0).isoformat(),

@@ -235,7 +235,7 @@ def _load(path: str, files: dict[str, bytes]) -> tuple[Any, list[Problem]]:
     return (None if problems else data), problems
 
 
-def out_of_range(path: str, data: Any) -> list[Problem]:
+def out_of_range(path: str, data: object) -> list[Problem]:
     """Every number of `data` that no float holds (an integer beyond ±1.8e308) or that is NaN or infinite,
     named by field; the first MAX_RANGE_PROBLEMS, then a count. Runs before any check reads a number, so
     none of them (nor the table, nor verify) meets an OverflowError."""
@@ -250,7 +250,7 @@ def out_of_range(path: str, data: Any) -> list[Problem]:
     return found
 
 
-def _bad(value: Any, where: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], int | float]]:
+def _bad(value: object, where: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], int | float]]:
     """(path, number) for each number of a parsed JSON value a float cannot hold (recursive: depth is bounded
     by MAX_JSON_DEPTH before parsing)."""
     if isinstance(value, dict):

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.cli.commands.leaderboard import add_allow_mixed_script
 from bench.core.errors import BenchError, DataError
+
+if TYPE_CHECKING:
+    from bench.leaderboard.submission import ManifestModel
 
 EPILOG = """examples:
   python -m bench submit results/                                   writes ./submission.zip
@@ -68,7 +72,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     models: dict[tuple, list[str]] = {}
     for e in report.entries:
         models.setdefault((e.model.name, e.model.revision, e.model.experiment), []).append(e.task)
-    listing = [
+    listing: list[ManifestModel] = [
         {"name": n, "revision": r, "experiment": x, "tasks": sorted(t)} for (n, r, x), t in sorted(models.items())
     ]
     manifest = pack(submission, Path(args.out), listing)
