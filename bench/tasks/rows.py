@@ -14,7 +14,8 @@ exactly the TypedDict's keys:
 * `ClusterRow`: text, cluster (NYTClustering, the robustness corpora, the GSTransform clustering sets).
 * `LabelledRow`: text, label (the GSTransform sets whose pairs and triplets are sampled).
 
-The assembled rows (`Dataset.from_list` of them is the evaluated split) are the `*Item` TypedDicts.
+The assembled rows (`Dataset.from_list` of them is the evaluated split) are the `*Item` TypedDicts; the STS
+tasks evaluate their validated rows as they are.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TypedDict, TypeVar
 Label = str | int | float
 # A row as a file or the hub gives it, before validation: its values are whatever the file holds.
 RawRow = Mapping[str, object]
-# A row of the split a task evaluates (what `_assemble` returns), any of the `*Item` TypedDicts below.
+# A row of the split a task evaluates (what `_assemble` returns): an `*Item` TypedDict below, or the STS tasks' rows.
 SplitRow = Mapping[str, object]
 
 
