@@ -8,7 +8,8 @@ import pytest
 
 from bench.core.errors import DataError
 from bench.tasks import InstructSTSB, IntentEmotion, NYTClustering
-from bench.tasks.data import stratified_indices
+from bench.tasks.data import Schema, stratified_indices
+from bench.tasks.rows import TripletRow
 from helpers import write_csv, write_jsonl
 
 HEADER = ["anchor", "positive", "negative"]
@@ -212,3 +213,16 @@ def test_a_csv_error_names_the_line_its_record_starts_on(tmp_path):
         DataError, match=r"emotion\.csv line 3: a field runs past 131,072 characters .* Close the quote"
     ):
         IntentEmotion(data_dir=tmp_path).load_data()
+
+
+def test_a_schema_must_name_exactly_the_keys_of_its_row_type():
+    """`validate_rows` returns the schema's row TypedDict: a column it lacks or adds would make that type lie."""
+    assert Schema(TripletRow, {"anchor": "text", "positive": "text", "negative": "text"}).names == [
+        "anchor",
+        "positive",
+        "negative",
+    ]
+    with pytest.raises(TypeError, match=r"not the keys of TripletRow"):
+        Schema(TripletRow, {"anchor": "text", "positive": "text"})
+    with pytest.raises(TypeError, match=r"not the keys of TripletRow"):
+        Schema(TripletRow, {"anchor": "text", "positive": "text", "negative": "text", "criterion": "label"})

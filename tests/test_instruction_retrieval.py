@@ -307,3 +307,28 @@ def test_bench_run_on_the_local_followir_set_gives_the_papers_p_mrr(tmp_path, mi
     assert expected != 0
     assert scores["p-MRR"] == pytest.approx(expected, abs=5e-7)  # MTEB writes six decimals
     assert scores["main_score"] == scores["p-MRR"]
+
+
+def _rewrite_first_row(path: Path, key: str, value: object) -> None:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows[0][key] = value
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_a_local_qrels_score_that_is_no_number_is_one_data_error(tmp_path):
+    followir_set(tmp_path / "Core17InstructionRetrieval")
+    _rewrite_first_row(tmp_path / "Core17InstructionRetrieval" / "qrels.jsonl", "score", None)
+    (task,) = tasks.get_tasks(["Core17InstructionRetrieval"], data_dir=tmp_path)
+    with pytest.raises(DataError, match=r"qrels\.jsonl row 1: score must be a number, got NoneType"):
+        task.load_data()
+
+
+def test_local_qrel_diff_corpus_ids_that_are_no_list_are_one_data_error(tmp_path):
+    """A string would be read as a list of its characters, each a document id no run ranks."""
+    followir_set(tmp_path / "Core17InstructionRetrieval")
+    _rewrite_first_row(tmp_path / "Core17InstructionRetrieval" / "qrel_diff.jsonl", "corpus-ids", "d0")
+    (task,) = tasks.get_tasks(["Core17InstructionRetrieval"], data_dir=tmp_path)
+    task.load_data()
+    qrels = task.dataset["default"]["test"]["relevant_docs"]
+    with pytest.raises(DataError, match=r"qrel_diff\.jsonl row 1: corpus-ids must be a list of document ids"):
+        task.task_specific_scores({}, qrels, {}, "test", "default")

@@ -23,7 +23,7 @@ later, and every paper with the harness for "all".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, overload
 
 from bench.core.errors import UnknownNameError
 from bench.tasks.citations import suite_sources
@@ -85,7 +85,7 @@ class SuiteTasks(Sequence["AbsTask"]):
     def __getitem__(self, index: int) -> AbsTask: ...
     @overload
     def __getitem__(self, index: slice) -> tuple[AbsTask, ...]: ...
-    def __getitem__(self, index: Any) -> Any:
+    def __getitem__(self, index: int | slice) -> AbsTask | tuple[AbsTask, ...]:
         return self._instances()[index]
 
     def __len__(self) -> int:

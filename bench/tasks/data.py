@@ -26,10 +26,10 @@ import logging
 import os
 import sys
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, SupportsFloat, SupportsIndex, TypedDict, TypeVar, cast
 
 import numpy as np
 
@@ -45,6 +45,13 @@ from bench.core.bounded import (
 )
 from bench.core.errors import DataError
 from bench.core.fileio import sha256_file, sha256_json
+from bench.core.json_types import JSON
+from bench.tasks.rows import Label, RawRow, RowT
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from datasets import Dataset, DatasetDict
 
 logger = logging.getLogger(__name__)
 
@@ -59,17 +66,48 @@ LOCAL_SUFFIXES = (".csv", ".jsonl", ".json", ".parquet")
 MANIFEST = "manifest.json"  # written by every builder beside its files (bench/dataset_builders/)
 
 ColumnKind = Literal["text", "label", "score"]
+_Key = TypeVar("_Key", bound=Hashable)
 
 
 @dataclass(frozen=True)
-class Schema:
-    """Columns a task type needs: texts must be non-empty strings, labels non-null, scores numbers."""
+class Schema(Generic[RowT]):
+    """Columns a task type needs: texts must be non-empty strings, labels non-null, scores numbers.
 
+    `row` is the TypedDict (bench/tasks/rows.py) a validated row is: its keys must be the columns, so
+    that `validate_rows` returns exactly what the type says.
+    """
+
+    row: type[RowT]
     columns: Mapping[str, ColumnKind]
+
+    def __post_init__(self) -> None:
+        keys = set(getattr(self.row, "__required_keys__", ())) | set(getattr(self.row, "__optional_keys__", ()))
+        if keys != set(self.columns):
+            raise TypeError(
+                f"Schema columns {sorted(self.columns)} are not the keys of {self.row.__name__}: {sorted(keys)}"
+            )
 
     @property
     def names(self) -> list[str]:
         return list(self.columns)
+
+
+class StandIn(TypedDict):
+    """Whether a task's data stands in for its published set (`stand_in_of`), as the run record keeps it."""
+
+    stand_in: bool
+    stand_in_note: str | None
+
+
+class _CsvReader(Protocol):
+    """What `_csv_record` uses of `csv.reader`'s object."""
+
+    @property
+    def line_num(self) -> int: ...
+
+    def __iter__(self) -> Iterator[list[str]]: ...
+
+    def __next__(self) -> list[str]: ...
 
 
 def default_data_dir() -> Path | None:
@@ -90,7 +128,7 @@ def find_local_file(task_dir: Path, stem: str) -> Path:
     return found[0]
 
 
-def read_local_rows(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+def read_local_rows(path: Path, columns: Sequence[str]) -> Sequence[RawRow]:
     """Rows of a local file, checked for the expected columns."""
     suffix = path.suffix
     if suffix == ".csv":
@@ -121,7 +159,7 @@ def _decode(path: Path, data: bytes) -> str:
         ) from None
 
 
-def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, str]]:
     reader = csv.reader(io.StringIO(read_utf8(path), newline=""))
     header = _csv_record(path, reader)
     if header is None:
@@ -140,7 +178,7 @@ def _read_csv(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _csv_record(path: Path, reader: Any) -> list[str] | None:
+def _csv_record(path: Path, reader: _CsvReader) -> list[str] | None:
     """The next record, or None at the end; a csv.Error names the line the record starts on."""
     start = reader.line_num + 1
     try:
@@ -155,11 +193,14 @@ def _csv_record(path: Path, reader: Any) -> list[str] | None:
         raise DataError(f"{path} line {start}: not a valid CSV row ({brief_line(e)}).") from None
 
 
-def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, JSON]]:
     data = path.read_bytes()
     text = _decode(path, data)
+    numbered: list[tuple[int, JSON]]
     if text.lstrip().startswith("["):
-        numbered = list(enumerate(_json_array(path, data, text), start=1))
+        array = _json_array(path, data, text)
+        assert isinstance(array, list)  # JSON text opening with `[` parses to an array (or raised DataError)
+        numbered = list(enumerate(array, start=1))
         where = "item"
     else:
         numbered = _jsonl_records(path, data, text)
@@ -175,7 +216,7 @@ def _read_json(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _json_array(path: Path, data: bytes, text: str) -> Any:
+def _json_array(path: Path, data: bytes, text: str) -> JSON:
     """A `.json` file's array; its nesting is bounded on the bytes before the (recursive) parser runs."""
     line = json_too_deep(data)
     if line is not None:
@@ -184,7 +225,8 @@ def _json_array(path: Path, data: bytes, text: str) -> Any:
             "row is one object of texts, labels and scores. Fix the file."
         )
     try:
-        return json.loads(text)
+        parsed: JSON = json.loads(text)
+        return parsed
     except json.JSONDecodeError as e:
         raise DataError(f"{path}: invalid JSON ({e.msg} at line {e.lineno}).") from None
     except ValueError:  # the only other one: an integer past sys.get_int_max_str_digits()
@@ -193,7 +235,7 @@ def _json_array(path: Path, data: bytes, text: str) -> Any:
         ) from None
 
 
-def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
+def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, JSON]]:
     """(line number, parsed line) of a JSONL file. Lines end at "\\n" only: JSON allows U+2028 and other
     breaks that Python's `splitlines` splits at inside a string."""
     if json_depth(data) > MAX_DEPTH:  # the whole file at once; line by line only to name the line
@@ -203,7 +245,7 @@ def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
                     f"{path} line {line_no}: arrays/objects nest more than {MAX_DEPTH} levels deep; "
                     "a data row is one object of texts, labels and scores. Fix the line."
                 )
-    numbered = []
+    numbered: list[tuple[int, JSON]] = []
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -221,7 +263,7 @@ def _jsonl_records(path: Path, data: bytes, text: str) -> list[tuple[int, Any]]:
     return numbered
 
 
-def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, object]]:
     """Rows of a parquet file, read with pyarrow (as `datasets` does, without copying it into its cache).
 
     Only the task's columns are read. Compression makes a small file a large table: its footer is checked
@@ -238,7 +280,8 @@ def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
         schema = metadata.schema.to_arrow_schema()
         _check_columns(path, schema.names, columns)
         texts = [f.name for f in schema if f.name in columns and _is_text(f.type)]
-        rows, expanded = [], 0
+        rows: list[dict[str, object]] = []
+        expanded = 0
         with pq.ParquetFile(path, read_dictionary=texts) as parquet:
             for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(columns)):
                 expanded += _expanded_bytes(batch)
@@ -257,7 +300,7 @@ def _read_parquet(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
         ) from None
 
 
-def _parquet_declared_bytes(metadata: Any) -> int:
+def _parquet_declared_bytes(metadata: pq.FileMetaData) -> int:
     """The size a parquet file's footer says its data takes uncompressed: the larger of its row groups'
     total and their column chunks' sum (the two agree unless the footer is damaged or hostile)."""
     groups = [metadata.row_group(i) for i in range(metadata.num_row_groups)]
@@ -265,7 +308,7 @@ def _parquet_declared_bytes(metadata: Any) -> int:
     return max(sum(g.total_byte_size for g in groups), chunks)
 
 
-def _check_parquet_metadata(path: Path, metadata: Any) -> None:
+def _check_parquet_metadata(path: Path, metadata: pq.FileMetaData) -> None:
     """Refuse, from the footer alone, a parquet file that declares more rows or uncompressed bytes than a
     data file holds: a few MB of compressed repeated text can declare gigabytes (a decompression bomb)."""
     declared = _parquet_declared_bytes(metadata)
@@ -277,7 +320,7 @@ def _check_parquet_metadata(path: Path, metadata: Any) -> None:
         )
 
 
-def _expanded_bytes(batch: Any) -> int:
+def _expanded_bytes(batch: pa.RecordBatch) -> int:
     """The bytes `batch` takes once each text column read as a dictionary is expanded, as `to_pylist`
     does: a value's length for every row that refers to it, counted from the lengths, expanding nothing."""
     import pyarrow.compute as pc
@@ -292,7 +335,7 @@ def _expanded_bytes(batch: Any) -> int:
     return total
 
 
-def _is_text(kind: Any) -> bool:
+def _is_text(kind: pa.DataType) -> bool:
     import pyarrow as pa
 
     return any(
@@ -301,7 +344,7 @@ def _is_text(kind: Any) -> bool:
     )
 
 
-def _is_dictionary_of_text(kind: Any) -> bool:
+def _is_dictionary_of_text(kind: pa.DataType) -> bool:
     import pyarrow as pa
 
     return pa.types.is_dictionary(kind) and _is_text(kind.value_type)
@@ -318,7 +361,7 @@ def _check_columns(path: Path, header: Sequence[str], columns: Sequence[str]) ->
         )
 
 
-def check_clusters(task: str, aspect: str, labels: Sequence[Any]) -> None:
+def check_clusters(task: str, aspect: str, labels: Sequence[Label]) -> None:
     """A clustering aspect needs two or more gold clusters: with one, k-means has nothing to find and
     V-measure is 1.0 whatever the embeddings, a score that would mean nothing."""
     distinct = set(map(str, labels))
@@ -330,7 +373,7 @@ def check_clusters(task: str, aspect: str, labels: Sequence[Any]) -> None:
         )
 
 
-def load_hub_rows(path: str, *, revision: str, config: str | None, split: str) -> list[dict[str, Any]]:
+def load_hub_rows(path: str, *, revision: str, config: str | None, split: str) -> list[RawRow]:
     """Rows of a published dataset at a pinned revision."""
     import datasets
 
@@ -343,25 +386,30 @@ def load_hub_rows(path: str, *, revision: str, config: str | None, split: str) -
             f"({type(e).__name__}: {str(e).splitlines()[0][:200]}). Offline? Pass --data-dir DIR "
             f"(or set {DATA_DIR_ENV}) with the files laid out as docs/guides/local-data.md shows."
         ) from None
-    return ds.to_list()
+    rows: list[RawRow] = ds.to_list()
+    return rows
 
 
-def validate_rows(rows: list[dict[str, Any]], schema: Schema, origin: str) -> list[dict[str, Any]]:
-    """Keep only the schema's columns and check every value; errors name the row (1-based)."""
+def validate_rows(rows: Sequence[RawRow], schema: Schema[RowT], origin: str) -> list[RowT]:
+    """Keep only the schema's columns and check every value; errors name the row (1-based).
+
+    Each row becomes the schema's TypedDict: its keys are the schema's columns (`Schema` checks that) and
+    each value has been checked for its kind (`_check_value`), which is what the cast below asserts.
+    """
     if not rows:
         raise DataError(f"{origin}: no rows.")
-    clean = []
+    clean: list[RowT] = []
     for i, row in enumerate(rows, start=1):
-        out = {}
+        out: dict[str, Label] = {}
         for column, kind in schema.columns.items():
             if column not in row:
                 raise DataError(f"{origin} row {i}: missing column '{column}'.")
             out[column] = _check_value(row[column], kind, f"{origin} row {i}, column '{column}'")
-        clean.append(out)
+        clean.append(cast("RowT", out))
     return clean
 
 
-def _check_value(value: Any, kind: ColumnKind, where: str) -> Any:
+def _check_value(value: object, kind: ColumnKind, where: str) -> Label:
     """A text must be something a model sees (zero-width characters alone are empty) and writable as
     UTF-8 (no lone surrogate, which JSON's `\\ud800` can make); a label one value (a text or a number,
     not a list); a score a finite number. Messages show a bounded view of the value."""
@@ -383,6 +431,8 @@ def _check_value(value: Any, kind: ColumnKind, where: str) -> Any:
         elif not isinstance(value, (int, float)) or (isinstance(value, float) and not np.isfinite(value)):
             raise DataError(f"{where}: a label must be a text or a number, got {type(value).__name__} {brief(value)}.")
         return value
+    if not isinstance(value, (str, int, float, bytes, SupportsFloat, SupportsIndex)):  # what float() takes
+        raise DataError(f"{where}: expected a number, got {brief(value)}.")
     try:
         score = float(value)
     except (TypeError, ValueError):
@@ -398,7 +448,7 @@ def _check_surrogates(text: str, where: str) -> None:
         raise DataError(f"{where}: the text {problem}.")
 
 
-def stand_in_of(local_files: Mapping[str, Path] | None) -> dict[str, Any]:
+def stand_in_of(local_files: Mapping[str, Path] | None) -> StandIn:
     """`stand_in` and `stand_in_note` of a task's data, for the run record and every table that shows it.
 
     Only the builder knows whether a folder holds the task's published set or a stand-in (a proxy built
@@ -458,7 +508,7 @@ def saved_revision(files: Mapping[str, Path]) -> str:
     return f"local-{sha256_json(parts)[:12]}"
 
 
-def read_saved_dataset(folder: Path) -> Any:
+def read_saved_dataset(folder: Path) -> Dataset | DatasetDict:
     """`datasets.load_from_disk(folder)`; a damaged copy is one DataError naming the folder and the fix."""
     import datasets
 
@@ -471,7 +521,7 @@ def read_saved_dataset(folder: Path) -> Any:
         ) from None
 
 
-def stratified_indices(labels: Sequence[Any], n: int, *, seed: int) -> list[int]:
+def stratified_indices(labels: Sequence[Hashable], n: int, *, seed: int) -> list[int]:
     """At most `n` row indices, sampled per label in proportion to label frequency, in original order.
 
     Every label keeps at least one row when n allows it, so a quick `--limit` run still sees every
@@ -481,7 +531,7 @@ def stratified_indices(labels: Sequence[Any], n: int, *, seed: int) -> list[int]
         raise ValueError("limit must be positive")
     if n >= len(labels):
         return list(range(len(labels)))
-    groups: dict[Any, list[int]] = defaultdict(list)
+    groups: dict[Hashable, list[int]] = defaultdict(list)
     for i, label in enumerate(labels):
         groups[label].append(i)
     keys = sorted(groups, key=str)
@@ -494,7 +544,7 @@ def stratified_indices(labels: Sequence[Any], n: int, *, seed: int) -> list[int]
     return sorted(chosen)
 
 
-def _largest_remainder(sizes: Mapping[Any, int], n: int) -> dict[Any, int]:
+def _largest_remainder(sizes: Mapping[_Key, int], n: int) -> dict[_Key, int]:
     total = sum(sizes.values())
     floor_share = {k: max(1, int(n * s / total)) if n >= len(sizes) else int(n * s / total) for k, s in sizes.items()}
     floor_share = {k: min(v, sizes[k]) for k, v in floor_share.items()}

@@ -10,21 +10,31 @@ from typing import TYPE_CHECKING
 
 from mteb import TaskMetadata
 
-from bench.tasks._common import common_metadata
+from bench.tasks._common import CommonFields, common_metadata
 from bench.tasks.abstasks import AbsTaskInstructionSTS, AbsTaskInstructionTriplet, AbsTaskMultiAspectClustering
 from bench.tasks.intent_emotion import IntentEmotion
 from bench.tasks.nyt_clustering import NYTClustering
 
 if TYPE_CHECKING:
-    from mteb.abstasks.task_metadata import MetadataDatasetDict
+    from mteb.abstasks.task_metadata import AnnotatorType, MetadataDatasetDict, SampleCreationMethod
+    from mteb.types import Licenses
 
-_DEMO = dict(
+
+class _DemoFields(CommonFields):
+    license: Licenses
+    annotations_creators: AnnotatorType
+    sample_creation: SampleCreationMethod
+
+
+_DEMO = _DemoFields(
     license="cc0-1.0",
     annotations_creators="expert-annotated",
     sample_creation="created",
-    reference="https://github.com/instruct-bench/instruct-bench",
-    bibtex_citation="",
-    date=("2026-11-01", "2026-11-21"),
+    **common_metadata(
+        reference="https://github.com/instruct-bench/instruct-bench",
+        bibtex_citation="",
+        date=("2026-11-01", "2026-11-21"),
+    ),
 )
 
 
@@ -45,7 +55,7 @@ class DemoIntentEmotion(AbsTaskInstructionTriplet):
         type="Reranking",  # triplets rank two candidates per query: see AbsTaskInstructionTriplet
         main_score="hmean_success_rate",
         domains=["Financial", "Constructed"],
-        **common_metadata(**_DEMO),
+        **_DEMO,
     )
 
 
@@ -59,7 +69,7 @@ class DemoInstructSTS(AbsTaskInstructionSTS):
         type="STS",
         main_score="cosine_spearman",
         domains=["Constructed"],
-        **common_metadata(**_DEMO),
+        **_DEMO,
     )
 
 
@@ -74,5 +84,5 @@ class DemoNYTClustering(AbsTaskMultiAspectClustering):
         type="Clustering",
         main_score="hmean_v_measure",
         domains=["News", "Constructed"],
-        **common_metadata(**_DEMO),
+        **_DEMO,
     )

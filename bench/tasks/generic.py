@@ -43,16 +43,24 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
+from typing import TYPE_CHECKING, ClassVar, Self, TypeVar, Unpack, cast
 
 import mteb
 from datasets import Dataset
 from mteb.abstasks import AbsTask
 
 from bench.core.errors import ConfigError, DataError
-from bench.tasks.abstasks.base import InstructionTask, limited
+from bench.core.json_types import JSON, JSONObject
+from bench.tasks.abstasks.base import (
+    InstructionTask,
+    MetadataUpdate,
+    Prompt,
+    TaskOptions,
+    VariantAttributes,
+    limited,
+)
 from bench.tasks.data import (
     DATA_DIR_ENV,
     SAVED_MARKERS,
@@ -62,9 +70,13 @@ from bench.tasks.data import (
     saved_dataset_files,
     saved_revision,
 )
+from bench.tasks.rows import STSRow
 
 if TYPE_CHECKING:
     from datasets import DatasetDict
+    from mteb.abstasks.task_metadata import MetadataDatasetDict
+    from mteb.timing import TimingStack
+    from mteb.types.statistics import SplitDescriptiveStatistics
 
 logger = logging.getLogger(__name__)
 
@@ -72,10 +84,8 @@ INSTRUCTOR_SOURCE = "INSTRUCTOR evaluation DEFINITIONS, hkunlp/instructor-large 
 INBEDDER_SOURCE = "InBedder default task instruction (zhang-yu-wei/InBedder, task_descriptions_and_instructions.json)"
 MTEB_PROMPT_SOURCE = "MTEB's task metadata (prompt)"
 
-Prompt = str | dict[str, str]
 
-
-class GenericMTEBTask(InstructionTask):
+class GenericMTEBTask(InstructionTask[STSRow]):
     """Mixin placed before an MTEB task class: adds the instruction, the local directory and `--limit`.
 
     Attributes:
@@ -89,21 +99,21 @@ class GenericMTEBTask(InstructionTask):
             reads, or None (the jsonl layout, or MTEB's own loading).
     """
 
-    instruction: ClassVar[Prompt]
+    instruction: ClassVar[Prompt | None]  # None: an MTEB task without a prompt (its own metadata)
     instruction_source: ClassVar[str]
     local_layout: ClassVar[bool] = False
     local_only: ClassVar[bool] = False  # another split of MTEB's corpus: the hub copy holds other pairs
     prompt_sources: ClassVar[tuple[str, ...]] = ("mteb", "harness")
-    schema = Schema({"sentence1": "text", "sentence2": "text", "score": "score"})
+    schema = Schema(STSRow, {"sentence1": "text", "sentence2": "text", "score": "score"})
     saved_folders: dict[str, Path] | None = None
     _saved_revision: str | None = None
 
-    def __new__(cls, *args: Any, prompt_source: str = "harness", **kwargs: Any) -> Self:
+    def __new__(cls, *args: object, prompt_source: str = "harness", **kwargs: object) -> Self:
         # "mteb": an instance of the class's twin with MTEB's metadata (`_prompt_class`), so that
         # everything reading the class's metadata (unload, instruction variants) sees MTEB's prompt.
         return super().__new__(_prompt_class(cls, prompt_source))
 
-    def __init__(self, *, prompt_source: str = "harness", **kwargs: Any) -> None:
+    def __init__(self, *, prompt_source: str = "harness", **kwargs: Unpack[TaskOptions]) -> None:
         self.prompt_source = prompt_source
         super().__init__(**kwargs)
 
@@ -236,10 +246,11 @@ class GenericMTEBTask(InstructionTask):
                 )
 
     # ----------------------------------------------------------------- instructions
-    def instruction_set(self) -> dict[str, Any]:
-        return {"task_instruction": self.instruction, "source": self.instruction_source}
+    def instruction_set(self) -> JSONObject:
+        instruction: JSON = dict(self.instruction) if isinstance(self.instruction, dict) else self.instruction
+        return {"task_instruction": instruction, "source": self.instruction_source}
 
-    def instruction_update(self, instruction: Prompt) -> tuple[dict[str, Any], dict[str, Any]]:
+    def instruction_update(self, instruction: Prompt) -> tuple[MetadataUpdate, VariantAttributes]:
         from bench.tasks.variants import prompt_update
 
         update, attrs = prompt_update(self, instruction)
@@ -251,7 +262,7 @@ class GenericMTEBTask(InstructionTask):
         )
         return update, {**attrs, "instruction": own, "instruction_source": "instruction variant"}
 
-    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+    def load_data(self, num_proc: int | None = None, *, timer: TimingStack | None = None, **kwargs: object) -> None:
         if self.data_loaded:
             return
         if self.saved_folders:
@@ -259,7 +270,7 @@ class GenericMTEBTask(InstructionTask):
             self._limit_hub_data()
             return
         if self.local_files:
-            super().load_data(num_proc=num_proc, **kwargs)
+            super().load_data(num_proc=num_proc, timer=timer, **kwargs)
             return
         if self.local_only:
             raise DataError(
@@ -267,7 +278,7 @@ class GenericMTEBTask(InstructionTask):
                 f"--source-dir RAW --out DATA` and pass --data-dir DATA."
             )
         try:
-            super(InstructionTask, self).load_data(num_proc=num_proc, **kwargs)  # MTEB's own loading
+            super(InstructionTask, self).load_data(num_proc=num_proc, timer=timer, **kwargs)  # MTEB's own loading
         except Exception as e:  # noqa: BLE001  # datasets raises many types; all mean "not available"
             meta, name = self.metadata.dataset, self.metadata.name
             why = _no_local_copy_reason(type(self))
@@ -299,7 +310,7 @@ class GenericMTEBTask(InstructionTask):
         rows = self._assemble({split: dataset[split].to_list()})
         dataset[split] = Dataset.from_list(rows)
 
-    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    def _assemble(self, rows_by_part: dict[str, list[STSRow]]) -> list[STSRow]:
         """STS rows: gold scores checked against the task's range; `--limit` stratified by rounded score."""
         (rows,) = rows_by_part.values()
         for i, row in enumerate(rows, start=1):
@@ -309,9 +320,13 @@ class GenericMTEBTask(InstructionTask):
                 )
         return limited(rows, [round(r["score"]) for r in rows], self.limit, self.seed)
 
-    def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: Any) -> Any:
+    def _calculate_descriptive_statistics_from_split(
+        self, split: str, *, hf_subset: str | None = None, compute_overall: bool = False, num_proc: int | None = None
+    ) -> SplitDescriptiveStatistics:
         # super(InstructionTask, ...) is the MTEB task class mixed in after it, not AbsTask's abstract method.
-        return super(InstructionTask, self)._calculate_descriptive_statistics_from_split(split, **kwargs)  # type: ignore[safe-super]
+        return super(InstructionTask, self)._calculate_descriptive_statistics_from_split(  # type: ignore[safe-super]
+            split, hf_subset=hf_subset, compute_overall=compute_overall, num_proc=num_proc
+        )
 
 
 def mteb_task_class(name: str) -> type[GenericMTEBTask]:
@@ -390,14 +405,14 @@ def _prompt_class(cls: type[_Task], prompt_source: str) -> type[_Task]:
     return _MTEB_PROMPT_CLASSES[cls]
 
 
-def _load_call(dataset: Mapping[str, Any], subset: str | None) -> str:
+def _load_call(dataset: MetadataDatasetDict, subset: str | None) -> str:
     """`load_dataset(...)` as a user types it to make the local copy of a task (subset, revision)."""
     args = [repr(dataset["path"])] + ([f"name={subset!r}"] if subset else [])
     args += [f"{k}={v!r}" for k, v in dataset.items() if k != "path" and not (subset and k == "name")]
     return f"load_dataset({', '.join(args)})"
 
 
-def _listing(items: Any, limit: int = 8) -> str:
+def _listing(items: Iterable[object], limit: int = 8) -> str:
     items = list(items)
     return ", ".join(map(str, items[:limit])) + (f" ... ({len(items)} in all)" if len(items) > limit else "")
 
@@ -422,7 +437,7 @@ def _generic(
         if isinstance(instruction, dict)
         else instruction
     )
-    update: dict[str, Any] = {"prompt": prompt}
+    update: dict[str, object] = {"prompt": prompt}
     if name:
         update |= {"name": name, "description": description, "superseded_by": None}  # a task of its own
     metadata = base.metadata.model_copy(update=update)

@@ -25,9 +25,11 @@ from typing import Any, ClassVar
 from mteb import TaskMetadata
 
 from bench.core.errors import ConfigError
+from bench.core.json_types import JSONObject
 from bench.core.metric_specs import ANY, Metric, correlation
 from bench.tasks._common import common_metadata
 from bench.tasks.abstasks import AbsTaskInstructionTriplet, AbsTaskMultiAspectClustering
+from bench.tasks.abstasks.base import MetadataUpdate, Prompt, VariantAttributes
 from bench.tasks.abstasks.label_sampled import AbsTaskLabelPairSTS, AbsTaskLabelTriplet, HubLabels, LabelledSource
 from bench.tasks.citations import GSTRANSFORM_CITATION, GSTRANSFORM_REFERENCE
 
@@ -132,7 +134,7 @@ class GSTransformTask:
     aspects: dict[str, str]
     criteria: dict[str, str]
 
-    def __init__(self, *, instruction_style: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, instruction_style: str | None = None, **kwargs: object) -> None:
         style = instruction_style or DEFAULT_INSTRUCTION_STYLE
         if style not in self.instruction_styles:
             raise ConfigError(
@@ -144,7 +146,7 @@ class GSTransformTask:
         self.criteria = instructions  # the published-triplet task (IntEmo)
         super().__init__(**kwargs)
 
-    def instruction_set(self) -> dict[str, Any]:
+    def instruction_set(self) -> JSONObject:
         return {
             **super().instruction_set(),  # type: ignore[misc]
             "style": self.instruction_style,
@@ -152,19 +154,20 @@ class GSTransformTask:
             "verified": self.metadata.name not in UNVERIFIED_INSTRUCTIONS,
         }
 
-    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def instruction_update(self, instruction: Prompt) -> tuple[MetadataUpdate, VariantAttributes]:
         from bench.tasks.variants import mapping_update
 
         instructions = mapping_update(self, "aspects", instruction)
         return {}, {"aspects": instructions, "criteria": instructions}
 
 
-def _meta(**fields: Any) -> TaskMetadata:
-    fields.setdefault("reference", GSTRANSFORM_REFERENCE)
-    fields.setdefault("bibtex_citation", GSTRANSFORM_CITATION)
+def _meta(**fields: Any) -> TaskMetadata:  # TaskMetadata's own fields, which it validates
     fields.setdefault("annotations_creators", "human-annotated")
     fields.setdefault("sample_creation", "found")
-    return TaskMetadata(**common_metadata(date=("2025-05-30", "2025-05-30"), **fields))
+    common = common_metadata(
+        date=("2025-05-30", "2025-05-30"), reference=GSTRANSFORM_REFERENCE, bibtex_citation=GSTRANSFORM_CITATION
+    )
+    return TaskMetadata(**fields, **common)
 
 
 # ---------------------------------------------------------------- clustering

@@ -33,14 +33,19 @@ read into MTEB's in-memory layout (`RetrievalSplitData`) and scored by MTEB's ow
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from datasets import Dataset
 
 from bench.core.errors import DataError
 from bench.tasks.data import find_local_file, read_local_rows
 from bench.tasks.generic import MTEB_PROMPT_SOURCE, GenericMTEBTask, _mteb_class
+from bench.tasks.rows import RawRow
+
+if TYPE_CHECKING:
+    from mteb.timing import TimingStack
 
 FOLLOWIR_FILES: dict[str, tuple[str, ...]] = {
     "corpus": ("id", "title", "text"),
@@ -66,22 +71,27 @@ class LocalFollowIRData(GenericMTEBTask):
             )
         return {part: find_local_file(task_dir, part) for part in FOLLOWIR_FILES}
 
-    def _local_rows(self, part: str) -> list[dict[str, Any]]:
+    def _local_rows(self, part: str) -> Sequence[RawRow]:
         assert self.local_files is not None
         return read_local_rows(self.local_files[part], FOLLOWIR_FILES[part])
 
-    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+    def load_data(self, num_proc: int | None = None, *, timer: TimingStack | None = None, **kwargs: object) -> None:
         if self.data_loaded or not self.local_files:
-            super().load_data(num_proc=num_proc, **kwargs)
+            super().load_data(num_proc=num_proc, timer=timer, **kwargs)
             return
         qrels: dict[str, dict[str, int]] = defaultdict(dict)
-        for row in self._local_rows("qrels"):
-            qrels[str(row["query-id"])][str(row["corpus-id"])] = int(row["score"])
+        for i, row in enumerate(self._local_rows("qrels"), start=1):
+            score = row["score"]
+            if not isinstance(score, (str, int, float)):
+                raise DataError(
+                    f"{self.local_files['qrels']} row {i}: score must be a number, got {type(score).__name__}."
+                )
+            qrels[str(row["query-id"])][str(row["corpus-id"])] = int(score)
         queries = [r for r in self._local_rows("queries") if r["id"] in qrels]
         for suffix in ("-og", "-changed"):
             if not any(q.endswith(suffix) for q in qrels):
                 raise DataError(f"{self.local_files['qrels']}: no qrels for a query id ending in {suffix!r}.")
-        split = {"corpus": Dataset.from_list(self._local_rows("corpus")), "queries": Dataset.from_list(queries)}
+        split = {"corpus": Dataset.from_list(list(self._local_rows("corpus"))), "queries": Dataset.from_list(queries)}
         self.dataset = {
             "default": {self.metadata.eval_splits[0]: {**split, "relevant_docs": dict(qrels), "top_ranked": None}}
         }
@@ -94,12 +104,17 @@ class LocalFollowIRData(GenericMTEBTask):
         results: dict[str, dict[str, float]],
         hf_split: str,
         hf_subset: str,
-    ) -> dict[str, Any]:
+    ) -> dict[str, float | dict[str, float]]:  # MTEB's p-MRR scores nest (evaluate_p_mrr_change)
         if not self.local_files:
             return super().task_specific_scores(scores, qrels, results, hf_split, hf_subset)  # type: ignore[misc]
         from mteb._evaluators.retrieval_metrics import evaluate_p_mrr_change
 
-        changed = {str(r["query-id"]): list(r["corpus-ids"]) for r in self._local_rows("qrel_diff")}
+        changed: dict[str, list[str]] = {}
+        for i, r in enumerate(self._local_rows("qrel_diff"), start=1):
+            ids = r["corpus-ids"]
+            if not isinstance(ids, list):
+                raise DataError(f"{self.local_files['qrel_diff']} row {i}: corpus-ids must be a list of document ids.")
+            changed[str(r["query-id"])] = ids
         return evaluate_p_mrr_change(qrels, results, changed, self.k_values)  # type: ignore[attr-defined]
 
 

@@ -35,18 +35,24 @@ a new MTEB release.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bench.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
+    from types import ModuleType
 
-    from mteb import Benchmark
+    from datasets import Dataset
+    from mteb import Benchmark, TaskMetadata
     from mteb.abstasks import AbsTask
+    from mteb.types import BatchedInput
+    from torch.utils.data import DataLoader
+
+_T = TypeVar("_T")
 
 
-def _get_tasks_module() -> Any:
+def _get_tasks_module() -> ModuleType:
     import importlib
 
     return importlib.import_module("mteb.get_tasks")  # `mteb.get_tasks` the attribute is the function
@@ -62,7 +68,7 @@ def mteb_task_list() -> tuple[type[AbsTask], ...]:
     return _get_tasks_attribute("TASK_LIST", tuple, "what mteb.get_tasks() filters")
 
 
-def _get_tasks_attribute(name: str, kind: type, what: str) -> Any:
+def _get_tasks_attribute(name: str, kind: type[_T], what: str) -> _T:
     """An attribute of `mteb.get_tasks` the harness relies on, failing loudly when a release changed it."""
     value = getattr(_get_tasks_module(), name, None)
     if not isinstance(value, kind):
@@ -76,7 +82,7 @@ def _get_tasks_attribute(name: str, kind: type, what: str) -> Any:
 def _add_to_task_list(cls: type[AbsTask]) -> None:
     task_list = mteb_task_list()
     if cls not in task_list:
-        _get_tasks_module().TASK_LIST = (*task_list, cls)
+        setattr(_get_tasks_module(), "TASK_LIST", (*task_list, cls))  # noqa: B010  # a module global MTEB reads
 
 
 def register_with_mteb(cls: type[AbsTask]) -> None:
@@ -111,7 +117,7 @@ def register_benchmarks(source: Callable[[], Iterable[Benchmark]]) -> None:
     _install_benchmark_registry()
 
 
-def _get_benchmark_module() -> Any:
+def _get_benchmark_module() -> ModuleType:
     import importlib
 
     return importlib.import_module("mteb.benchmarks.get_benchmark")
@@ -136,7 +142,7 @@ def _install_benchmark_registry() -> None:
     for attr in ("cache_clear", "cache_info"):  # MTEB's own caching, as callers of the lru_cache expect
         if hasattr(mtebs, attr):
             setattr(_build_registry, attr, getattr(mtebs, attr))
-    module._build_registry = _build_registry
+    setattr(module, "_build_registry", _build_registry)  # noqa: B010  # the module global MTEB's lookups call
 
 
 def mteb_benchmark_registry() -> dict[str, Benchmark]:
@@ -165,7 +171,12 @@ def harness_benchmarks() -> dict[str, Benchmark]:
     return out
 
 
-def mteb_query_dataloader(dataset: Any, *, task_metadata: Any, **encode_kwargs: Any) -> Any:
+def mteb_query_dataloader(
+    dataset: Dataset,
+    *,
+    task_metadata: TaskMetadata,
+    **encode_kwargs: Any,  # MTEB's `create_dataloader(**kwargs: Any)`, passed on as given
+) -> DataLoader[BatchedInput]:
     """MTEB's own query dataloader for a dataset with `text` and `instruction` columns (the reference)."""
     from mteb._create_dataloaders import create_dataloader
     from mteb.types import PromptType
@@ -177,11 +188,11 @@ def create_query_dataloader(
     texts: Sequence[str],
     instructions: Sequence[str],
     *,
-    task_metadata: Any,
+    task_metadata: TaskMetadata,
     batch_size: int = 32,
     num_proc: int | None = None,
-    **encode_kwargs: Any,
-) -> Any:
+    **encode_kwargs: object,
+) -> DataLoader[BatchedInput]:
     """MTEB's query dataloader for (text, instruction) rows, built cheaply (see module docstring).
 
     The loader's `dataset` is the HF `Dataset` MTEB's loader would hold after its preparation (columns
@@ -231,7 +242,7 @@ class _SliceSampler:
         return -(-self.n // self.batch_size)
 
 
-def _as_is(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+def _as_is(batch: dict[str, list[str]]) -> dict[str, list[str]]:
     """A column slice is already MTEB's collated batch (default_collate keeps lists of str as lists)."""
     return batch
 

@@ -22,12 +22,24 @@ label-derived STAND-INS for RateMyProf and Feedbacks (GoalEx taxonomies: real te
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mteb import TaskMetadata
 
-from bench.tasks._common import common_metadata
+from bench.tasks._common import CommonFields, common_metadata
 from bench.tasks.abstasks import AbsTaskInstructionRobustness
 
-_ROBUSTNESS = dict(
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import SampleCreationMethod, TaskType
+
+
+class _RobustnessFields(CommonFields):
+    type: TaskType
+    main_score: str
+    sample_creation: SampleCreationMethod
+
+
+_ROBUSTNESS = _RobustnessFields(
     # Not "Clustering": the main score is a gap between V-measures (correct minus implicit instructions,
     # about 0 for a model that ignores them), and MTEB's per-type mean would average it with absolute
     # V-measures. MTEB's InstructionReranking mean averages p-MRR, the change in a ranking when the

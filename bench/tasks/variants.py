@@ -26,16 +26,28 @@ instance's metadata when it unloads data, so the variant's metadata lives on a c
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from bench.core.errors import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mteb import TaskMetadata
     from mteb.abstasks import AbsTask
+
+    from bench.tasks.abstasks.base import MetadataUpdate, VariantAttributes
 
 Instruction = str | dict[str, str]
 RETRIEVAL_TYPES = ("Retrieval", "Reranking", "InstructionRetrieval", "InstructionReranking")
 ROW_TEMPLATE_FIELD = "{instruction}"
+
+
+class _Named(Protocol):
+    """A task as `mapping_update` reads it: its metadata (the name), the slots by attribute name."""
+
+    @property
+    def metadata(self) -> TaskMetadata: ...
 
 
 def variant_task(task: AbsTask, instruction: Instruction) -> AbsTask:
@@ -45,7 +57,7 @@ def variant_task(task: AbsTask, instruction: Instruction) -> AbsTask:
     hook = getattr(task, "instruction_update", None)
     metadata_update, attrs = hook(instruction) if callable(hook) else prompt_update(task, instruction)
     cls = type(task)
-    body: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__}
+    body: dict[str, object] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__}
     if attrs.get("row_instruction_template"):
         body["load_data"] = _load_then_template_queries
     sub: type[AbsTask] = type(cls.__name__, (cls,), body)
@@ -59,7 +71,7 @@ def variant_task(task: AbsTask, instruction: Instruction) -> AbsTask:
     return new
 
 
-def prompt_update(task: AbsTask, instruction: Instruction) -> tuple[dict[str, Any], dict[str, Any]]:
+def prompt_update(task: AbsTask, instruction: Instruction) -> tuple[MetadataUpdate, VariantAttributes]:
     """(metadata update, attributes) putting `instruction` in the task's `TaskMetadata.prompt`."""
     meta = task.metadata
     current = meta.prompt
@@ -78,7 +90,9 @@ def prompt_update(task: AbsTask, instruction: Instruction) -> tuple[dict[str, An
             for k, v in {"query": instruction.get("query"), "document": instruction.get("document", document)}.items()
             if v
         }
-        attrs = {"row_instruction_template": prompt.get("query")} if meta.type.startswith("Instruction") else {}
+        attrs: VariantAttributes = (
+            {"row_instruction_template": prompt.get("query")} if meta.type.startswith("Instruction") else {}
+        )
         return {"prompt": prompt}, attrs
     if not isinstance(instruction, str):
         raise ConfigError(
@@ -88,17 +102,20 @@ def prompt_update(task: AbsTask, instruction: Instruction) -> tuple[dict[str, An
     return {"prompt": instruction}, {}
 
 
-def _load_then_template_queries(self: Any, *args: Any, **kwargs: Any) -> None:
+def _load_then_template_queries(self: AbsTask, *args: object, **kwargs: object) -> None:
     """Load as the task does, then rewrite each query's own instruction with the variant's template."""
-    super(type(self), self).load_data(*args, **kwargs)
-    template = self.row_instruction_template
+    super(type(self), self).load_data(*args, **kwargs)  # type: ignore[misc]  # the variant's class: its task's load_data
+    template: str = getattr(self, "row_instruction_template", "")
     for subset in (self.dataset or {}).values():
         for split in subset.values():
             queries = split.get("queries") if isinstance(split, dict) else None
             if queries is not None and "instruction" in queries.column_names:
-                split["queries"] = queries.map(
-                    lambda row: {"instruction": fill_row_instruction(template, row["instruction"])}
-                )
+                split["queries"] = queries.map(_templated(template))
+
+
+def _templated(template: str) -> Callable[[dict[str, str | None]], dict[str, str]]:
+    """The `Dataset.map` function that fills `template` with a query row's own instruction."""
+    return lambda row: {"instruction": fill_row_instruction(template, row["instruction"])}
 
 
 def fill_row_instruction(template: str, own: str | None) -> str:
@@ -106,7 +123,7 @@ def fill_row_instruction(template: str, own: str | None) -> str:
     return template.replace(ROW_TEMPLATE_FIELD, own or "") if ROW_TEMPLATE_FIELD in template else template
 
 
-def mapping_update(task: Any, attribute: str, instruction: Instruction) -> dict[str, str]:
+def mapping_update(task: _Named, attribute: str, instruction: Instruction) -> dict[str, str]:
     """The new {criterion|aspect: instruction} of a multi-slot task, checked against its slots."""
     slots = dict(getattr(task, attribute))
     if isinstance(instruction, str):

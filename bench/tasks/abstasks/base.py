@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, Generic, TypedDict, TypeVar, cast
 
 import numpy as np
 from datasets import Dataset, DatasetDict
@@ -19,6 +19,7 @@ from mteb.types.statistics import SplitDescriptiveStatistics
 from bench.core.bootstrap import Items
 from bench.core.errors import ConfigError, DataError, EncodingError, MissingDataError
 from bench.core.fileio import sha256_json
+from bench.core.json_types import JSONObject
 from bench.core.metric_specs import Metric
 from bench.tasks.data import (
     Schema,
@@ -30,14 +31,20 @@ from bench.tasks.data import (
     stratified_indices,
     validate_rows,
 )
+from bench.tasks.rows import Label, RowT, SplitRow
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from mteb.models.models_protocols import EncoderProtocol
+    from mteb.timing import TimingStack
     from mteb.types import EncodeKwargs
+
+Prompt = str | dict[str, str]  # a task-level instruction, or {"query", "document"} ones (retrieval, reranking)
 
 logger = logging.getLogger(__name__)
 
+_Row = TypeVar("_Row")
 PACKAGED_DATA_DIR = Path(__file__).resolve().parents[1] / "demo_data"
 
 
@@ -47,11 +54,38 @@ class SampleCount(SplitDescriptiveStatistics):
     num_samples: int
 
 
-class InstructionTask(AbsTask):
+class TaskOptions(TypedDict, total=False):
+    """The keywords every harness task's constructor takes (`InstructionTask.__init__`)."""
+
+    data_dir: str | Path | None
+    limit: int | None
+    seed: int
+
+
+class MetadataUpdate(TypedDict, total=False):
+    """The `TaskMetadata` fields an instruction variant changes (`InstructionTask.instruction_update`)."""
+
+    prompt: Prompt
+    main_score: str
+
+
+class VariantAttributes(TypedDict, total=False):
+    """The task attributes an instruction variant sets on its copy (`bench/tasks/variants.py`)."""
+
+    aspects: dict[str, str]
+    criteria: dict[str, str]
+    single_instruction: str
+    instruction: Prompt
+    instruction_source: str
+    row_instruction_template: str | None
+
+
+class InstructionTask(AbsTask, Generic[RowT]):
     """Base of the harness's tasks.
 
     Attributes:
-        schema: columns of one published data file and their kinds.
+        schema: columns of one published data file and their kinds; `RowT` is the TypedDict of a
+            validated row (bench/tasks/rows.py).
         hub_configs: the dataset's configs (one file each); None when the dataset has one config,
             whose local file is then named after the split (`test.jsonl`).
         task_version: bumped whenever scoring or data handling changes a number.
@@ -68,7 +102,7 @@ class InstructionTask(AbsTask):
     A subclass whose body defines `metadata` registers itself (`bench.tasks.registry.register_task`).
     """
 
-    schema: ClassVar[Schema]
+    schema: Schema[RowT]  # a class attribute (ClassVar cannot hold a type variable)
     hub_configs: ClassVar[tuple[str, ...] | None] = None
     task_version: ClassVar[str] = "1"
     packaged: ClassVar[bool] = False
@@ -77,7 +111,7 @@ class InstructionTask(AbsTask):
     metrics: ClassVar[tuple[Metric, ...]] = ()
     run_items: Items | None = None
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "metadata" in cls.__dict__:
             from bench.tasks.registry import register_task
@@ -87,7 +121,7 @@ class InstructionTask(AbsTask):
             register_task(cls)
 
     def __init__(
-        self, *, data_dir: str | Path | None = None, limit: int | None = None, seed: int = 42, **kwargs: Any
+        self, *, data_dir: str | Path | None = None, limit: int | None = None, seed: int = 42, **kwargs: object
     ) -> None:
         super().__init__(seed=seed, **kwargs)
         if limit is not None and limit <= 0:
@@ -135,16 +169,16 @@ class InstructionTask(AbsTask):
             )
         return {part: find_local_file(task_dir, part) for part in self.parts}
 
-    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+    def load_data(self, num_proc: int | None = None, *, timer: TimingStack | None = None, **kwargs: object) -> None:
         if self.data_loaded:
             return
         rows_by_part = {part: self._read_part(part) for part in self.parts}
         rows = self._assemble(rows_by_part)
         split = self.metadata.eval_splits[0]
-        self.dataset = DatasetDict({split: Dataset.from_list(rows)})
+        self.dataset = DatasetDict({split: Dataset.from_list(list(rows))})
         self.data_loaded = True
 
-    def _read_part(self, part: str) -> list[dict[str, Any]]:
+    def _read_part(self, part: str) -> list[RowT]:
         if self.local_files:
             path = self.local_files[part]
             return validate_rows(read_local_rows(path, self.schema.names), self.schema, str(path))
@@ -153,19 +187,19 @@ class InstructionTask(AbsTask):
         rows = load_hub_rows(meta["path"], revision=meta["revision"], config=config, split=self.metadata.eval_splits[0])
         return validate_rows(rows, self.schema, f"{meta['path']}" + (f"[{config}]" if config else ""))
 
-    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    def _assemble(self, rows_by_part: dict[str, list[RowT]]) -> Sequence[SplitRow]:
         """Turn the validated rows of each part into the rows of the evaluated split (and apply --limit)."""
         raise NotImplementedError
 
     # ----------------------------------------------------------------- provenance
-    def instruction_set(self) -> dict[str, Any]:
+    def instruction_set(self) -> JSONObject:
         """The instructions this task gives the model, as recorded in every result."""
         raise NotImplementedError
 
     def instruction_set_sha256(self) -> str:
         return sha256_json(self.instruction_set())
 
-    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def instruction_update(self, instruction: Prompt) -> tuple[MetadataUpdate, VariantAttributes]:
         """(TaskMetadata update, attributes) that make a copy of this task give the model `instruction`
         instead of its own (`bench/tasks/variants.py`). A task whose instructions cannot vary alone says why."""
         raise ConfigError(f"{self.metadata.name} takes no instruction variants: {self.no_variants_reason}")
@@ -174,13 +208,13 @@ class InstructionTask(AbsTask):
 
     def _calculate_descriptive_statistics_from_split(
         self, split: str, *, hf_subset: str | None = None, compute_overall: bool = False, num_proc: int | None = None
-    ) -> SampleCount:
+    ) -> SplitDescriptiveStatistics:
         dataset = cast("DatasetDict", self.dataset)  # the harness's tasks are monolingual: {split: Dataset}
         return SampleCount(num_samples=len(dataset[split]))
 
 
 def encode_pairs(
-    model: Any,
+    model: EncoderProtocol,
     texts: Sequence[str],
     instructions: Sequence[str],
     *,
@@ -223,13 +257,13 @@ def encode_pairs(
     return emb[[position[p] for p in pairs]]
 
 
-def _to_numpy(emb: Any) -> np.ndarray:
+def _to_numpy(emb: object) -> np.ndarray:
     if hasattr(emb, "detach"):
         emb = emb.detach().float().cpu().numpy()
     return np.asarray(emb)
 
 
-def limited(rows: list[dict[str, Any]], labels: list[Any], limit: int | None, seed: int) -> list[dict[str, Any]]:
+def limited(rows: list[_Row], labels: Sequence[Label], limit: int | None, seed: int) -> list[_Row]:
     """The stratified `--limit` subset of `rows` (all rows when limit is None)."""
     if limit is None:
         return rows

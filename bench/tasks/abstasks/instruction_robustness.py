@@ -5,23 +5,28 @@ from __future__ import annotations
 import functools
 import hashlib
 from concurrent.futures import Future
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from sklearn.metrics import v_measure_score
 
 from bench.core import parallel
 from bench.core.errors import DataError
+from bench.core.json_types import JSONObject
 from bench.core.metric_specs import SIGNED, Metric
-from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
+from bench.tasks.abstasks.base import InstructionTask, MetadataUpdate, Prompt, VariantAttributes, encode_pairs, limited
 from bench.tasks.data import Schema
 from bench.tasks.metrics import cluster_assignment, robustness_gaps
+from bench.tasks.rows import ClusterRow, CorpusItem
+
+if TYPE_CHECKING:
+    from mteb.types import ScoresDict
 
 INSTRUCTION_SETS = ("correct", "implicit", "incorrect")
 INSTRUCTIONS_PER_SET = 10
 
 
-class AbsTaskInstructionRobustness(InstructionTask):
+class AbsTaskInstructionRobustness(InstructionTask[ClusterRow]):
     """Clustering robustness to how the instruction is phrased (InBedder paper §3.3, appendix B, Fig. 4/7).
 
     The corpus (texts with gold clusters) is clustered once per instruction: 10 paraphrases of the task
@@ -68,7 +73,7 @@ class AbsTaskInstructionRobustness(InstructionTask):
     """
 
     instructions: ClassVar[dict[str, tuple[str, ...]]]
-    schema = Schema({"text": "text", "cluster": "label"})
+    schema = Schema(ClusterRow, {"text": "text", "cluster": "label"})
     metrics: ClassVar[tuple[Metric, ...]] = (
         *(
             Metric(f"{s}_mean_v_measure", f"mean V-measure under the {s} instructions", detail=True, label=s)
@@ -92,7 +97,7 @@ class AbsTaskInstructionRobustness(InstructionTask):
         ),
     )
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "instructions" in cls.__dict__:
             _check_instruction_sets(cls.__name__, cls.instructions)
@@ -101,22 +106,22 @@ class AbsTaskInstructionRobustness(InstructionTask):
     # instruction only and scores its V-measure; None is the task's own 30-instruction evaluation.
     single_instruction: str | None = None
 
-    def instruction_set(self) -> dict[str, Any]:
+    def instruction_set(self) -> JSONObject:
         if self.single_instruction is not None:
             return {"single_instruction": self.single_instruction}
         return {"robustness": {name: list(self.instructions[name]) for name in INSTRUCTION_SETS}}
 
-    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def instruction_update(self, instruction: Prompt) -> tuple[MetadataUpdate, VariantAttributes]:
         from bench.core.errors import ConfigError
 
         if not isinstance(instruction, str):
             raise ConfigError(f"{self.metadata.name} clusters under one instruction per variant; give strings.")
         return {"main_score": "v_measure"}, {"single_instruction": instruction}
 
-    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        (rows,) = rows_by_part.values()
+    def _assemble(self, rows_by_part: dict[str, list[ClusterRow]]) -> list[CorpusItem]:
+        (part,) = rows_by_part.values()
         # Labels become strings so that int and str labels behave alike (and fit one Arrow column).
-        rows = [{"text": r["text"], "cluster": str(r["cluster"])} for r in rows]
+        rows: list[CorpusItem] = [{"text": r["text"], "cluster": str(r["cluster"])} for r in part]
         clusters = {r["cluster"] for r in rows}
         if len(clusters) < 2:
             raise DataError(
@@ -124,7 +129,7 @@ class AbsTaskInstructionRobustness(InstructionTask):
             )
         return limited(rows, [r["cluster"] for r in rows], self.limit, self.seed)
 
-    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
+    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> ScoresDict:
         texts = list(data_split["text"])
         labels = list(data_split["cluster"])
         if self.single_instruction is not None:
@@ -150,7 +155,7 @@ class AbsTaskInstructionRobustness(InstructionTask):
         runs = [(name, i, inst) for name in INSTRUCTION_SETS for i, inst in enumerate(self.instructions[name])]
         n = len(texts)
         score = functools.partial(cluster_assignment, labels=labels, seed=self.seed)
-        jobs: dict[str, Future] = {}  # identical embeddings (a blind model) are clustered once
+        jobs: dict[str, Future[np.ndarray]] = {}  # identical embeddings (a blind model) are clustered once
         digests: list[str] = []
         try:
             for _name, _i, inst in runs:  # each view is scored as soon as it is encoded (bench.core.parallel)
@@ -176,7 +181,7 @@ class AbsTaskInstructionRobustness(InstructionTask):
         found = {d: float(v_measure_score(list(labels), a)) for d, a in clusters.items()}  # as cluster_v_measure
         by_set: dict[str, list[float]] = {name: [] for name in INSTRUCTION_SETS}
         kept: dict[str, list[list[int]]] = {name: [] for name in INSTRUCTION_SETS}
-        scores: dict[str, Any] = {}
+        scores: dict[str, float] = {}
         for (name, i, _inst), digest in zip(runs, digests, strict=True):
             scores[f"v_measure_{name}_{i}"] = found[digest]
             by_set[name].append(found[digest])

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mteb.abstasks import AbsTaskSTS
 from mteb.similarity_functions import compute_pairwise_similarity
 from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
 
 from bench.core.errors import DataError
-from bench.core.json_types import JSON
+from bench.core.json_types import JSON, JSONObject
 from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
 from bench.tasks.data import Schema
+from bench.tasks.rows import InstructedSTSRow
 
 if TYPE_CHECKING:
     from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores
     from mteb.abstasks.sts import STSMetrics
 
 
-class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):  # type: ignore[misc]  # statistics: InstructionTask's row count
+class AbsTaskInstructionSTS(InstructionTask[InstructedSTSRow], AbsTaskSTS):  # type: ignore[misc]  # statistics: InstructionTask's row count
     """STS whose gold similarity depends on a per-row instruction (InBedder paper §3.2, InstructSTSB).
 
     Scoring is MTEB's own `AbsTaskSTS._calculate_scores` (Pearson/Spearman of cosine, Manhattan,
@@ -26,7 +27,9 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):  # type: ignore[misc] 
     their average rank). Only the encoding differs: both sentences carry the row's instruction.
     """
 
-    schema = Schema({"sentence1": "text", "sentence2": "text", "score": "score", "instruction": "text"})
+    schema = Schema(
+        InstructedSTSRow, {"sentence1": "text", "sentence2": "text", "score": "score", "instruction": "text"}
+    )
     min_score = 0
     max_score = 1
 
@@ -35,10 +38,10 @@ class AbsTaskInstructionSTS(InstructionTask, AbsTaskSTS):  # type: ignore[misc] 
         "instructions of a task with a task-level instruction instead."
     )
 
-    def instruction_set(self) -> dict[str, Any]:
+    def instruction_set(self) -> JSONObject:
         return {"per_row": True, "column": "instruction"}
 
-    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    def _assemble(self, rows_by_part: dict[str, list[InstructedSTSRow]]) -> list[InstructedSTSRow]:
         (rows,) = rows_by_part.values()
         for i, row in enumerate(rows, start=1):
             if not self.min_score <= row["score"] <= self.max_score:

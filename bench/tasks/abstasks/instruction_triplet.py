@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from bench.core.json_types import JSON, JSONObject
 from bench.core.metric_specs import Metric
-from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
+from bench.tasks.abstasks.base import InstructionTask, MetadataUpdate, Prompt, VariantAttributes, encode_pairs, limited
 from bench.tasks.data import Schema
 from bench.tasks.metrics import harmonic_mean, triplet_successes
+from bench.tasks.rows import TripletItem, TripletRow
+
+if TYPE_CHECKING:
+    from mteb.types import ScoresDict
 
 # Declared once for both triplet task types (this one and label_sampled.AbsTaskLabelTriplet).
 TRIPLET_METRICS: tuple[Metric, ...] = (
@@ -28,7 +33,7 @@ TRIPLET_METRICS: tuple[Metric, ...] = (
 )
 
 
-class AbsTaskInstructionTriplet(InstructionTask):
+class AbsTaskInstructionTriplet(InstructionTask[TripletRow]):
     """Triplet task with one instruction per criterion (InBedder paper §3.2, IntentEmotion).
 
     Each criterion's instruction is applied to anchor, positive and negative. The success rate of a
@@ -60,29 +65,29 @@ class AbsTaskInstructionTriplet(InstructionTask):
     """
 
     criteria: dict[str, str]
-    schema = Schema({"anchor": "text", "positive": "text", "negative": "text"})
+    schema = Schema(TripletRow, {"anchor": "text", "positive": "text", "negative": "text"})
     metrics: ClassVar[tuple[Metric, ...]] = TRIPLET_METRICS
 
     @property
     def hub_configs(self) -> tuple[str, ...]:  # type: ignore[override]
         return tuple(self.criteria)
 
-    def instruction_set(self) -> dict[str, Any]:
+    def instruction_set(self) -> JSONObject:
         return {"criteria": dict(self.criteria)}
 
-    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def instruction_update(self, instruction: Prompt) -> tuple[MetadataUpdate, VariantAttributes]:
         from bench.tasks.variants import mapping_update
 
         return {}, {"criteria": mapping_update(self, "criteria", instruction)}
 
-    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        out = []
+    def _assemble(self, rows_by_part: dict[str, list[TripletRow]]) -> list[TripletItem]:
+        out: list[TripletItem] = []
         for criterion, rows in rows_by_part.items():
             rows = limited(rows, [criterion] * len(rows), self.limit, self.seed)
             out += [{**r, "criterion": criterion, "instruction": self.criteria[criterion]} for r in rows]
         return out
 
-    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
+    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> ScoresDict:
         n = len(data_split)
         texts = list(data_split["anchor"]) + list(data_split["positive"]) + list(data_split["negative"])
         emb = encode_pairs(
@@ -96,8 +101,8 @@ class AbsTaskInstructionTriplet(InstructionTask):
         )
         success = triplet_successes(emb[:n], emb[n : 2 * n], emb[2 * n :])
         criterion = np.asarray(list(data_split["criterion"]))
-        scores: dict[str, Any] = {}
-        kept: dict[str, dict[str, list[Any]]] = {}
+        scores: dict[str, float] = {}
+        kept: dict[str, dict[str, list[JSON]]] = {}
         for name in self.criteria:
             mask = criterion == name
             scores[f"{name}_success_rate"] = float(success[mask].mean())

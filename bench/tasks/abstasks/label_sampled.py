@@ -16,7 +16,7 @@ Local layout: `DATA_DIR/<Task>/<aspect>.{csv,jsonl,...}` with columns `text,labe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, Unpack, cast
 
 import numpy as np
 from mteb.abstasks import AbsTaskSTS
@@ -24,16 +24,30 @@ from mteb.similarity_functions import compute_pairwise_similarity
 from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
 
 from bench.core.errors import DataError
+from bench.core.json_types import JSON, JSONObject
 from bench.core.metric_specs import ANY, Metric, correlation
-from bench.tasks.abstasks.base import InstructionTask, SampleCount, encode_pairs
+from bench.tasks.abstasks.base import (
+    InstructionTask,
+    MetadataUpdate,
+    Prompt,
+    SampleCount,
+    TaskOptions,
+    VariantAttributes,
+    encode_pairs,
+)
 from bench.tasks.abstasks.instruction_triplet import TRIPLET_METRICS
 from bench.tasks.data import Schema, load_hub_rows, validate_rows
 from bench.tasks.metrics import harmonic_mean, triplet_successes
+from bench.tasks.rows import LabelledRow, PairIndexItem, RawRow, RowT, TripletIndexItem
 from bench.tasks.sampling import DEFAULT_SAMPLE_SIZE, sample_pairs, sample_triplets
 
 if TYPE_CHECKING:
-    from datasets import DatasetDict
+    from collections.abc import Mapping
+
+    from datasets import Dataset, DatasetDict
     from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores
+    from mteb.models.models_protocols import EncoderProtocol
+    from mteb.types import EncodeKwargs, ScoresDict
 
 
 @dataclass(frozen=True)
@@ -53,15 +67,15 @@ class HubLabels:
     configs: tuple[str, ...] | None = None
     split: str = "test"
 
-    def rows(self, path: str, revision: str, *, label_column: str) -> list[dict[str, Any]]:
-        out = []
+    def rows(self, path: str, revision: str, *, label_column: str) -> list[RawRow]:
+        out: list[RawRow] = []
         for config in self.configs or (None,):
             for row in load_hub_rows(path, revision=revision, config=config, split=self.split):
                 out.append({"text": row[self.text], label_column: row[self.label] if self.label else config})
         return out
 
 
-class LabelledSource(InstructionTask):
+class LabelledSource(InstructionTask[RowT]):
     """Reads one labelled file per aspect: local `<aspect>.*` files, or the hub columns in `hub_labels`.
 
     Attributes:
@@ -78,7 +92,7 @@ class LabelledSource(InstructionTask):
     def hub_configs(self) -> tuple[str, ...]:  # type: ignore[override]
         return tuple(self.aspects)
 
-    def _read_part(self, part: str) -> list[dict[str, Any]]:
+    def _read_part(self, part: str) -> list[RowT]:
         if self.local_files:
             return super()._read_part(part)
         if self.hub_labels is None:
@@ -91,23 +105,23 @@ class LabelledSource(InstructionTask):
         rows = self.hub_labels[part].rows(meta["path"], meta["revision"], label_column=self.label_column)
         return validate_rows(rows, self.schema, f"{meta['path']}[{part}]")
 
-    def instruction_set(self) -> dict[str, Any]:
+    def instruction_set(self) -> JSONObject:
         return {"aspects": dict(self.aspects)}
 
-    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def instruction_update(self, instruction: Prompt) -> tuple[MetadataUpdate, VariantAttributes]:
         from bench.tasks.variants import mapping_update
 
         return {}, {"aspects": mapping_update(self, "aspects", instruction)}
 
 
-class _SampledTask(LabelledSource):
+class _SampledTask(LabelledSource[LabelledRow]):
     """Shared by the sampled task types: the pools of texts per aspect and the sample size."""
 
-    schema = Schema({"text": "text", "label": "label"})
+    schema = Schema(LabelledRow, {"text": "text", "label": "label"})
     default_size: ClassVar[int] = DEFAULT_SAMPLE_SIZE
     sampling_method: ClassVar[str]
 
-    def __init__(self, *, size: int | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, size: int | None = None, **kwargs: Unpack[TaskOptions]) -> None:
         size = self.default_size if size is None else size
         if size <= 0:
             raise DataError(f"sample size must be a positive number, got {size}.")
@@ -124,30 +138,40 @@ class _SampledTask(LabelledSource):
         """Pairs or triplets per aspect: `size`, or fewer under `--limit`."""
         return min(self.size, self.limit) if self.limit else self.size
 
-    def instruction_set(self) -> dict[str, Any]:
+    def instruction_set(self) -> JSONObject:
         # Sampling decides which items are scored, so it belongs to what a result must match.
         return {**super().instruction_set(), "sampling": {"method": self.sampling_method, "size": self.size}}
 
-    def _pool(self, aspect: str, rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    def _pool(self, aspect: str, rows: list[LabelledRow]) -> tuple[list[str], list[str]]:
         texts = [r["text"] for r in rows]
         self.pools[aspect] = texts
         return texts, [str(r["label"]) for r in rows]
 
-    def _encode_used(self, model: Any, used: dict[str, np.ndarray], **encode: Any) -> dict[str, np.ndarray]:
+    def _encode_used(
+        self,
+        model: EncoderProtocol,
+        used: dict[str, np.ndarray],
+        *,
+        hf_split: str,
+        hf_subset: str,
+        encode_kwargs: EncodeKwargs,
+    ) -> dict[str, np.ndarray]:
         """Embed each aspect's used texts once under its instruction; one `encode` call for all aspects."""
         texts: list[str] = []
         instructions: list[str] = []
         for aspect, idx in used.items():
             texts += [self.pools[aspect][k] for k in idx.tolist()]
             instructions += [self.aspects[aspect]] * len(idx)
-        emb = encode_pairs(model, texts, instructions, task=self, **encode)
+        emb = encode_pairs(
+            model, texts, instructions, task=self, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs
+        )
         out, start = {}, 0
         for aspect, idx in used.items():
             out[aspect] = emb[start : start + len(idx)]
             start += len(idx)
         return out
 
-    def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: Any) -> SampleCount:
+    def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: object) -> SampleCount:
         data = cast("DatasetDict", self.dataset)[split]  # the harness's tasks are monolingual: {split: Dataset}
         aspect = np.asarray(data["aspect"])
         counts = {f"{a}_num_items": int((aspect == a).sum()) for a in self.aspects}
@@ -155,7 +179,7 @@ class _SampledTask(LabelledSource):
 
 
 def _rows_by_aspect(
-    data_split: Any, aspects: dict[str, str], columns: tuple[str, ...]
+    data_split: Dataset, aspects: dict[str, str], columns: tuple[str, ...]
 ) -> dict[str, dict[str, np.ndarray]]:
     aspect = np.asarray(data_split["aspect"])
     cols = {c: np.asarray(data_split[c]) for c in columns}
@@ -178,8 +202,8 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
     min_score = 0
     max_score = 1
 
-    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        out = []
+    def _assemble(self, rows_by_part: dict[str, list[LabelledRow]]) -> list[PairIndexItem]:
+        out: list[PairIndexItem] = []
         for aspect, rows in rows_by_part.items():
             texts, labels = self._pool(aspect, rows)
             sample = sample_pairs(texts, labels, self.n_per_aspect, seed=self.seed, aspect=aspect)
@@ -190,12 +214,12 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
         return out
 
     # Per-aspect scores (and their mean), not MTEB's STSMetrics: AbsTaskSTS gives only `_calculate_scores`.
-    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:  # type: ignore[override]
+    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> ScoresDict:  # type: ignore[override]
         parts = _rows_by_aspect(data_split, self.aspects, ("first", "second", "score"))
         used = {a: np.unique(np.concatenate([p["first"], p["second"]])) for a, p in parts.items()}
         emb = self._encode_used(model, used, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs)
-        scores: dict[str, Any] = {}
-        kept: dict[str, dict[str, list[Any]]] = {}
+        scores: dict[str, float] = {}
+        kept: dict[str, dict[str, list[JSON]]] = {}
         for aspect, p in parts.items():
             e1 = emb[aspect][np.searchsorted(used[aspect], p["first"])]
             e2 = emb[aspect][np.searchsorted(used[aspect], p["second"])]
@@ -206,8 +230,9 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
                 similarity_scores=compute_pairwise_similarity(model, e1, e2).tolist(),
             )
             gold = [self._normalize(s) for s in p["score"].tolist()]
-            scores.update({f"{aspect}_{k}": v for k, v in self._calculate_scores(sts, gold).items()})
-            kept[aspect] = {"similarity": sts["cosine_scores"], "gold": gold}
+            metrics = cast("Mapping[str, float]", self._calculate_scores(sts, gold))  # STSMetrics: every field a float
+            scores.update({f"{aspect}_{k}": v for k, v in metrics.items()})
+            kept[aspect] = {"similarity": list(sts["cosine_scores"]), "gold": list(gold)}
             n, pos = len(gold), int(p["score"].sum())
             scores.update(
                 {f"{aspect}_num_pairs": n, f"{aspect}_positive_pairs": pos, f"{aspect}_positive_rate": pos / n}
@@ -217,7 +242,7 @@ class AbsTaskLabelPairSTS(_SampledTask, AbsTaskSTS):
         return scores
 
     # Per-aspect counts and positive rates, not MTEB's AnySTSDescriptiveStatistics.
-    def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: Any) -> SampleCount:  # type: ignore[override]
+    def _calculate_descriptive_statistics_from_split(self, split: str, **kwargs: object) -> SampleCount:  # type: ignore[override]
         stats = super()._calculate_descriptive_statistics_from_split(split, **kwargs)
         parts = _rows_by_aspect(cast("DatasetDict", self.dataset)[split], self.aspects, ("score",))
         rates = {f"{a}_positive_rate": float(p["score"].mean()) for a, p in parts.items()}
@@ -232,8 +257,8 @@ class AbsTaskLabelTriplet(_SampledTask):
     )
     metrics: ClassVar[tuple[Metric, ...]] = TRIPLET_METRICS
 
-    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        out = []
+    def _assemble(self, rows_by_part: dict[str, list[LabelledRow]]) -> list[TripletIndexItem]:
+        out: list[TripletIndexItem] = []
         for aspect, rows in rows_by_part.items():
             texts, labels = self._pool(aspect, rows)
             t = sample_triplets(texts, labels, self.n_per_aspect, seed=self.seed, aspect=aspect)
@@ -243,12 +268,12 @@ class AbsTaskLabelTriplet(_SampledTask):
             ]
         return out
 
-    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
+    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> ScoresDict:
         parts = _rows_by_aspect(data_split, self.aspects, ("anchor", "positive", "negative"))
         used = {a: np.unique(np.concatenate(list(p.values()))) for a, p in parts.items()}
         emb = self._encode_used(model, used, hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs)
-        scores: dict[str, Any] = {}
-        kept: dict[str, dict[str, list[Any]]] = {}
+        scores: dict[str, float] = {}
+        kept: dict[str, dict[str, list[JSON]]] = {}
         for aspect, p in parts.items():
             vec = {role: emb[aspect][np.searchsorted(used[aspect], idx)] for role, idx in p.items()}
             success = triplet_successes(vec["anchor"], vec["positive"], vec["negative"])

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import functools
 from concurrent.futures import Future
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from sklearn.metrics import v_measure_score
 
 from bench.core import parallel
+from bench.core.json_types import JSON, JSONObject
 from bench.core.metric_specs import Metric
-from bench.tasks.abstasks.base import InstructionTask, encode_pairs, limited
+from bench.tasks.abstasks.base import InstructionTask, MetadataUpdate, Prompt, VariantAttributes, encode_pairs, limited
 from bench.tasks.data import Schema, check_clusters
 from bench.tasks.metrics import cluster_assignment, harmonic_mean
+from bench.tasks.rows import AspectClusterItem, ClusterRow
+
+if TYPE_CHECKING:
+    from mteb.types import ScoresDict
 
 
-class AbsTaskMultiAspectClustering(InstructionTask):
+class AbsTaskMultiAspectClustering(InstructionTask[ClusterRow]):
     """Clustering by several aspects (InBedder paper §3.2, NYTClustering: topic and location).
 
     Per aspect: embed its texts under the aspect's instruction, MiniBatchKMeans with k = number of gold
@@ -27,7 +32,7 @@ class AbsTaskMultiAspectClustering(InstructionTask):
     """
 
     aspects: dict[str, str]
-    schema = Schema({"text": "text", "cluster": "label"})
+    schema = Schema(ClusterRow, {"text": "text", "cluster": "label"})
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric(
             "hmean_v_measure",
@@ -41,16 +46,16 @@ class AbsTaskMultiAspectClustering(InstructionTask):
     def hub_configs(self) -> tuple[str, ...]:  # type: ignore[override]
         return tuple(self.aspects)
 
-    def instruction_set(self) -> dict[str, Any]:
+    def instruction_set(self) -> JSONObject:
         return {"aspects": dict(self.aspects)}
 
-    def instruction_update(self, instruction: str | dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def instruction_update(self, instruction: Prompt) -> tuple[MetadataUpdate, VariantAttributes]:
         from bench.tasks.variants import mapping_update
 
         return {}, {"aspects": mapping_update(self, "aspects", instruction)}
 
-    def _assemble(self, rows_by_part: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        out = []
+    def _assemble(self, rows_by_part: dict[str, list[ClusterRow]]) -> list[AspectClusterItem]:
+        out: list[AspectClusterItem] = []
         for aspect, rows in rows_by_part.items():
             check_clusters(self.metadata.name, aspect, [r["cluster"] for r in rows])
             rows = limited(rows, [r["cluster"] for r in rows], self.limit, self.seed)
@@ -61,7 +66,7 @@ class AbsTaskMultiAspectClustering(InstructionTask):
             ]
         return out
 
-    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> dict[str, Any]:
+    def _evaluate_subset(self, model, data_split, *, hf_split, hf_subset, encode_kwargs, **kwargs) -> ScoresDict:
         emb = encode_pairs(
             model,
             list(data_split["text"]),
@@ -73,9 +78,9 @@ class AbsTaskMultiAspectClustering(InstructionTask):
         )
         aspect = np.asarray(list(data_split["aspect"]))
         labels = np.asarray(list(data_split["cluster"]))
-        scores: dict[str, Any] = {}
+        scores: dict[str, float] = {}
         masks = {name: aspect == name for name in self.aspects}
-        jobs: list[Future] = []
+        jobs: list[Future[np.ndarray]] = []
         try:  # over the ranks in a launched run, on the scoring thread in a plain one
             for mask in masks.values():
                 jobs.append(
@@ -88,7 +93,7 @@ class AbsTaskMultiAspectClustering(InstructionTask):
             found = parallel.gather(jobs)
         finally:
             parallel.discard(jobs)
-        kept: dict[str, dict[str, list[Any]]] = {}
+        kept: dict[str, dict[str, list[JSON]]] = {}
         for (name, mask), assignment in zip(masks.items(), found, strict=True):
             gold = labels[mask].tolist()
             scores[f"v_measure_{name}"] = float(v_measure_score(gold, assignment))  # as cluster_v_measure
