@@ -283,3 +283,21 @@ def test_invisible_is_unicode_default_ignorable_plus_blanks():
 )
 def test_an_honest_name_with_visible_non_latin_letters_is_accepted(name):
     assert problem(name, "r.json", [MINILM]) is None
+
+
+def test_prediction_files_are_left_out_of_a_submission(tree, tmp_path):
+    """`bench run --save-predictions` files (predictions/<Task>_predictions.json) are neither read nor packed: they
+    are no result (the schema would refuse them), and large; from a folder and from a zip alike."""
+    import zipfile
+
+    root, _ = tree
+    predictions = root / REVISION / "predictions"
+    predictions.mkdir()
+    (predictions / f"{TASK}_predictions.json").write_text(json.dumps({"default": {"test": {}}}), encoding="utf-8")
+    expected = {f"{REVISION}/{rel}" for rel in ("model_meta.json", f"{TASK}.json", f"run_records/{TASK}.json")}
+    assert set(read_submission(root).files) == expected
+    archive = tmp_path / "sub.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in root.rglob("*.json"):
+            z.write(path, path.relative_to(root).as_posix())
+    assert set(read_submission(archive).files) == expected

@@ -144,6 +144,7 @@ class RunRecord(TypedDict, total=False):
     instruction_shift: ShiftBlock
     variant: VariantBlock
     items: Items  # per-item outcomes of a harness task (bench/core/bootstrap.py `Items`)
+    predictions: str  # `--save-predictions`: the task's prediction file, relative to the result's folder
 
 
 __all__ = [

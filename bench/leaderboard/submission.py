@@ -11,7 +11,7 @@ A submission is a set of JSON files in MTEB's result layout:
 sha256, into one zip with fixed timestamps (the same files give the same archive). The leaderboard
 reads the files straight from the archive and never extracts it, so a hostile member name cannot
 write anywhere. Only `.json` files are read; hidden files (`.name`, e.g. half-written temp files)
-are skipped. Sizes, member counts and names are checked before anything is read (bench/leaderboard/limits.py):
+and the files of a `predictions/` folder (`bench run --save-predictions`) are skipped. Sizes, member counts and names are checked before anything is read (bench/leaderboard/limits.py):
 a submission over a limit is rejected with a named reason, never read whole.
 
 Links are never followed: a submission path that is a link, a link anywhere in a folder (file or
@@ -62,6 +62,8 @@ MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "instruct-bench-submission"
 MODEL_META = "model_meta.json"
 RUN_RECORDS = "run_records"
+# `bench run --save-predictions`' per-sample files (bench/results/store.py PREDICTIONS): never part of a submission
+PREDICTIONS = "predictions"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 # Open without following a final link, and without blocking on a FIFO put where a file was listed.
 # POSIX only: a folder is walked with `dir_fd`, which Windows lacks.
@@ -157,7 +159,8 @@ def _missing(path: Path) -> DataError:
 
 
 def _wanted(name: PurePosixPath) -> bool:
-    return name.suffix == ".json" and not any(part.startswith(".") for part in name.parts)
+    hidden = any(part.startswith(".") for part in name.parts)
+    return name.suffix == ".json" and not hidden and name.parent.name != PREDICTIONS
 
 
 def _size_problems(source: str, sizes: dict[str, int]) -> list[Problem]:

@@ -4,6 +4,7 @@
     OUTPUT/<org>__<model>/<revision>/[experiments/<name>/]run_records/<Task>.json
     OUTPUT/<org>__<model>/<revision>/[experiments/<name>/]model_meta.json     MTEB ModelMeta.to_dict()
     OUTPUT/<org>__<model>/<revision>/[experiments/<name>/]run_settings.jsonl  MTEB run settings, merged
+    OUTPUT/<org>__<model>/<revision>/[experiments/<name>/]predictions/<Task>_predictions.json  `--save-predictions`
 
 MTEB's own loaders (`mteb.ResultCache(OUTPUT).load_results()`) read the TaskResult files; the run
 record says how the number was made (versions, revisions, instructions and their hashes, seed, encode
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RUN_RECORDS = "run_records"
+# `bench run --save-predictions`: MTEB's per-sample files (its `prediction_folder`, `<Task>_predictions.json`), one
+# folder below the result so that neither MTEB's loader (`*/*/*.json`) nor the tables read them as results.
+PREDICTIONS = "predictions"
 # OUTPUT/results/... holds only what MTEB's results repository can take (MTEB's tasks on MTEB's data);
 # everything else (the harness's tasks, local copies, variants) is filed in the same layout under
 # OUTPUT/instruct-bench/results/..., so `mteb submit-results --output-folder OUTPUT` never sends it.
@@ -59,6 +63,11 @@ def result_path(cache: ResultCache, meta: ModelMeta, task_name: str) -> Path:
 
 def run_record_path(cache: ResultCache, meta: ModelMeta, task_name: str) -> Path:
     return result_path(cache, meta, task_name).parent / RUN_RECORDS / f"{task_name}.json"
+
+
+def predictions_folder(cache: ResultCache, meta: ModelMeta, task_name: str) -> Path:
+    """Where `--save-predictions` puts a task's `<Task>_predictions.json` (the `prediction_folder` MTEB is given)."""
+    return result_path(cache, meta, task_name).parent / PREDICTIONS
 
 
 def load_result_json(path: Path, fix: str = DAMAGED_FIX) -> Any:
@@ -185,7 +194,7 @@ def find_results(root: Path) -> list[tuple[Path, dict[str, Any], dict[str, Any] 
     root = Path(root)
     for path in sorted(root.rglob("*.json")):
         hidden = any(part.startswith(".") for part in path.relative_to(root).parts)  # a temp file, a scratch cache
-        if path.name == MODEL_META or path.parent.name == RUN_RECORDS or hidden:
+        if path.name == MODEL_META or path.parent.name in (RUN_RECORDS, PREDICTIONS) or hidden:
             continue
         data = load_result_json(path)
         if not isinstance(data, dict) or "task_name" not in data or "scores" not in data:

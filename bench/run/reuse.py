@@ -66,6 +66,7 @@ def eligible(options: RunOptions) -> bool:
     (a local copy's revision is its files' hash), one process (a launched run shares encoding among ranks)."""
     return not (
         options.overwrite
+        or options.save_predictions  # a finished task is reused only with its prediction file (runner `_reusable`)
         or options.instruction_variants
         or options.data_dir
         or os.environ.get(DATA_DIR_ENV)

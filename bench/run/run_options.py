@@ -41,3 +41,5 @@ class RunOptions:
     instruction_variants: str | VariantFile | None = None  # a path or built-in name, or one built in code
     # Texts per task whose instruction shift is measured (`--shift-sample`, bench/run/shift.py); 0: off.
     shift_sample: int = 0
+    # Write each task's per-sample predictions beside its result (`--save-predictions`, bench/run/predictions.py).
+    save_predictions: bool = False

@@ -43,6 +43,7 @@ from bench.results.deltas import public_spec
 from bench.results.outcome import TaskOutcome
 from bench.results.store import (
     RESULTS,
+    predictions_folder,
     read_json,
     result_path,
     result_problem,
@@ -50,7 +51,7 @@ from bench.results.store import (
     run_record_path,
 )
 from bench.results.tables import format_score
-from bench.run import reuse
+from bench.run import predictions, reuse
 from bench.run.instruction_style import instruction_style_for
 from bench.run.run_options import RunOptions
 
@@ -158,7 +159,8 @@ def _evaluate_one(
     shown = f"{name} [{variant.label}]" if variant is not None else name
     key = _resume_key(model, task, options)
     record_path = run_record_path(store, model.mteb_model_meta, name)
-    previous = None if options.overwrite else _reusable(store, model, name, key)
+    saving = predictions_folder(store, model.mteb_model_meta, name) if options.save_predictions else None
+    previous = None if options.overwrite else _reusable(store, model, name, key, saving)
     if previous is not None:
         logger.info("%s %s: finished earlier with the same settings, reused", step, shown)
         return _outcome(task, *previous, "reused", result_path(store, model.mteb_model_meta, name))
@@ -173,6 +175,7 @@ def _evaluate_one(
     started, tick = datetime.now(UTC), time.perf_counter()
     if hasattr(task, "run_items"):  # the harness's own tasks keep their per-item outcomes (bench/core/bootstrap.py)
         task.run_items = None
+    scratch = predictions.scratch_folder(saving, name) if saving is not None else None
     with shift.collecting(model, options.shift_sample) as instructed:
         mteb.evaluate(
             model,
@@ -182,6 +185,7 @@ def _evaluate_one(
             encode_kwargs={"batch_size": model.batch_size},
             show_progress_bar=False,
             co2_tracker=False,
+            prediction_folder=scratch,
         )
     instruction_shift = shift.measure(model, name, instructed, options.shift_sample)  # its encodes: in `stats`
     seconds = time.perf_counter() - tick
@@ -197,6 +201,10 @@ def _evaluate_one(
         from bench.core.bootstrap import bounded_items
 
         record["items"] = bounded_items(items)
+    if saving is not None and scratch is not None:  # MTEB's file from `scratch`, or the harness task's items
+        where = {"hf_subset": task.hf_subsets[0], "hf_split": task.metadata.eval_splits[0]}
+        if kept := predictions.keep_predictions(scratch, saving, name, model.mteb_model_meta, items, **where):
+            record["predictions"] = kept
     try:
         atomic_write_json(record_path, record, **RESULTS)
     except BaseException:  # the new result is written: the old record no longer describes it
@@ -448,12 +456,16 @@ def _placeholder_vector(key: str, dim: int = 32) -> np.ndarray:
 
 
 def _reusable(
-    store: AtomicResultCache, model: RunModel, task_name: str, key: ResumeKey
+    store: AtomicResultCache, model: RunModel, task_name: str, key: ResumeKey, saving: Path | None = None
 ) -> tuple[dict[str, Any], JSONObject] | None:
-    """(result, run record) of a finished task whose record matches this run, else None."""
+    """(result, run record) of a finished task whose record matches this run, else None; with `saving`
+    (`--save-predictions`), only one whose prediction file is there (else it is evaluated again, from the cache)."""
     data = read_json(result_path(store, model.mteb_model_meta, task_name))
     record = read_json(run_record_path(store, model.mteb_model_meta, task_name))
     if not isinstance(data, dict) or not isinstance(record, dict) or record.get("resume_key") != key:
+        return None
+    kept = record.get("predictions")
+    if saving is not None and not (isinstance(kept, str) and (saving.parent / kept).is_file()):
         return None
     if result_problem(data) or not isinstance(data["scores"].get("test"), list):  # damaged: recomputed
         return None

@@ -144,6 +144,14 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
         "Default 0: off",
     )
     run.add_argument(
+        "--save-predictions",
+        "--log-samples",
+        action="store_true",
+        help="also write each task's per-sample predictions, MTEB's <Task>_predictions.json, in a predictions/ "
+        "folder beside its result (MTEB's tasks: MTEB's own file; the harness's: its per-item outcomes); "
+        "--log-samples is lm-eval's name for it",
+    )
+    run.add_argument(
         "--dry-run",
         action="store_true",
         help="count what would be encoded and its tokens (by the model's tokenizer when it is local, else "
@@ -251,6 +259,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         suite=args.suite,
         instruction_variants=args.instruction_variants,
         shift_sample=args.shift_sample,
+        save_predictions=args.save_predictions,
         **run_option_values(args),
     )
     if options.shift_sample < 0:
