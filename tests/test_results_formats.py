@@ -217,8 +217,10 @@ def test_latex_is_a_booktabs_table_with_escapes_bold_and_legend(board):
     # The comparability rule (issue 42): only comparable rows are bold; org/partial (a partial average), org/a
     # (a stand-in score) and org/c (a local copy) never are (before: 99.00 and org/a's cells were bold).
     assert rows["partial"][2] == r"99.00" and rows["a"][2] == r"50.00$^\ddagger$"
-    assert rows["a"][4] == r"50.00" and rows[r"b\_\#1"][4] == r"\textbf{50.00}"
-    assert rows["a"][-1] == r"50.00 \\" and rows[r"b\_\#1"][-1] == r"\textbf{50.00} \\"
+    # Issue 43: org/b is the one row that may be ranked, and one row alone is no column's best: nothing is bold
+    # (before: each of org/b's cells was).
+    assert rows["a"][4] == r"50.00" and rows[r"b\_\#1"][4] == r"50.00"
+    assert rows["a"][-1] == r"50.00 \\" and rows[r"b\_\#1"][-1] == r"50.00 \\"
     assert rows["partial"][-1] == r"99.00 (2/3) \\"  # a partial average is never the best
     assert rows["a"][5] == r"$-$25.00"  # a minus sign
     assert not any(r"\textbf" in c for c in [*rows["a"], *rows["partial"], *rows["c"]])

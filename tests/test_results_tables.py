@@ -398,3 +398,81 @@ def test_a_table_ranks_by_its_own_complete_average_never_a_partial_one(tmp_path,
     assert values == sorted(values, reverse=True)
     ranks = [int(r[0]) for r in rows]
     assert ranks == [1 + sum(v > x for v in values) for x in values]
+
+
+# ----------------------------------------------------------------------------------------- LaTeX label, caption, bold
+def _latex_rows(tex: str) -> dict[str, list[str]]:
+    """The body rows of the first LaTeX table, by model cell (its row tag dropped)."""
+    first = tex.split(r"\end{table}")[0]
+    return {
+        re.sub(r"\$\^\{\\mathrm\{\w+\}\}\$", "", r.split(" & ")[1]): r.split(" & ")
+        for r in first.splitlines()
+        if r.endswith(r" \\") and " & " in r and not r.startswith(r"\# ")
+    }
+
+
+def test_one_ranked_row_is_bold_nowhere_not_even_its_negative_score(tmp_path):
+    for task, value in zip(DEMO, (-0.0982, 0.4, 0.2), strict=True):
+        write(tmp_path, "org/alone", task, value)
+    tex = results_table(tmp_path, fmt="latex")
+    assert _latex_rows(tex)["alone"][0] == "1"  # ranked, and alone
+    assert r"\textbf" not in tex and "$-$9.82" in tex  # before: every cell bold, -9.82 too
+    assert "Bold:" not in tex  # the caption explains no bold that is not there
+
+
+def test_two_ranked_rows_bold_each_column_s_best_but_not_a_column_only_one_has(tmp_path):
+    for model, values in (("org/a", (0.5, 0.2, 0.3)), ("org/b", (0.4, 0.6, 0.3))):
+        for task, value in zip(DEMO, values, strict=True):
+            write(tmp_path, model, task, value)
+    write(tmp_path, "org/a", "My_Task", 0.7)  # no rival in its column
+    tex = results_table(tmp_path, fmt="latex")
+    rows = _latex_rows(tex)
+    assert rows["a"][2] == r"\textbf{50.00}" and rows["b"][3] == r"\textbf{60.00}"
+    assert rows["a"][4] == rows["b"][4] == r"\textbf{30.00}"  # a tie: both best
+    assert rows["a"][5] == "70.00"  # My_Task: one row alone is no one's best
+    assert "Bold: the best score of each column" in tex
+
+
+def test_latex_label_defaults_to_the_suite_and_caption_and_label_are_options(tmp_path, capsys):
+    for task in DEMO:
+        write(tmp_path, "org/a", task, 0.5)
+        for variant in ("v1", "v2"):
+            write(tmp_path, "org/a", task, 0.4, variant=variant)
+    tex = results_table(tmp_path, fmt="latex")
+    main_table = tex.split(r"\end{table}")[0]
+    caption = "\\caption{Main score of each task ($\\times$100); averages as each suite defines them.}"
+    assert main_table.rstrip().endswith(f"{caption}\n\\label{{tab:results-demo}}")  # one row: no bold to explain
+    assert r"\label{tab:instruction-sensitivity}" in tex  # each further table: tab: and its title
+    assert main(["results", str(tmp_path), "--format", "latex", "--caption", "Demo & 100%", "--label", "tab:demo"]) == 0
+    out = capsys.readouterr().out
+    assert "\\caption{Demo \\& 100\\%}\n\\label{tab:demo}\n\\end{table}" in out
+    assert r"\label{tab:demo-instruction-sensitivity}" in out and r"\label{tab:results-demo}" not in out
+    assert out.count(r"\caption{Demo") == 1  # the caption is the main table's; the others keep theirs
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--caption", "x"], "error: --caption is for LaTeX tables only; add --format latex."),
+        (["--format", "csv", "--caption", "x", "--label", "t"], "error: --caption and --label are for LaTeX"),
+        (["--format", "latex", "--label", "tab:a b"], "error: --label 'tab:a b': a LaTeX label key holds only"),
+        (["--format", "latex", "--label", "tab:{x}"], "error: --label 'tab:{x}'"),
+    ],
+)
+def test_caption_and_label_misuse_is_one_error_line(tmp_path, capsys, argv, message):
+    write(tmp_path, "org/a", DEMO[0], 0.5)
+    assert main(["results", str(tmp_path), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(message) and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.skipif(
+    shutil.which("pdflatex") is None, reason="pdflatex is not installed (apt-get install texlive-latex-recommended)"
+)
+def test_a_label_and_caption_compile_and_resolve(tmp_path):
+    for task in DEMO:
+        write(tmp_path / "r", "org/a", task, 0.5)
+    tex = results_table(tmp_path / "r", fmt="latex", caption="Demo_scores & more", label="tab:demo")
+    compile_latex(tex + "\n\nSee Table~\\ref{tab:demo}.", tmp_path)
+    log = compile_latex(tex + "\n\nSee Table~\\ref{tab:demo}.", tmp_path)  # the second pass resolves the reference
+    assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]

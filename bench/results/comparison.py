@@ -14,7 +14,7 @@ Which rows get a rank is `bench.results.ranking` (the same rule as the site's), 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,7 +43,7 @@ from bench.results.naming import SHORT_REVISION, result_name
 from bench.results.sensitivity import is_variant
 from bench.results.store import find_results, main_score
 from bench.results.summary import SuiteAverage, suite_averages
-from bench.results.tables import FORMATS, Cell, Table, format_score, render
+from bench.results.tables import FORMATS, Cell, Table, format_score, label_slug, latex_key, render
 from bench.results.variant_tables import sensitivity_table_list, sensitivity_tables
 
 
@@ -72,11 +72,14 @@ def results_table(
     columns: Sequence[str] | None = None,
     reported: Sequence[str | Path] = (),
     intervals: bool = False,
+    caption: str | None = None,
+    label: str | None = None,
 ) -> str:
     """`bench results DIR [DIR ...]`: the main table (`main_table`), then the instruction-variant tables
     (markdown and LaTeX only; CSV holds the main table alone), in `fmt`. `columns` chooses the main table's
     score columns; `reported` adds the rows of papers' tables (`bench.results.literature`); `intervals`
-    adds a `95% CI` column (bench/core/bootstrap.py)."""
+    adds a `95% CI` column (bench/core/bootstrap.py). LaTeX: `caption` replaces the main table's caption, and
+    `label` is its `\\label` (the other tables' are `label` and their title's slug), else `tab:results-<suite>`."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     roots = [roots] if isinstance(roots, str | Path) else list(roots)
@@ -95,6 +98,11 @@ def results_table(
     tables = [main] if main else []
     if fmt != "csv":
         tables += sensitivity_table_list(found, full_revisions=full_revisions)
+    if main is not None and caption is not None:
+        main.caption = caption
+    if label is not None:
+        for table in tables:
+            table.key = label if table is main else f"{label}-{latex_key(table).removeprefix('tab:')}"
     return render(tables, fmt)
 
 
@@ -381,12 +389,15 @@ def main_table(
         return decided[key].comparable and (avg is None or avg.complete)
 
     best: dict[str, float] = {}
+    rivals: Counter[str] = Counter()
     for key in keys:
         values = {t: rows[key].scores[t] for t in task_names if t in rows[key].scores}
         values |= {c: averages[key][c].value for c in avg_columns if c in averages[key]}
         for column, value in values.items():
             if comparable(key, column):
+                rivals[column] += 1
                 best[column] = max(best.get(column, -float("inf")), round(100 * value, 2))
+    best = {column: value for column, value in best.items() if rivals[column] > 1}  # one row alone is no one's best
 
     def score(key: RowKey, column: str, value: float, **kw: Any) -> Cell:
         top = comparable(key, column) and round(100 * value, 2) == best.get(column)
@@ -437,9 +448,10 @@ def main_table(
         (k, d.reason) for k in keys if (d := decided[k]).reason is not None and d.kind not in ("baseline", "subset")
     ]
     notes += [f"Not ranked: {k[0]} ({rows[k].experiment}): {reason}." for k, reason in unranked]
-    caption = (
-        f"Main score of each task (×100){'; averages as each suite defines them' if avg_columns else ''}. "
-        "Bold: the best score of each column among the rows that may be ranked."
+    caption = f"Main score of each task (×100){'; averages as each suite defines them' if avg_columns else ''}." + (
+        " Bold: the best score of each column among the rows that may be ranked (where two or more may)."
+        if best
+        else ""
     )
     mark_notes = {STAND_IN.key: {t: stand_ins[t] for t in task_names if t in stand_ins}, REPORTED.key: paper_notes}
     ci = [CI_HEADER] if intervals else []
@@ -461,6 +473,7 @@ def main_table(
         notes,
         latex_headers=[*headers[:4], *(short[c] for c in [*task_names, *avg_columns]), *shift_column, *ci],
         settings=(2, 3),
+        key=f"tab:results-{label_slug(shown_averages[first].suite or first)}" if first else "tab:results",
     )
 
 

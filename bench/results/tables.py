@@ -105,7 +105,7 @@ class Table:
 
     For LaTeX: `latex_headers` (the site's short labels) and `settings`, the columns that LaTeX writes
     into one legend line per row (tagged a, b, ... on the row's `label` cell) instead of the table, so
-    that a wide setting never widens a paper's table."""
+    that a wide setting never widens a paper's table. `key` is the table's `\\label` (`bench results --label`)."""
 
     title: str | None
     headers: list[str]
@@ -118,6 +118,7 @@ class Table:
     latex_headers: list[str] | None = None
     settings: tuple[int, ...] = ()
     label: int = 1
+    key: str = ""  # LaTeX's \label (`latex_key` when empty: one from the title)
 
 
 def _plain(cell: Cell | str) -> str:
@@ -325,7 +326,7 @@ def _latex_header(lines: list[str], align: str) -> str:
 def render_latex(table: Table) -> str:
     """A booktabs table a paper can paste: `table` float, `tabular` with toprule / midrule / bottomrule,
     sized to fit an article's text width (`latex_layout`), the settings of each row, the marks' legend
-    and notes whole in footnote size under it, then the caption."""
+    and notes whole in footnote size under it, then the caption and the `\\label` (`latex_key`)."""
     keep = [i for i in range(len(table.headers)) if i not in table.settings]
     tags = row_tags(len(table.rows)) if table.settings else []
     headers = [(table.latex_headers or table.headers)[i] for i in keep]
@@ -351,8 +352,28 @@ def render_latex(table: Table) -> str:
     notes = _latex_notes(table, tags)
     if notes:
         lines += [r"{\par\smallskip\raggedright\footnotesize", *(f"{n}\\par" for n in notes), "}"]
-    lines += [rf"\caption{{{latex_escape(table.caption or table.title or '')}}}", r"\end{table}"]
+    lines.append(rf"\caption{{{latex_escape(table.caption or table.title or '')}}}")
+    if key := latex_key(table):
+        lines.append(rf"\label{{{key}}}")
+    lines.append(r"\end{table}")
     return "\n".join(lines)
+
+
+LABEL_KEY = re.compile(r"[A-Za-z0-9:._/-]+")  # what a `\label` key may hold, unescaped, in every LaTeX setup
+
+
+def label_slug(text: str) -> str:
+    """A text as the tail of a `\\label` key: lower case, runs of other characters as one hyphen
+    ("Rank stability" -> "rank-stability")."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def latex_key(table: Table) -> str:
+    """The table's `\\label`: its `key`, else `tab:` and its title's slug; '' for an untitled table without one."""
+    if table.key:
+        return table.key
+    slug = label_slug(table.title or "")
+    return f"tab:{slug}" if slug else ""
 
 
 def render(tables: Sequence[Table], fmt: str = "markdown") -> str:

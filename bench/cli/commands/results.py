@@ -56,11 +56,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         "are sorted by, re-scored from the per-item outcomes a bench run keeps in its run records; '–' for "
         "rows without them (docs/reference/metrics.md)",
     )
+    res.add_argument(
+        "--caption",
+        metavar="TEXT",
+        help="with --format latex: the main table's caption (default: what its scores are and what bold means)",
+    )
+    res.add_argument(
+        "--label",
+        metavar="KEY",
+        help="with --format latex: the main table's \\label (letters, digits and : . _ / -; default "
+        "tab:results-<suite>); the instruction-variant tables get KEY-<their title>",
+    )
     res.set_defaults(func=_cmd_results)
 
 
 def _cmd_results(args: argparse.Namespace) -> int:
     from bench.results.comparison import results_table
+    from bench.results.tables import LABEL_KEY
 
     for directory in args.directory:
         if not os.path.isdir(directory):
@@ -68,6 +80,14 @@ def _cmd_results(args: argparse.Namespace) -> int:
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns is not None else None
     if columns == []:
         raise BenchError("--columns names no column; give one or more, separated by commas.")
+    latex_only = [flag for flag, value in (("--caption", args.caption), ("--label", args.label)) if value is not None]
+    if latex_only and args.format != "latex":
+        verb = "are" if len(latex_only) > 1 else "is"
+        raise BenchError(f"{' and '.join(latex_only)} {verb} for LaTeX tables only; add --format latex.")
+    if args.label is not None and not LABEL_KEY.fullmatch(args.label):
+        raise BenchError(
+            f"--label {args.label!r}: a LaTeX label key holds only letters, digits and : . _ / - (e.g. tab:results)."
+        )
     print(
         results_table(
             args.directory,
@@ -76,6 +96,8 @@ def _cmd_results(args: argparse.Namespace) -> int:
             columns=columns,
             reported=args.reported,
             intervals=args.intervals,
+            caption=args.caption,
+            label=args.label,
         )
     )
     return 0
