@@ -155,3 +155,11 @@ def test_the_flag_and_lm_evals_alias(flag):
     args = build_parser().parse_args(["run", "-t", "DemoInstructSTS", flag])
     assert args.save_predictions is True
     assert build_parser().parse_args(["run", "-t", "DemoInstructSTS"]).save_predictions is False
+
+
+def test_a_task_type_that_saves_no_predictions_is_recorded_so_and_reused(tmp_path, monkeypatch):
+    monkeypatch.setattr("bench.run.predictions.keep_predictions", lambda *a, **kw: None)  # as a type MTEB saves none of
+    (first,) = _run(tmp_path, monkeypatch, tasks=["DemoInstructSTS"], save_predictions=True)
+    assert first.record["predictions"] is None
+    (again,) = _run(tmp_path, monkeypatch, tasks=["DemoInstructSTS"], save_predictions=True)
+    assert again.status == "reused"  # nothing to wait for: not evaluated again on every run

@@ -144,7 +144,7 @@ class RunRecord(TypedDict, total=False):
     instruction_shift: ShiftBlock
     variant: VariantBlock
     items: Items  # per-item outcomes of a harness task (bench/core/bootstrap.py `Items`)
-    predictions: str  # `--save-predictions`: the task's prediction file, relative to the result's folder
+    predictions: str | None  # `--save-predictions`: the prediction file, relative to the result's folder; None: none
 
 
 __all__ = [

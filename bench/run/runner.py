@@ -203,8 +203,10 @@ def _evaluate_one(
         record["items"] = bounded_items(items)
     if saving is not None and scratch is not None:  # MTEB's file from `scratch`, or the harness task's items
         where = {"hf_subset": task.hf_subsets[0], "hf_split": task.metadata.eval_splits[0]}
-        if kept := predictions.keep_predictions(scratch, saving, name, model.mteb_model_meta, items, **where):
-            record["predictions"] = kept
+        # None: the task type saves none (then a rerun under the flag reuses the task all the same)
+        record["predictions"] = predictions.keep_predictions(
+            scratch, saving, name, model.mteb_model_meta, items, **where
+        )
     try:
         atomic_write_json(record_path, record, **RESULTS)
     except BaseException:  # the new result is written: the old record no longer describes it
@@ -459,13 +461,16 @@ def _reusable(
     store: AtomicResultCache, model: RunModel, task_name: str, key: ResumeKey, saving: Path | None = None
 ) -> tuple[dict[str, Any], JSONObject] | None:
     """(result, run record) of a finished task whose record matches this run, else None; with `saving`
-    (`--save-predictions`), only one whose prediction file is there (else it is evaluated again, from the cache)."""
+    (`--save-predictions`), only one run with the flag whose prediction file is there (else it is evaluated again,
+    from the embedding cache)."""
     data = read_json(result_path(store, model.mteb_model_meta, task_name))
     record = read_json(run_record_path(store, model.mteb_model_meta, task_name))
     if not isinstance(data, dict) or not isinstance(record, dict) or record.get("resume_key") != key:
         return None
-    kept = record.get("predictions")
-    if saving is not None and not (isinstance(kept, str) and (saving.parent / kept).is_file()):
+    kept = record.get("predictions", "")
+    if saving is not None and not (
+        kept is None or (isinstance(kept, str) and kept and (saving.parent / kept).is_file())
+    ):
         return None
     if result_problem(data) or not isinstance(data["scores"].get("test"), list):  # damaged: recomputed
         return None
