@@ -17,7 +17,7 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import accuracy_score, v_measure_score
 
-from bench.cli.main import build_parser
+from bench.cli.main import build_parser, main
 from bench.core.errors import DataError
 from bench.results.store import PREDICTIONS, find_results
 from bench.run.runner import RunOptions, run
@@ -163,3 +163,14 @@ def test_a_task_type_that_saves_no_predictions_is_recorded_so_and_reused(tmp_pat
     assert first.record["predictions"] is None
     (again,) = _run(tmp_path, monkeypatch, tasks=["DemoInstructSTS"], save_predictions=True)
     assert again.status == "reused"  # nothing to wait for: not evaluated again on every run
+
+
+def test_bench_run_with_lm_evals_flag_writes_the_file_its_record_names(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("bench.run.runner.build_model", lambda _options: HashEncoder(use_cache=False))
+    out = tmp_path / "out"
+    assert main(["run", "-t", "DemoInstructSTS", "--log-samples", "--output-dir", str(out), "-q"]) == 0
+    (record_path,) = out.rglob("run_records/DemoInstructSTS.json")
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    assert record["predictions"] == "predictions/DemoInstructSTS_predictions.json"
+    assert (record_path.parent.parent / record["predictions"]).is_file()
+    assert "DemoInstructSTS" in capsys.readouterr().out
