@@ -11,8 +11,9 @@ A submission is a set of JSON files in MTEB's result layout:
 sha256, into one zip with fixed timestamps (the same files give the same archive). The leaderboard
 reads the files straight from the archive and never extracts it, so a hostile member name cannot
 write anywhere. Only `.json` files are read; hidden files (`.name`, e.g. half-written temp files)
-and the files of a `predictions/` folder (`bench run --save-predictions`) are skipped. Sizes, member counts and names are checked before anything is read (bench/leaderboard/limits.py):
-a submission over a limit is rejected with a named reason, never read whole.
+and the files of a `predictions/` folder (`bench run --save-predictions`) are skipped. Sizes, member
+counts and names are checked before anything is read (bench/leaderboard/limits.py): a submission over a
+limit is rejected with a named reason, never read whole.
 
 Links are never followed: a submission path that is a link, a link anywhere in a folder (file or
 folder, hidden or not, whatever its name), a file of a folder with more than one hard link (another
