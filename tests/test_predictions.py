@@ -12,6 +12,7 @@ import json
 import statistics
 from pathlib import Path
 
+import mteb
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
@@ -174,3 +175,12 @@ def test_bench_run_with_lm_evals_flag_writes_the_file_its_record_names(tmp_path,
     assert record["predictions"] == "predictions/DemoInstructSTS_predictions.json"
     assert (record_path.parent.parent / record["predictions"]).is_file()
     assert "DemoInstructSTS" in capsys.readouterr().out
+
+
+def test_mtebs_loader_reads_the_results_and_never_a_prediction_file(tmp_path, monkeypatch):
+    outcomes = _run(tmp_path, monkeypatch, suite="demo", save_predictions=True)
+    cache = mteb.ResultCache(tmp_path / "out" / "instruct-bench")
+    paths = cache.get_cache_paths(load_experiments="match_name")
+    assert sorted(p.name for p in paths) == sorted(f"{o.task}.json" for o in outcomes)
+    (model,) = cache.load_results(load_experiments="match_name").model_results
+    assert sorted(t.task_name for t in model.task_results) == sorted(o.task for o in outcomes)
