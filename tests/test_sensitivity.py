@@ -172,6 +172,19 @@ def test_rank_stability_uses_shared_variants_and_needs_two_of_each():
     assert tied["top_change_share"] == 0.0  # A ties for first under v1: still on top
 
 
+def test_the_statistics_hold_the_keys_their_types_name():
+    """`SensitivitySummary` and `RankStability` say what each key means; they must name what the code gives."""
+    from bench.results.sensitivity import RankStability, SensitivitySummary
+
+    with_sets = summarize([VariantScore("c", "correct", 0.5), VariantScore("i", "incorrect", 0.25)])
+    assert set(with_sets) == set(SensitivitySummary.__annotations__)
+    assert set(summarize([VariantScore("v", None, 0.5)])) == set(SensitivitySummary.__annotations__) - {
+        "set_means",
+        "set_differences",
+    }
+    assert set(rank_stability(THREE) or {}) == set(RankStability.__annotations__)
+
+
 # ----------------------------------------------------------------------------------- collect
 def test_collect_groups_variants_and_attaches_the_default(variant_results):
     groups = collect(find_results(variant_results))

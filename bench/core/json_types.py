@@ -6,9 +6,17 @@ narrow it with `isinstance` before indexing), which is exactly what `json.loads`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypeAlias
 
 JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
 JSONObject: TypeAlias = dict[str, JSON]
 
-__all__ = ["JSON", "JSONObject"]
+
+def object_at(value: object) -> Mapping[str, object]:
+    """`value` when it is a JSON object, else an empty one: how a reader walks into a block that an older
+    file may lack or hold as null (`record.get("task")`), without an `Any` to index."""
+    return value if isinstance(value, dict) else {}
+
+
+__all__ = ["JSON", "JSONObject", "object_at"]

@@ -9,6 +9,7 @@ Key order in the writer is the file's key order; these classes do not change it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal, TypedDict
 
 from bench.core.json_types import JSON, JSONObject
@@ -147,6 +148,12 @@ class RunRecord(TypedDict, total=False):
     predictions: str | None  # `--save-predictions`: the prediction file, relative to the result's folder; None: none
 
 
+# A run record as a reader that walks it key by key holds it: a `RunRecord`, or the parsed JSON of one (the
+# leaderboard's entries keep it as read). Each block is taken with `bench.core.json_types.object_at` and each
+# value narrowed with isinstance, as an older record may lack a block or hold null there.
+RecordView = Mapping[str, object]
+
+
 __all__ = [
     "DatasetBlock",
     "EncodeBlock",
@@ -154,6 +161,7 @@ __all__ = [
     "Items",
     "ModelBlock",
     "RankBusy",
+    "RecordView",
     "ResumeKey",
     "RunRecord",
     "ShiftBlock",

@@ -30,8 +30,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
+from bench.core.json_types import object_at
+from bench.core.run_record import RecordView
 from bench.results import marks
 
 K = TypeVar("K", bound=Hashable)
@@ -163,10 +165,10 @@ def ranks(table: TableFacts[K], decided: Mapping[K, Comparability] | None = None
 
 
 # ---------------------------------------------------------------------------------------- what a run record says
-def metric_version(record: Mapping[str, Any] | None) -> str | None:
+def metric_version(record: RecordView | None) -> str | None:
     """The metric version a run record says its main score was computed with (`task.metric_version`), or None
     when it does not say (a record from before it was written: compared as the catalogue's)."""
-    version = ((record or {}).get("task") or {}).get("metric_version")
+    version = object_at((record or {}).get("task")).get("metric_version")
     return str(version) if version is not None else None
 
 
@@ -183,14 +185,14 @@ def catalogue_version(task: str) -> str | None:
     return next((m.version for m in found if m.matches(main)), "1")
 
 
-def cell_issue(record: Mapping[str, Any] | None) -> marks.Mark | None:
+def cell_issue(record: RecordView | None) -> marks.Mark | None:
     """The mark that keeps one score off a comparison with published numbers: stand-in data (‡) or a local copy
     of another set (†); None when it is on the task's own data (a paper's own split built locally included)."""
-    found = marks.data_marks(dict(record) if record is not None else None)
+    found = marks.data_marks(record)
     return marks.STAND_IN if marks.STAND_IN in found else next(iter(found), None)
 
 
-def split_issues(records: Mapping[str, Mapping[str, Any] | None]) -> tuple[set[str], set[str]]:
+def split_issues(records: Mapping[str, RecordView | None]) -> tuple[set[str], set[str]]:
     """The tasks (of task -> run record) whose score is on stand-in data, and those on a local copy of another
     set (`cell_issue`): the cells `bench reproduce` and the site's reproductions leave out of the mean |Δ|."""
     issues = {task: cell_issue(record) for task, record in records.items()}

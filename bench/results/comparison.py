@@ -18,7 +18,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from bench.core.bootstrap import REPLICATES, Items, has_items
 from bench.core.errors import UnknownNameError
@@ -41,20 +40,20 @@ from bench.results.marks import (
 )
 from bench.results.naming import SHORT_REVISION, result_name
 from bench.results.sensitivity import is_variant
-from bench.results.store import find_results, main_score
+from bench.results.store import Found, find_results, main_score
 from bench.results.summary import SuiteAverage, suite_averages
 from bench.results.tables import FORMATS, Cell, Table, format_score, label_slug, latex_key, render
 from bench.results.variant_tables import sensitivity_table_list, sensitivity_tables
 
 
-def find_all(roots: Iterable[Path | str]) -> list[tuple[Path, dict[str, Any], dict[str, Any] | None]]:
+def find_all(roots: Iterable[Path | str]) -> list[Found]:
     """`find_results` of every folder, in the order given; a file reached from two folders, or a copy of a
     result already read (the same result and run record, as a run reusing a copied folder leaves them),
     counts once, as the leaderboard merges byte-identical results."""
     from bench.core.fileio import sha256_json
 
     seen: set[Path | str] = set()
-    found = []
+    found: list[Found] = []
     for root in roots:
         for item in find_results(Path(root)):
             real, content = item[0].resolve(), sha256_json([item[1], item[2]])
@@ -142,7 +141,7 @@ class _Row:
 
 
 def _collect(
-    found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]],
+    found: list[Found],
 ) -> tuple[dict[RowKey, _Row], list[str], dict[str, str]]:
     """The rows of the results (instruction variants left out), the results that repeat one, and the
     stand-in notes per task. A `--limit` run is a row of its own, whose experiment says which subset."""
@@ -317,7 +316,7 @@ def _choose(names: Sequence[str], headers: dict[str, list[str]]) -> list[str]:
 
 
 def main_table(
-    found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]],
+    found: list[Found],
     *,
     full_revisions: bool = False,
     columns: Sequence[str] | None = None,
@@ -399,10 +398,12 @@ def main_table(
                 best[column] = max(best.get(column, -float("inf")), round(100 * value, 2))
     best = {column: value for column, value in best.items() if rivals[column] > 1}  # one row alone is no one's best
 
-    def score(key: RowKey, column: str, value: float, **kw: Any) -> Cell:
+    def score(
+        key: RowKey, column: str, value: float, *, marks: tuple[Mark, ...] = (), partial: tuple[int, int] | None = None
+    ) -> Cell:
         top = comparable(key, column) and round(100 * value, 2) == best.get(column)
         text = rows[key].printed.get(column, format_score(value))
-        return Cell(text, value, best=top, recomputed=rows[key].recomputed.get(column), **kw)
+        return Cell(text, value, marks, partial, best=top, recomputed=rows[key].recomputed.get(column))
 
     table_rows: list[list[Cell | str]] = []
     used: set[str] = set()

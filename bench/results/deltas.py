@@ -34,11 +34,11 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
+from bench.core.json_types import object_at
+from bench.core.run_record import RecordView
 from bench.results.literature import ReportedRow, ReportedTable
-from bench.results.sensitivity import is_variant
+from bench.results.sensitivity import FoundView, is_variant
 
 DECIMALS = 2  # the harness prints scores ×100 with two decimals (bench.results.tables.format_score)
 
@@ -133,20 +133,20 @@ def row_tasks(table: ReportedTable, row: ReportedRow) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------- matching results
-def matches(spec: Mapping[str, Any], record: Mapping[str, Any] | None) -> bool:
+def matches(spec: Mapping[str, object], record: RecordView | None) -> bool:
     """Whether a run record's result was computed with a table row's `spec` (the module docstring's rules)."""
     from bench.adapters.options import public_value
 
-    if not record or is_variant(record) or (record.get("task") or {}).get("limit") is not None:
+    if not record or is_variant(record) or object_at(record.get("task")).get("limit") is not None:
         return False
-    model = record.get("model") or {}
+    model = object_at(record.get("model"))
     if model.get("spec") != public_spec(str(spec["model"])):
         return False
-    named = spec.get("model_args") or {}
-    settings = model.get("settings") or {}  # as the run record writes them: a local path by its last component
+    named = object_at(spec.get("model_args"))  # literature._spec: a mapping of option: value
+    settings = object_at(model.get("settings"))  # as the run record writes them: a local path by its last component
     if any(k not in settings or _text(settings[k]) != _text(public_value(v)) for k, v in named.items()):
         return False
-    return all(k in named for k in (model.get("experiment") or {}) if k != "family")
+    return all(k in named for k in object_at(model.get("experiment")) if k != "family")
 
 
 def public_spec(spec: str) -> str:
@@ -160,7 +160,7 @@ def public_spec(spec: str) -> str:
     return str(public_value(spec))
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     """An option value as text: YAML's `true`/`5` and the record's `True`/`5` (or "5") compare equal."""
     if isinstance(value, bool):
         return str(value).lower()
@@ -169,9 +169,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def row_scores(
-    spec: Mapping[str, Any], found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]]
-) -> dict[str, float]:
+def row_scores(spec: Mapping[str, object], found: Iterable[FoundView]) -> dict[str, float]:
     """Task -> main score ×100 of the results in `found` (`bench.results.store.find_results`) that `matches`
     `spec`; of several for one task (another revision, another day), the latest run's (`started_at`)."""
     from bench.results.store import main_score
@@ -187,9 +185,7 @@ def row_scores(
     return {task: score for task, (_, score) in latest.items()}
 
 
-def reproductions(
-    table: ReportedTable, found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]]
-) -> list[Reproduction]:
+def reproductions(table: ReportedTable, found: Iterable[FoundView]) -> list[Reproduction]:
     """Each row of `table` that has a spec and at least one matching result in `found`, set against it."""
     found = list(found)
     out = []

@@ -211,7 +211,7 @@ class _Reader:
     def fail(self, field: str, problem: str) -> ConfigError:
         return ConfigError(f"reported table {self.path}: {field} {problem}.")
 
-    def mapping(self, value: Any, field: str, keys: set[str], optional: Collection[str] = ()) -> dict[str, Any]:
+    def mapping(self, value: object, field: str, keys: set[str], optional: Collection[str] = ()) -> dict[str, object]:
         if not isinstance(value, dict):
             raise self.fail(field, f"must be a mapping, not {brief(value)}")
         unknown = sorted(str(k) for k in value if k not in keys)
@@ -222,31 +222,33 @@ class _Reader:
             raise self.fail(field, f"lacks {', '.join(missing)}")
         return value
 
-    def text(self, value: Any, field: str, *, none: bool = False) -> Any:
-        if value is None and none:
-            return None
+    def text(self, value: object, field: str) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(field, f"must be a non-empty string, not {brief(value)}")
         return value
 
-    def integer(self, value: Any, field: str) -> int:
+    def optional_text(self, value: object, field: str) -> str | None:
+        """`text`, or None where the field is absent or null."""
+        return None if value is None else self.text(value, field)
+
+    def integer(self, value: object, field: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(field, f"must be an integer, not {brief(value)}")
         return value
 
-    def number(self, value: Any, field: str) -> float:
+    def number(self, value: object, field: str) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise self.fail(field, f"must be a finite number, not {brief(value)}")
         return float(value)
 
-    def strings(self, value: Any, field: str) -> tuple[str, ...]:
+    def strings(self, value: object, field: str) -> tuple[str, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
             raise self.fail(field, f"must be a list of strings, not {brief(value)}")
         return tuple(self.text(v, f"{field}[{i}]") for i, v in enumerate(value))
 
-    def items(self, value: Any, field: str) -> list[Any]:
+    def items(self, value: object, field: str) -> list[object]:
         if not isinstance(value, list) or not value:
             raise self.fail(field, f"must be a non-empty list, not {brief(value)}")
         return value
@@ -268,14 +270,14 @@ def _parse(path: Path) -> ReportedTable:
     twice = sorted({n for n in labels if labels.count(n) > 1})
     if twice:
         raise r.fail("rows", f"hold {twice[0]!r} more than once; each printed row once (params tells two sizes apart)")
-    suite = r.text(top["suite"], "suite", none=True)
+    suite = r.optional_text(top["suite"], "suite")
     if suite is not None and suite not in task_catalog.suites():
         raise UnknownNameError("suite", suite, task_catalog.suites(), list_command="python -m bench list suites")
     return ReportedTable(
         id=path.stem,
         paper=_paper(r, top["paper"]),
         number=r.integer(top["number"], "number"),
-        caption=r.text(top["caption"], "caption", none=True),
+        caption=r.optional_text(top["caption"], "caption"),
         suite=suite,
         columns=columns,
         rows=rows,
@@ -285,22 +287,35 @@ def _parse(path: Path) -> ReportedTable:
     )
 
 
-def _paper(r: _Reader, value: Any) -> PaperRef:
+def _paper(r: _Reader, value: object) -> PaperRef:
     p = r.mapping(value, "paper", _PAPER, _PAPER_OPTIONAL)
-    strings = {k: r.text(p[k], f"paper.{k}") for k in _PAPER - _PAPER_OPTIONAL - {"year"}}
-    optional = {k: r.text(p.get(k), f"paper.{k}", none=True) for k in _PAPER_OPTIONAL}
-    return PaperRef(**strings, **optional, year=r.integer(p["year"], "paper.year"))
+    # checked in sorted order: a file with several bad fields names the same one first every time
+    text = {k: r.text(p[k], f"paper.{k}") for k in sorted(_PAPER - _PAPER_OPTIONAL - {"year"})}
+    optional = {k: r.optional_text(p.get(k), f"paper.{k}") for k in sorted(_PAPER_OPTIONAL)}
+    return PaperRef(
+        key=text["key"],
+        name=text["name"],
+        title=text["title"],
+        authors=text["authors"],
+        venue=text["venue"],
+        year=r.integer(p["year"], "paper.year"),
+        arxiv=optional["arxiv"],
+        acl=optional["acl"],
+        bibtex_key=text["bibtex_key"],
+        url=text["url"],
+        seed=text["seed"],
+    )
 
 
-def _column(r: _Reader, value: Any, field: str) -> ReportedColumn:
+def _column(r: _Reader, value: object, field: str) -> ReportedColumn:
     c = r.mapping(value, field, _COLUMN, {"task", "metric", "average", "notes"})
     average = c.get("average", False)
     if not isinstance(average, bool):
         raise r.fail(f"{field}.average", f"must be true or false, not {brief(average)}")
     return ReportedColumn(
         label=r.text(c["label"], f"{field}.label"),
-        task=r.text(c.get("task"), f"{field}.task", none=True),
-        metric=r.text(c.get("metric"), f"{field}.metric", none=True),
+        task=r.optional_text(c.get("task"), f"{field}.task"),
+        metric=r.optional_text(c.get("metric"), f"{field}.metric"),
         average=average,
         notes=r.strings(c.get("notes"), f"{field}.notes"),
     )
@@ -329,7 +344,7 @@ def _check_columns(r: _Reader, columns: tuple[ReportedColumn, ...]) -> None:
             )
 
 
-def _row(r: _Reader, value: Any, field: str, columns: tuple[ReportedColumn, ...], decimals: int) -> ReportedRow:
+def _row(r: _Reader, value: object, field: str, columns: tuple[ReportedColumn, ...], decimals: int) -> ReportedRow:
     x = r.mapping(value, field, _ROW, {"spec", "why_not", "notes", "params"})
     name = r.text(x["name"], f"{field}.name")
     field = f"{field} ({name})"
@@ -346,14 +361,14 @@ def _row(r: _Reader, value: Any, field: str, columns: tuple[ReportedColumn, ...]
             raise r.fail(
                 f"{field}.cells.{label}", f"is {cell!r}, more decimals than the table's {decimals} (decimals:)"
             )
-    spec, why_not = _spec(r, x.get("spec"), field), r.text(x.get("why_not"), f"{field}.why_not", none=True)
+    spec, why_not = _spec(r, x.get("spec"), field), r.optional_text(x.get("why_not"), f"{field}.why_not")
     if (spec is None) == (why_not is None):
         raise r.fail(field, "needs exactly one of spec (how the harness runs it) and why_not (why it cannot)")
-    notes, params = r.strings(x.get("notes"), f"{field}.notes"), r.text(x.get("params"), f"{field}.params", none=True)
+    notes, params = r.strings(x.get("notes"), f"{field}.notes"), r.optional_text(x.get("params"), f"{field}.params")
     return ReportedRow(name, cells, spec, why_not, notes, params)
 
 
-def _spec(r: _Reader, value: Any, field: str) -> dict[str, Any] | None:
+def _spec(r: _Reader, value: object, field: str) -> dict[str, Any] | None:
     if value is None:
         return None
     s = r.mapping(value, f"{field}.spec", _SPEC, {"model_args"})

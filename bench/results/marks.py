@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+
+from bench.core.json_types import object_at
+from bench.core.run_record import RecordView
 
 
 @dataclass(frozen=True)
@@ -106,40 +108,40 @@ def legend(used: Iterable[Mark | str]) -> list[str]:
     return [f"{m.symbol} {m.label}: {m.meaning}." for m in MARKS if m.key in keys]
 
 
-def follows_instructions(record: dict[str, Any] | None) -> bool | None:
+def follows_instructions(record: RecordView | None) -> bool | None:
     """Whether a run record's setting feeds the instruction to the model (see `instruction_use`).
 
     Measured by the run (`model.instruction_use.follows_instructions`); a record from before the
     measurement falls back to the one setting known to be blind (`--template none`): False there,
     None (unknown, treated as following) elsewhere.
     """
-    model = (record or {}).get("model") or {}
-    use = model.get("instruction_use")
-    if isinstance(use, dict) and isinstance(use.get("follows_instructions"), bool):
-        return use["follows_instructions"]
-    settings = model.get("settings") or {}
+    model = object_at((record or {}).get("model"))
+    follows = object_at(model.get("instruction_use")).get("follows_instructions")
+    if isinstance(follows, bool):
+        return follows
+    settings = object_at(model.get("settings"))
     if settings.get("template") == "none" or settings.get("instruction_template") == "none":
         return False
     return None
 
 
-def is_baseline(record: dict[str, Any] | None) -> bool:
+def is_baseline(record: RecordView | None) -> bool:
     """An instruction-blind setting: marked BASELINE, never ranked."""
     return follows_instructions(record) is False
 
 
 # The other marks a run record earns: its data (LOCAL_COPY, STAND_IN) and a --limit (SUBSET).
-def stand_in(record: dict[str, Any] | None) -> str | None:
+def stand_in(record: RecordView | None) -> str | None:
     """The stand-in note of a run record's data, or None when the data is the task's published set."""
-    dataset = ((record or {}).get("task") or {}).get("dataset") or {}
-    return (dataset.get("stand_in_note") or "stand-in data") if dataset.get("stand_in") else None
+    dataset = object_at(object_at((record or {}).get("task")).get("dataset"))
+    return str(dataset.get("stand_in_note") or "stand-in data") if dataset.get("stand_in") else None
 
 
-def local_copy(record: dict[str, Any] | None) -> bool:
+def local_copy(record: RecordView | None) -> bool:
     """True when a run record's data was a local copy (`--data-dir`): its source is `local:<folder>`, or its
     revision a `local-<hash>` not shipped in the package. A result without a record is not marked."""
-    task = (record or {}).get("task") or {}
-    dataset = task.get("dataset") or {}
+    task = object_at((record or {}).get("task"))
+    dataset = object_at(task.get("dataset"))
     source, revision = str(dataset.get("source") or ""), str(dataset.get("revision") or "")
     local = source.startswith("local:") or (revision.startswith("local-") and source != "package")
     return local and not paper_split(str(task.get("name") or ""))
@@ -154,20 +156,20 @@ def paper_split(task: str) -> bool:
     return bool(facts and facts.get("local_only"))
 
 
-def data_marks(record: dict[str, Any] | None) -> tuple[Mark, ...]:
+def data_marks(record: RecordView | None) -> tuple[Mark, ...]:
     """The marks a score carries for the data it was computed on (local copy †, stand-in ‡)."""
     return tuple(m for m, on in ((LOCAL_COPY, local_copy(record)), (STAND_IN, stand_in(record) is not None)) if on)
 
 
-def limit_of(record: dict[str, Any] | None) -> int | None:
+def limit_of(record: RecordView | None) -> int | None:
     """The `--limit` a result was run with (the run record's `task.limit`); None for a full run."""
-    limit = ((record or {}).get("task") or {}).get("limit")
+    limit = object_at((record or {}).get("task")).get("limit")
     return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
 
 
-def texts_of(record: dict[str, Any] | None) -> int | None:
+def texts_of(record: RecordView | None) -> int | None:
     """How many texts the run sent to the model (`encode.texts_requested`), None when the record says not."""
-    texts = ((record or {}).get("encode") or {}).get("texts_requested")
+    texts = object_at((record or {}).get("encode")).get("texts_requested")
     return texts if isinstance(texts, int) and not isinstance(texts, bool) and texts > 0 else None
 
 

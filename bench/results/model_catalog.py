@@ -20,15 +20,29 @@ import warnings
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, get_type_hints
 
 from bench.core.fileio import read_cached, write_cached
 from bench.core.paths import cache_root
 
 logger = logging.getLogger(__name__)
 
-# The ModelMeta fields the leaderboard shows.
-FIELDS = ("n_parameters", "embed_dim", "max_tokens", "license", "release_date", "memory_usage_mb")
+Plain = str | int | float | None  # a value JSON holds exactly (`_plain`): anything else is None
+
+
+class ModelFacts(TypedDict):
+    """The ModelMeta fields the leaderboard shows, for one model of MTEB's registry; None where unknown."""
+
+    n_parameters: Plain
+    embed_dim: Plain
+    max_tokens: Plain
+    license: Plain
+    release_date: Plain  # "YYYY-MM-DD" as MTEB holds it
+    memory_usage_mb: Plain
+
+
+# The ModelMeta fields the leaderboard shows: ModelFacts' keys, in its order.
+FIELDS = tuple(get_type_hints(ModelFacts))
 # The layout of a cached file; a file of another (or none) is rebuilt, never misread.
 FORMAT = 1
 
@@ -42,13 +56,13 @@ def catalog_path() -> Path:
 
 
 @cache
-def registry_facts() -> dict[str, dict[str, Any]]:
+def registry_facts() -> dict[str, ModelFacts]:
     """Model name -> {field: value} for every model MTEB's registry holds; empty when it cannot be read
     (then nothing is cached, and the next process asks again)."""
     path = catalog_path()
     found = read_cached(path, FORMAT)
     if found is not None:
-        models: dict[str, dict[str, Any]] = found["models"]
+        models: dict[str, ModelFacts] = found["models"]
         return models
     built = build()
     if built is None:
@@ -57,7 +71,7 @@ def registry_facts() -> dict[str, dict[str, Any]]:
     return built
 
 
-def build() -> dict[str, dict[str, Any]] | None:
+def build() -> dict[str, ModelFacts] | None:
     """The facts from MTEB's registry itself (imports MTEB); None when the registry cannot be listed.
 
     A name is looked up with `mteb.get_model_meta`, as a single lookup would; one it fails for is left out
@@ -70,7 +84,7 @@ def build() -> dict[str, dict[str, Any]] | None:
     except Exception:  # any registry failure means "unknown", never a build failure
         logger.debug("MTEB's model registry cannot be listed", exc_info=True)
         return None
-    models = {}
+    models: dict[str, ModelFacts] = {}
     for name in names:
         try:
             with warnings.catch_warnings():  # a renamed model's warning is MTEB's, not the reader's
@@ -78,12 +92,19 @@ def build() -> dict[str, dict[str, Any]] | None:
                 meta = mteb.get_model_meta(name)
         except Exception:  # noqa: BLE001 - as above
             continue
-        models[name] = {f: _plain(getattr(meta, f, None)) for f in FIELDS}
-    plain: dict[str, dict[str, Any]] = json.loads(json.dumps(models))  # what the cached copy reads back
+        models[name] = ModelFacts(
+            n_parameters=_plain(meta.n_parameters),
+            embed_dim=_plain(meta.embed_dim),
+            max_tokens=_plain(meta.max_tokens),
+            license=_plain(meta.license),
+            release_date=_plain(meta.release_date),
+            memory_usage_mb=_plain(meta.memory_usage_mb),
+        )
+    plain: dict[str, ModelFacts] = json.loads(json.dumps(models))  # what the cached copy reads back
     return plain
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Plain:
     """`value` when JSON holds it exactly (a string, a bool, an int or a finite float), else None (a string
     subclass, such as an enum's value, becomes a plain string on the way through JSON)."""
     if isinstance(value, float):

@@ -9,12 +9,14 @@ its instruction-variant tables (bench/results/variant_tables.py) name rows this 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from bench.core.bounded import printable
 from bench.core.errors import DataError
+from bench.core.json_types import JSONObject, object_at
+from bench.core.run_record import RecordView
 from bench.results.store import load_result_json
 
 EXPERIMENTS = "experiments"  # MTEB's folder of experiment results under a model revision (mteb.cache)
@@ -38,7 +40,7 @@ class ResultName:
         return self.model, self.revision, self.experiment
 
 
-def result_name(path: Path, record: dict[str, Any] | None) -> ResultName:
+def result_name(path: Path, record: RecordView | None) -> ResultName:
     """The name of a TaskResult file, wherever the folder given to `bench results` is, reading its
     `model_meta.json` at most once (a table names every result).
 
@@ -48,14 +50,14 @@ def result_name(path: Path, record: dict[str, Any] | None) -> ResultName:
     folder passed may be DIR, DIR/results or a model's folder.
     """
     if record:
-        m = record["model"]
-        experiment, settings = m.get("experiment"), m.get("settings")
+        m = object_at(record["model"])  # store.record_problem: name and revision are texts
+        setting, settings = object_at(m.get("experiment")), object_at(m.get("settings"))
         return ResultName(
-            m["name"],
-            m["revision"],
-            _experiment_text(experiment),
-            readable_experiment(experiment, settings),
-            readable_experiment(experiment, settings, whole=True),
+            str(m["name"]),
+            str(m["revision"]),
+            _experiment_text(setting),
+            readable_experiment(setting, settings),
+            readable_experiment(setting, settings, whole=True),
         )
     folder = path.parent
     experiment = "default"
@@ -72,12 +74,12 @@ def result_name(path: Path, record: dict[str, Any] | None) -> ResultName:
     return ResultName(name, revision, experiment, experiment, experiment)
 
 
-def model_of(path: Path, record: dict[str, Any] | None) -> tuple[str, str, str]:
+def model_of(path: Path, record: RecordView | None) -> tuple[str, str, str]:
     """(model, revision, experiment) of a TaskResult file (`result_name`)."""
     return result_name(path, record).key
 
 
-def _experiment_text(experiment: dict[str, Any] | None) -> str:
+def _experiment_text(experiment: Mapping[str, object] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted((experiment or {}).items())) or "default"
 
 
@@ -85,7 +87,7 @@ _DIGEST = re.compile(r"-[0-9a-f]{8}$")  # what bench.adapters.options.experiment
 
 
 def readable_experiment(
-    experiment: dict[str, Any] | None, settings: dict[str, Any] | None = None, *, whole: bool = False
+    experiment: Mapping[str, object] | None, settings: Mapping[str, object] | None = None, *, whole: bool = False
 ) -> str:
     """The Experiment column: `key=value` per experiment key, where a hash-bearing label (`query-3fa2c1d0`,
     a custom template; `sentenc-1f2e3d4c`, one cut to fit MTEB's folder name) shows the run's setting
@@ -111,7 +113,7 @@ def readable_experiment(
     return ", ".join(parts) or "default"
 
 
-def _model_meta(path: Path) -> dict[str, Any]:
+def _model_meta(path: Path) -> JSONObject:
     """MTEB's `model_meta.json`, or {} when it is missing or damaged (the folder names then say)."""
     try:
         data = load_result_json(path)

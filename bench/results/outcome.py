@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.core.run_record import VariantBlock
+
 
 @dataclass
 class TaskOutcome:
@@ -22,6 +24,6 @@ class TaskOutcome:
     result_path: str | None = None  # the TaskResult file (printed, never recorded: it is a local path)
 
     @property
-    def variant(self) -> dict[str, Any] | None:
+    def variant(self) -> VariantBlock | None:
         """The run record's `variant` block when this outcome is an instruction variant's, else None."""
         return self.record.get("variant")

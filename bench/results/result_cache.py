@@ -11,9 +11,9 @@ import json
 import logging
 import shutil
 import tempfile
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from mteb import ResultCache, TaskResult
 from mteb.models import ModelMeta
@@ -40,7 +40,7 @@ class AtomicResultCache(ResultCache):
         model_name: str | ModelMeta,
         model_revision: str | None = None,
         *,
-        encode_kwargs: Any = None,
+        encode_kwargs: Mapping[str, object] | None = None,
     ) -> None:
         """MTEB's `ResultCache.save_to_cache`, atomically: the same files, byte for byte; a result whose
         main score is NaN or infinite is refused (`refuse_undefined_main_score`), never written.
@@ -81,10 +81,24 @@ class AtomicResultCache(ResultCache):
                 shutil.rmtree(scratch, ignore_errors=True)
 
     def load_task_result(
-        self, task_name: str, model_name: str | ModelMeta, *args: Any, **kwargs: Any
+        self,
+        task_name: str,
+        model_name: str | ModelMeta,
+        model_revision: str | None = None,
+        raise_if_not_found: bool = False,
+        prioritize_remote: bool = False,
+        experiment_name: str | None = None,
     ) -> TaskResult | None:
+        """MTEB's `ResultCache.load_task_result` (its arguments, MTEB 2.26), with an unreadable file as missing."""
         try:
-            return super().load_task_result(task_name, model_name, *args, **kwargs)
+            return super().load_task_result(
+                task_name,
+                model_name,
+                model_revision,
+                raise_if_not_found=raise_if_not_found,
+                prioritize_remote=prioritize_remote,
+                experiment_name=experiment_name,
+            )
         except (json.JSONDecodeError, ValueError) as e:
             logger.warning("Result for %s is unreadable (%s); it will be recomputed.", task_name, e)
             return None

@@ -22,14 +22,20 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, NotRequired, TypedDict, TypeVar
 
+from bench.core.json_types import object_at
+from bench.core.run_record import RecordView
 from bench.core.variants import EXPERIMENT_KEY
 
 ModelKey = tuple[str, str, str]  # (model name, revision, experiment without the instruction key)
+K = TypeVar("K", bound=Hashable)  # what names a model in `rank_stability` (a ModelKey in `stability_by_task`)
+# A result as a reader holds it: (its file, the TaskResult's JSON, its run record or None); what
+# bench/results/store.py `find_results` gives (typed there), or the leaderboard's entries as read.
+FoundView = tuple[Path, Mapping[str, object], RecordView | None]
 
 
 @dataclass(frozen=True)
@@ -37,10 +43,38 @@ class VariantScore:
     label: str
     set: str | None
     score: float
-    instruction: Any = None
+    instruction: object = None  # as the run record's `variant.instruction` holds it: a text, or one per prompt type
 
 
-def summarize(scores: Sequence[VariantScore], set_order: Sequence[str] = ()) -> dict[str, Any]:
+class SensitivitySummary(TypedDict):
+    """`summarize`'s statistics of one model's variants of one task (scores 0-1, as the results hold them)."""
+
+    n: int  # variants
+    mean: float
+    std: float | None  # sample standard deviation (n-1); None for a single variant
+    min: float
+    max: float
+    set_means: NotRequired[dict[str, float]]  # named set -> mean of its variants; only when a variant names a set
+    set_differences: NotRequired[dict[str, float]]  # "a-b" -> mean of set a minus mean of set b, in file order
+
+
+class RankStability(TypedDict, Generic[K]):
+    """`rank_stability`'s comparison of the models' rankings under every two shared variants."""
+
+    models: int
+    variants: int  # the variants every model ran
+    kendall_tau: dict[str, float | None]  # "a|b" -> τ-b of the rankings under variants a and b; None: undefined
+    mean_tau: float | None  # over the defined pairs; None when none is
+    min_tau: float | None
+    pairs: int
+    pairs_compared: int  # pairs with a τ
+    pairs_undefined: int  # pairs with a variant under which every model ties
+    top_by_mean: K  # the model with the best mean score over the shared variants (the first of a tie)
+    top_change_share: float  # share of the variants under which `top_by_mean` is not first
+    variants_with_other_top: list[str]
+
+
+def summarize(scores: Sequence[VariantScore], set_order: Sequence[str] = ()) -> SensitivitySummary:
     """n, mean, std, min, max over the variants; per named set its mean, and differences of set means."""
     if not scores:
         raise ValueError("summarize needs at least one variant score")
@@ -49,7 +83,7 @@ def summarize(scores: Sequence[VariantScore], set_order: Sequence[str] = ()) -> 
     # `statistics` computes in exact fractions: equal scores give a std of exactly 0, not 3e-17.
     mean = statistics.fmean(values)
     std = statistics.stdev(values) if n > 1 else None
-    out: dict[str, Any] = {"n": n, "mean": mean, "std": std, "min": min(values), "max": max(values)}
+    out: SensitivitySummary = {"n": n, "mean": mean, "std": std, "min": min(values), "max": max(values)}
     named = [s.set for s in scores if s.set is not None]
     if named:
         order = [s for s in set_order if s in named] + [s for s in dict.fromkeys(named) if s not in set_order]
@@ -59,7 +93,7 @@ def summarize(scores: Sequence[VariantScore], set_order: Sequence[str] = ()) -> 
     return out
 
 
-def rank_stability(by_model: Mapping[Any, Mapping[str, float]]) -> dict[str, Any] | None:
+def rank_stability(by_model: Mapping[K, Mapping[str, float]]) -> RankStability[K] | None:
     """Kendall τ between model rankings under each pair of shared variants, and how often the top model changes.
 
     None when fewer than two models or two shared variants (nothing to compare).
@@ -109,24 +143,26 @@ class TaskSensitivity:
     default: float | None = None  # the run under the task's own instruction, when present
 
     def summary(self) -> dict[str, Any]:
-        return summarize(self.scores, self.set_order)
+        """`summarize` as a plain mapping: the leaderboard reads its statistics by a key it loops over."""
+        return dict(summarize(self.scores, self.set_order))
 
     def by_label(self) -> dict[str, float]:
         return {s.label: s.score for s in self.scores}
 
 
-def is_variant(record: Mapping[str, Any] | None) -> bool:
+def is_variant(record: RecordView | None) -> bool:
     """True for a result run under an instruction variant (its run record has a `variant` block)."""
     return bool(record and record.get("variant"))
 
 
-def base_experiment(experiment: Mapping[str, Any] | None) -> str:
-    """The experiment text of a variant's siblings: its experiment without the instruction key."""
-    rest = {k: v for k, v in (experiment or {}).items() if k != EXPERIMENT_KEY}
+def base_experiment(experiment: object) -> str:
+    """The experiment text of a variant's siblings: its experiment (the run record's `model.experiment`)
+    without the instruction key."""
+    rest = {k: v for k, v in object_at(experiment).items() if k != EXPERIMENT_KEY}
     return ", ".join(f"{k}={v}" for k, v in sorted(rest.items())) or "default"
 
 
-def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]]) -> list[TaskSensitivity]:
+def collect(found: Iterable[FoundView]) -> list[TaskSensitivity]:
     """Variant results grouped per (task, model), in task then model order; defaults attached."""
     from bench.results.store import main_score
 
@@ -135,37 +171,42 @@ def collect(found: Iterable[tuple[Path, dict[str, Any], dict[str, Any] | None]])
     for _path, data, record in found:
         if not record or "model" not in record:
             continue
-        model = record["model"]
+        model = object_at(record["model"])
         key = (
-            data["task_name"],
+            str(data["task_name"]),
             (str(model.get("name")), str(model.get("revision")), base_experiment(model.get("experiment"))),
         )
-        variant = record.get("variant")
+        metric = object_at(record.get("task")).get("main_score")
+        metric_name = metric if isinstance(metric, str) else None
+        variant = object_at(record.get("variant"))
         if not variant:  # not is_variant(record): the run under the task's own instruction
-            defaults[key] = (main_score(data), record.get("task", {}).get("main_score"))
+            defaults[key] = (main_score(data), metric_name)
             continue
-        group = groups.setdefault(key, TaskSensitivity(key[0], key[1], record.get("task", {}).get("main_score")))
+        group = groups.setdefault(key, TaskSensitivity(key[0], key[1], metric_name))
+        named = variant.get("set")  # store.record_problem: a text or None, and `sets` a list of texts
+        variant_set = named if isinstance(named, str) else None
         group.scores.append(
-            VariantScore(str(variant["label"]), variant.get("set"), main_score(data), variant.get("instruction"))
+            VariantScore(str(variant["label"]), variant_set, main_score(data), variant.get("instruction"))
         )
-        if variant.get("sets") and not group.set_order:
-            group.set_order = tuple(variant["sets"])
-        if variant.get("set") and variant["set"] not in group.set_order:
-            group.set_order += (variant["set"],)
+        sets = variant.get("sets")
+        if sets and isinstance(sets, list) and not group.set_order:
+            group.set_order = tuple(str(s) for s in sets)
+        if variant_set and variant_set not in group.set_order:
+            group.set_order += (variant_set,)
     for key, group in groups.items():
-        score, metric = defaults.get(key, (None, None))
+        score, metric_name = defaults.get(key, (None, None))
         # A robustness task's own run reports Δci; its variants, V-measures: no common column.
-        group.default = score if metric == group.main_score_name else None
+        group.default = score if metric_name == group.main_score_name else None
         group.scores.sort(key=lambda s: (group.set_order.index(s.set) if s.set in group.set_order else -1, s.label))
     return [groups[k] for k in sorted(groups)]
 
 
-def stability_by_task(groups: Iterable[TaskSensitivity]) -> dict[str, dict[str, Any]]:
+def rank_stability_by_task(groups: Iterable[TaskSensitivity]) -> dict[str, RankStability[ModelKey]]:
     """Per task with two or more models: `rank_stability` over the models' shared variants."""
     per_task: dict[str, dict[ModelKey, dict[str, float]]] = {}
     for g in groups:
         per_task.setdefault(g.task, {})[g.model] = g.by_label()
-    out = {}
+    out: dict[str, RankStability[ModelKey]] = {}
     for task, by_model in per_task.items():
         result = rank_stability(by_model)
         if result is not None:
@@ -173,13 +214,22 @@ def stability_by_task(groups: Iterable[TaskSensitivity]) -> dict[str, dict[str, 
     return out
 
 
+def stability_by_task(groups: Iterable[TaskSensitivity]) -> dict[str, dict[str, Any]]:
+    """`rank_stability_by_task` as plain mappings: the leaderboard's JSON spreads each into its own."""
+    return {task: dict(result) for task, result in rank_stability_by_task(groups).items()}
+
+
 __all__ = [
+    "FoundView",
+    "RankStability",
+    "SensitivitySummary",
     "TaskSensitivity",
     "VariantScore",
     "base_experiment",
     "collect",
     "is_variant",
     "rank_stability",
+    "rank_stability_by_task",
     "stability_by_task",
     "summarize",
 ]

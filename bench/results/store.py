@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from bench.core.bounded import brief, load_json_bounded
 from bench.core.errors import DataError, EncodingError
+from bench.core.json_types import JSON, JSONObject, object_at
+from bench.core.run_record import RunRecord
 
 if TYPE_CHECKING:
     from mteb import ResultCache
@@ -52,6 +55,22 @@ DAMAGED_FIX = (
 )
 
 
+class TaskResultFile(TypedDict):
+    """MTEB's TaskResult file as `find_results` gives it: `result_problem` has checked `task_name` and that
+    `scores` maps each split to a non-empty list of subsets, each with a finite `main_score`."""
+
+    task_name: str
+    scores: dict[str, list[JSONObject]]  # split -> one entry per subset (`hf_subset`, `main_score`, the metrics)
+    dataset_revision: NotRequired[str]
+    mteb_version: NotRequired[str]
+    evaluation_time: NotRequired[float | None]
+    kg_co2_emissions: NotRequired[float | None]
+
+
+# (the TaskResult file, its JSON, its run record or None when MTEB alone wrote the result)
+Found = tuple[Path, TaskResultFile, RunRecord | None]
+
+
 def results_root(output_dir: str | Path, *, mtebs: bool) -> Path:
     """Where a result is filed: OUTPUT for MTEB's tasks on MTEB's data, else OUTPUT/instruct-bench."""
     return Path(output_dir) if mtebs else Path(output_dir) / HARNESS_RESULTS
@@ -70,7 +89,7 @@ def predictions_folder(cache: ResultCache, meta: ModelMeta, task_name: str) -> P
     return result_path(cache, meta, task_name).parent / PREDICTIONS
 
 
-def load_result_json(path: Path, fix: str = DAMAGED_FIX) -> Any:
+def load_result_json(path: Path, fix: str = DAMAGED_FIX) -> JSON:
     """A result file's or run record's JSON; a DataError naming the file and `fix` when it is not JSON,
     not UTF-8, too large, nested too deep for the recursive parser, or holds an integer Python will not
     read (or a lone surrogate, which no table could print)."""
@@ -80,9 +99,10 @@ def load_result_json(path: Path, fix: str = DAMAGED_FIX) -> Any:
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON file's content, or None when it is missing or unreadable (to be recomputed)."""
+    """A JSON file's object, or None when it is missing, unreadable or not an object (to be recomputed)."""
     try:
-        return load_result_json(path, fix="It will be recomputed.")
+        data = load_result_json(path, fix="It will be recomputed.")
+        return data if isinstance(data, dict) else None  # not a JSON object: nothing a reader could use
     except FileNotFoundError:
         return None
     except DataError as e:
@@ -90,7 +110,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def result_problem(data: dict[str, Any]) -> str | None:
+def result_problem(data: Mapping[str, object]) -> str | None:
     """What keeps a TaskResult's main scores from being read, or None: `scores` must map each split to
     a list of subsets, each with a finite number as `main_score` (MTEB writes nothing else)."""
     if not isinstance(data.get("task_name"), str):
@@ -108,7 +128,7 @@ def result_problem(data: dict[str, Any]) -> str | None:
     return None
 
 
-def refuse_undefined_main_score(task_name: str, scores: dict[str, Any]) -> None:
+def refuse_undefined_main_score(task_name: str, scores: Mapping[str, Sequence[Mapping[str, object]]]) -> None:
     """An EncodingError naming the task when a main score MTEB computed is NaN or infinite.
 
     Such a score is no result: Spearman's correlation of identical similarities is NaN (a model or API that
@@ -131,7 +151,7 @@ def refuse_undefined_main_score(task_name: str, scores: dict[str, Any]) -> None:
                 )
 
 
-def record_problem(record: Any) -> str | None:
+def record_problem(record: JSON) -> str | None:
     """What keeps a run record from being read by the tables, or None (the fields `bench results` uses)."""
     if not isinstance(record, dict):
         return "it is not a JSON object"
@@ -145,9 +165,9 @@ def record_problem(record: Any) -> str | None:
     for key in ("task", "variant"):
         if not isinstance(record.get(key) or {}, dict):
             return f"{key!r} is {brief(record.get(key))}, not a mapping"
-    if not isinstance((record.get("task") or {}).get("dataset") or {}, dict):
+    if not isinstance(object_at(record.get("task")).get("dataset") or {}, dict):
         return "'task.dataset' is not a mapping"
-    variant = record.get("variant") or {}
+    variant = object_at(record.get("variant"))
     sets = variant.get("sets") or []
     if variant and not (
         isinstance(variant.get("label"), str)
@@ -176,21 +196,24 @@ def run_settings(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main_score(result: dict[str, Any], split: str = "test") -> float:
+def main_score(result: Mapping[str, object], split: str = "test") -> float:
     """Mean main score over a TaskResult's subsets (one subset for the harness's tasks); a task MTEB
-    evaluates on another split (dev, validation) gives that split's."""
-    entries = result["scores"].get(split) or next(iter(result["scores"].values()))
+    evaluates on another split (dev, validation) gives that split's. `result` is a TaskResult
+    `result_problem` passes (a `TaskResultFile`, or the leaderboard's JSON of one)."""
+    scores = result["scores"]
+    assert isinstance(scores, dict), "a TaskResult's scores map split -> subsets (result_problem)"
+    entries = scores.get(split) or next(iter(scores.values()))
     return sum(e["main_score"] for e in entries) / len(entries)
 
 
-def find_results(root: Path) -> list[tuple[Path, dict[str, Any], dict[str, Any] | None]]:
+def find_results(root: Path) -> list[Found]:
     """(path, TaskResult JSON, run record or None) for every result under `root`.
 
     A JSON file that is not a TaskResult is passed over; a damaged one (unreadable, or its scores or its
     run record not in the layout the tables read) is a DataError naming it: a table silently short of
     a result would look complete.
     """
-    found = []
+    found: list[Found] = []
     root = Path(root)
     for path in sorted(root.rglob("*.json")):
         hidden = any(part.startswith(".") for part in path.relative_to(root).parts)  # a temp file, a scratch cache
@@ -203,7 +226,8 @@ def find_results(root: Path) -> list[tuple[Path, dict[str, Any], dict[str, Any] 
         record_path = path.parent / RUN_RECORDS / path.name
         record = load_result_json(record_path) if record_path.is_file() else None
         _refuse(record_path, record_problem(record) if record is not None else None)
-        found.append((path, data, record))
+        # checked above: what the tables read of each is in the layout the types say
+        found.append((path, cast(TaskResultFile, data), cast("RunRecord | None", record)))
     return found
 
 

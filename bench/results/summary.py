@@ -20,11 +20,11 @@ import textwrap
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from tabulate import tabulate
 
 from bench.core.metric_specs import resolve
+from bench.core.run_record import VariantBlock
 from bench.results.marks import STAND_IN, SUBSET, Mark, data_marks, limit_of, stand_in, subset_words, texts_of
 from bench.results.outcome import TaskOutcome
 from bench.results.tables import format_count, format_score, marks_footnote
@@ -121,7 +121,7 @@ def shorten_list(parts: Sequence[str], width: int = DETAILS_WIDTH, prefix: str =
     return prefix + ", ".join([*shown, "…"]) if shown else textwrap.shorten(text, width, placeholder=" …")
 
 
-def detail_values(task_name: str, scores: dict[str, Any], main_score_name: str) -> list[tuple[str, str, float]]:
+def detail_values(task_name: str, scores: Mapping[str, object], main_score_name: str) -> list[tuple[str, str, float]]:
     """(score key, label, raw value) of a task's sub-scores; also the leaderboard's per-aspect plot.
 
     Which scores are details is the metrics' declaration (bench/core/metric_specs.py, `detail`): a task
@@ -148,12 +148,12 @@ def detail_values(task_name: str, scores: dict[str, Any], main_score_name: str) 
     return parts
 
 
-def _nested(scores: Mapping[str, Any], key: str) -> Any:
+def _nested(scores: Mapping[str, object], key: str) -> object:
     """The score `key` names: a key of `scores`, or a dotted path into MTEB's nested scores (FollowIR's
     `og.ndcg_at_5` is scores["og"]["ndcg_at_5"])."""
     if key in scores:
         return scores[key]
-    value: Any = scores
+    value: object = scores
     for part in key.split("."):
         if not isinstance(value, Mapping):
             return None
@@ -178,7 +178,7 @@ def variant_run_table(outcomes: list[TaskOutcome], defaults: Sequence[TaskOutcom
     plus what encoding the variants took beyond the default run."""
     from bench.results.sensitivity import VariantScore, summarize
 
-    def variant(o: TaskOutcome) -> dict[str, Any]:
+    def variant(o: TaskOutcome) -> VariantBlock:
         assert o.variant is not None  # `run_tables` passes the variants' outcomes only
         return o.variant
 
@@ -188,9 +188,7 @@ def variant_run_table(outcomes: list[TaskOutcome], defaults: Sequence[TaskOutcom
         by_task[o.task].append(o)
     summaries = []
     for task, group in by_task.items():
-        order = variant(group[0]).get("sets") or tuple(
-            dict.fromkeys(variant(o)["set"] for o in group if variant(o).get("set"))
-        )
+        order = variant(group[0]).get("sets") or tuple(dict.fromkeys(s for o in group if (s := variant(o).get("set"))))
         scores = [VariantScore(variant(o)["label"], variant(o).get("set"), o.main_score) for o in group]
         summaries.append((task, group, summarize(scores, order)))
     differences = list(dict.fromkeys(d for *_, s in summaries for d in s.get("set_differences", {})))

@@ -22,7 +22,6 @@ import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from tabulate import tabulate
 
@@ -37,7 +36,7 @@ def format_score(value: float) -> str:
     return f"{100 * value:.2f}"
 
 
-def format_count(value: Any) -> str:
+def format_count(value: object) -> str:
     """A count as every CLI table shows it: thousands separated (`1,106`); '-' when unknown."""
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"

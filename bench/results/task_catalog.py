@@ -20,12 +20,12 @@ import logging
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from bench.core.fileio import read_cached, tree_fingerprint, write_cached
 from bench.core.metric_specs import GENERAL, MTEB_TYPE_METRICS, Metric, MetricIndex, core_metrics
 from bench.core.paths import cache_root
-from bench.results.task_facts import derive
+from bench.results.task_facts import TaskFacts, derive
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,18 @@ TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
 FORMAT = 5
 
 
-def build(*, own_only: bool = False) -> dict[str, Any]:
+class Catalog(TypedDict):
+    """The task catalogue (`build`, `catalog`), as its cached file holds it."""
+
+    format: int  # FORMAT
+    suites: dict[str, list[str]]  # suite -> its tasks, in the suite's order
+    suite_descriptions: dict[str, str]  # suite -> what it is for, in the order suites are listed
+    benchmarks: dict[str, str]  # suite -> its MTEB benchmark name (bench/tasks/benchmarks.py)
+    tasks: dict[str, TaskFacts]  # task -> its facts (bench/results/task_facts.py `derive`)
+    mteb_tasks: list[str]  # MTEB's own task names (not the harness's), sorted
+
+
+def build(*, own_only: bool = False) -> Catalog:
     """The catalog from the task classes themselves (imports `bench.tasks`, hence MTEB).
 
     `own_only` keeps the classes defined in `bench/tasks/` (what the fingerprint covers), leaving out
@@ -74,7 +85,7 @@ def catalog_path() -> Path:
     return cache_root() / "catalog" / f"tasks-{fingerprint()[:16]}.json"
 
 
-def catalog() -> dict[str, Any]:
+def catalog() -> Catalog:
     """The cached file; when `bench.tasks` is imported, with the live registry's suites and the tasks a script or
     a test registered in this process (derived here), so the harness's own tasks are derived (61 task objects
     built) at most once per version of their files, never again per table (`bench run` reads it three times)."""
@@ -97,14 +108,13 @@ def catalog() -> dict[str, Any]:
     }
 
 
-def facts(task_name: str) -> dict[str, Any] | None:
+def facts(task_name: str) -> TaskFacts | None:
     """One task's entry (bench/results/task_facts.py `derive`), or None when the harness has no such task.
 
     Live, only that task is derived (a build asks once per result, so not the whole registry each time).
     """
     if "bench.tasks" not in sys.modules:
-        entry: dict[str, Any] | None = _cached()["tasks"].get(task_name)
-        return entry
+        return _cached()["tasks"].get(task_name)
     _cache_once()
     from bench.tasks import TASKS
 
@@ -120,18 +130,18 @@ def _cache_once() -> None:
 
 
 @cache
-def _cached() -> dict[str, Any]:
+def _cached() -> Catalog:
     path = catalog_path()
     found = read_cached(path, FORMAT)
     if found is not None:
-        return found
+        return cast(Catalog, found)  # a file of layout FORMAT is what `build` wrote (read_cached checked the layout)
     logger.debug("no task catalogue at %s: importing the tasks", path)
     built = build(own_only=True)
     _write(path, built)
     return built
 
 
-def _write(path: Path, built: dict[str, Any]) -> None:
+def _write(path: Path, built: Catalog) -> None:
     write_cached(path, built, what="task catalogue")
 
 

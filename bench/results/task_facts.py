@@ -18,16 +18,33 @@ import logging
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from bench.core.errors import BenchError
+from bench.core.json_types import JSONObject
 
 logger = logging.getLogger(__name__)
 
 
-def derive(cls: Any) -> dict[str, Any]:
+class TaskFacts(TypedDict):
+    """One task's entry in the task catalogue (`derive`): what its class says, JSON-ready."""
+
+    main_score: str  # the main score's name in MTEB's scores ("cosine_spearman")
+    metrics: list[JSONObject]  # the task's own metric declarations (bench/core/metric_specs.py `Metric.to_json`)
+    version: str  # the task's version (`task_version`): a result of another version is another task's
+    type: str  # MTEB's task type ("STS", "Clustering", ...)
+    description: str
+    dataset_path: str  # the dataset's hub path ("" where the metadata names none)
+    packaged: bool  # its data ships inside the package (the demo tasks)
+    local_only: bool  # a paper's own split, built locally only (bench/results/marks.py `paper_split`)
+    subsets: dict[str, list[str]]  # eval split -> the subsets MTEB evaluates there
+    revisions: dict[str, str]  # dataset revision -> where the harness gets data of that revision
+    instructions_sha256: dict[str, str]  # an accepted instruction set's hash -> which one ("default", a style)
+
+
+def derive(cls: Any) -> TaskFacts:
     """One task's catalogue entry, JSON-ready (lists, not tuples: the cached copy must equal it)."""
-    meta = cls.metadata
+    meta, built = cls.metadata, _built(cls)
     return {
         "main_score": meta.main_score,
         "metrics": [m.to_json() for m in getattr(cls, "metrics", ())],
@@ -38,7 +55,8 @@ def derive(cls: Any) -> dict[str, Any]:
         "packaged": bool(getattr(cls, "packaged", False)),
         "local_only": bool(getattr(cls, "local_only", False)),  # a paper's own split, built locally only
         "subsets": {split: list(meta.hf_subsets) for split in meta.eval_splits},
-        **_built(cls),
+        "revisions": built["revisions"],
+        "instructions_sha256": built["instructions_sha256"],
     }
 
 

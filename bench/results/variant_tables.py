@@ -11,18 +11,28 @@ variant table (bench/results/summary.py `variant_run_table`).
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Sequence
 
+from bench.core.json_types import object_at
 from bench.results.marks import BASELINE, SUBSET, is_baseline, limit_of
 from bench.results.naming import SHORT_REVISION, readable_experiment
-from bench.results.sensitivity import TaskSensitivity, collect, is_variant, stability_by_task
+from bench.results.sensitivity import (
+    FoundView,
+    ModelKey,
+    RankStability,
+    SensitivitySummary,
+    TaskSensitivity,
+    collect,
+    is_variant,
+    rank_stability_by_task,
+    summarize,
+)
 from bench.results.tables import Cell, Table, format_count, format_score, render
 
 STAT_HEADERS = ["Variants", "Own", "Mean", "Std", "Min", "Max"]
 
 
-def stat_cells(stats: dict[str, Any], differences: list[str], default: float | None = None) -> list[str]:
+def stat_cells(stats: SensitivitySummary, differences: list[str], default: float | None = None) -> list[str]:
     """One row's STAT_HEADERS cells, then one per set difference, from a `bench.results.sensitivity.summarize` result."""
     diffs = stats.get("set_differences", {})
     return [
@@ -51,9 +61,7 @@ STABILITY_NOTE = (
 )
 
 
-def sensitivity_table_list(
-    found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], *, full_revisions: bool = False
-) -> list[Table]:
+def sensitivity_table_list(found: Sequence[FoundView], *, full_revisions: bool = False) -> list[Table]:
     """The "Instruction sensitivity" and "Rank stability" tables; none when no result is a variant."""
     from bench.core.variants import EXPERIMENT_KEY
     from bench.results.sensitivity import base_experiment
@@ -65,15 +73,15 @@ def sensitivity_table_list(
     blind: set[tuple[str, str, str]] = set()  # baselines: shown, but left out of the rank stability (as on the site)
     for _path, _data, record in found:
         if record is not None and is_variant(record) and "model" in record:
-            m = record["model"]
+            m = object_at(record["model"])
             if is_baseline(record):
                 blind.add((str(m.get("name")), str(m.get("revision")), base_experiment(m.get("experiment"))))
-            rest = {k: v for k, v in (m.get("experiment") or {}).items() if k != EXPERIMENT_KEY}
+            rest = {k: v for k, v in object_at(m.get("experiment")).items() if k != EXPERIMENT_KEY}
             names[(str(m.get("name")), str(m.get("revision")), base_experiment(m.get("experiment")))] = (
-                readable_experiment(rest, m.get("settings"))
+                readable_experiment(rest, object_at(m.get("settings")))
             )
     limited = {id(g) for g, limit in groups if limit is not None}  # --limit runs: shown, never in the rank stability
-    summaries = [(g, g.summary()) for g, _ in groups]
+    summaries = [(g, summarize(g.scores, g.set_order)) for g, _ in groups]
     differences = list(dict.fromkeys(d for _, s in summaries for d in s.get("set_differences", {})))
     experiments = any(g.model[2] != "default" for g, _ in groups)
     revisions = _ambiguous_revisions(g.model for g, _ in groups)
@@ -109,7 +117,7 @@ def sensitivity_table_list(
             notes=[SENSITIVITY_NOTE],
         )
     ]
-    stability = stability_by_task(g for g, _ in groups if g.model not in blind and id(g) not in limited)
+    stability = rank_stability_by_task(g for g, _ in groups if g.model not in blind and id(g) not in limited)
     if stability:
         stable_rows: list[list[Cell | str]] = [
             [
@@ -137,23 +145,19 @@ def sensitivity_table_list(
     return tables
 
 
-def _groups(
-    found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]],
-) -> list[tuple[TaskSensitivity, int | None]]:
+def _groups(found: Sequence[FoundView]) -> list[tuple[TaskSensitivity, int | None]]:
     """`collect`'s groups with the `--limit` they ran under (None: a full run), in task then model order.
 
     Each limit is collected apart: a `--limit` run's variants (and its own default run) are a group of their
     own beside the same model's full run, never mixed into it, and only that group is marked ⊂."""
-    parts: dict[int | None, list[tuple[Path, dict[str, Any], dict[str, Any] | None]]] = defaultdict(list)
+    parts: dict[int | None, list[FoundView]] = defaultdict(list)
     for item in found:
         parts[limit_of(item[2])].append(item)
     groups = [(g, limit) for limit, part in parts.items() for g in collect(part)]
     return sorted(groups, key=lambda x: (x[0].task, x[0].model, -1 if x[1] is None else x[1]))
 
 
-def sensitivity_tables(
-    found: list[tuple[Path, dict[str, Any], dict[str, Any] | None]], fmt: str = "markdown", full_revisions: bool = False
-) -> str:
+def sensitivity_tables(found: Sequence[FoundView], fmt: str = "markdown", full_revisions: bool = False) -> str:
     """The "Instruction sensitivity" and "Rank stability" tables in `fmt`; "" when no result is a variant."""
     tables = sensitivity_table_list(found, full_revisions=full_revisions)
     return render(tables, fmt) if tables else ""
@@ -164,7 +168,7 @@ def _tau(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _mean_tau(result: dict[str, Any]) -> str:
+def _mean_tau(result: RankStability[ModelKey]) -> str:
     """Mean τ, and when some pairs of variants had no τ (tied scores) over how many pairs it is."""
     undefined = result.get("pairs_undefined", 0)
     if not undefined:
@@ -175,7 +179,7 @@ def _mean_tau(result: dict[str, Any]) -> str:
     )
 
 
-def _ambiguous_revisions(models: Any) -> set[str]:
+def _ambiguous_revisions(models: Iterable[ModelKey]) -> set[str]:
     """Model names seen at more than one revision: only those get their revision in the tables."""
     seen: dict[str, set[str]] = defaultdict(set)
     for name, revision, _ in models:
