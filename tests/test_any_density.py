@@ -24,7 +24,7 @@ CEILINGS = {
     "bench": 117.7,
     "bench/adapters": 33.4,
     "bench/cli": 15.0,
-    "bench/core": 22.8,
+    "bench/core": 19.8,
     "bench/dataset_builders": 8.8,
     "bench/leaderboard": 8.7,
     "bench/results": 8.8,

@@ -367,7 +367,7 @@ def run_in_order(fn: Callable[[T], R], items: Sequence[T], workers: int, *, name
     of the earliest failed item is raised, the one a sequential loop would have raised. Used by every
     client of an OpenAI-compatible endpoint (`openai:` models, the LLM client of the data builders).
     """
-    results: list[Any] = [None] * len(items)
+    results: dict[int, R] = {}  # item index -> its result (every index, when no call failed)
     errors: dict[int, BaseException] = {}
     queue = iter(range(len(items)))
     take = threading.Lock()
@@ -397,4 +397,4 @@ def run_in_order(fn: Callable[[T], R], items: Sequence[T], workers: int, *, name
         raise
     if errors:
         raise errors[min(errors)]
-    return results
+    return [results[i] for i in range(len(items))]

@@ -39,7 +39,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from bench.core.errors import ConfigError
 from bench.core.fileio import sha256_json
@@ -176,6 +176,14 @@ def default_llm_cache_dir() -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- requests
+class RequestOptions(TypedDict, total=False):
+    """`ChatRequest`'s fields beside its messages and schema, as `ChatRequest.user` and `follow_up` take them."""
+
+    name: str  # what the reply is called in errors and the cache ("reply", "rewrite", ...)
+    max_tokens: int | None  # None: the client's `max_tokens`
+    check: Callable[[JSON], None] | None  # raises ValueError for what the schema cannot state
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     """One chat completion whose reply must be a JSON value matching `schema`.
@@ -188,13 +196,15 @@ class ChatRequest:
     schema: Mapping[str, object]
     name: str = "reply"
     max_tokens: int | None = None
-    check: Callable[[Any], None] | None = field(default=None, compare=False)
+    check: Callable[[JSON], None] | None = field(default=None, compare=False)  # on the parsed reply
 
     @staticmethod
-    def user(prompt: str, schema: Mapping[str, object], **kw: Any) -> ChatRequest:
+    def user(prompt: str, schema: Mapping[str, object], **kw: Unpack[RequestOptions]) -> ChatRequest:
         return ChatRequest(messages=({"role": "user", "content": prompt},), schema=schema, **kw)
 
-    def follow_up(self, reply: str, prompt: str, schema: Mapping[str, object], **kw: Any) -> ChatRequest:
+    def follow_up(
+        self, reply: str, prompt: str, schema: Mapping[str, object], **kw: Unpack[RequestOptions]
+    ) -> ChatRequest:
         """The same conversation, the assistant's raw reply, then a new user turn."""
         messages = (*self.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": prompt})
         return ChatRequest(messages=messages, schema=schema, **kw)

@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from bench.core.json_types import JSONObject
+
 Direction = Literal["higher", "lower"]
 # score: a measure of quality; gap: a difference of two scores (Δci), never averaged with scores;
 # count and seconds: numbers shown as they are, not ×100.
@@ -102,9 +104,9 @@ class Metric:
         """True for a metric tables print ×100 (its values lie within [-1, 1])."""
         return self.range[1] <= 1
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """A JSON-ready copy (the task catalogue's): an infinite bound is written as None."""
-        found = asdict(self)
+        found: JSONObject = asdict(self)
         found["range"] = [None if math.isinf(b) else b for b in self.range]
         return found
 
@@ -136,9 +138,20 @@ class MetricIndex:
         return self._found[key]
 
 
-def correlation(name: str, description: str = "", place: Place = "exact", **kw: Any) -> Metric:
+def correlation(
+    name: str,
+    description: str = "",
+    place: Place = "exact",
+    *,
+    detail: bool = False,
+    label: str | None = None,
+    mteb_type: str | None = None,
+    version: str = "1",
+) -> Metric:
     """A correlation coefficient: in [-1, 1], higher is better."""
-    return Metric(name, description, range=SIGNED, place=place, **kw)
+    return Metric(
+        name, description, range=SIGNED, place=place, detail=detail, label=label, mteb_type=mteb_type, version=version
+    )
 
 
 # The numbers every result holds beside its scores.
