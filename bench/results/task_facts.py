@@ -18,10 +18,15 @@ import logging
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from bench.core.errors import BenchError
 from bench.core.json_types import JSONObject
+
+if TYPE_CHECKING:  # imported where used: `bench.tasks` imports MTEB, which reading the catalogue never needs
+    from mteb.abstasks import AbsTask
+
+    from bench.tasks.abstasks.base import InstructionTask
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +47,17 @@ class TaskFacts(TypedDict):
     instructions_sha256: dict[str, str]  # an accepted instruction set's hash -> which one ("default", a style)
 
 
-def derive(cls: Any) -> TaskFacts:
+class TaskOptions(TypedDict, total=False):
+    """What `instance` passes a task class beside its data folder (only what is given: most tasks take none)."""
+
+    instruction_style: str  # a style the task takes (`instruction_styles`, GSTransform's)
+
+
+def derive(cls: type[AbsTask]) -> TaskFacts:
     """One task's catalogue entry, JSON-ready (lists, not tuples: the cached copy must equal it)."""
+    from bench.tasks.abstasks.base import InstructionTask
+
+    assert issubclass(cls, InstructionTask)  # every registered task is one (it registers from its __init_subclass__)
     meta, built = cls.metadata, _built(cls)
     return {
         "main_score": meta.main_score,
@@ -61,12 +75,9 @@ def derive(cls: Any) -> TaskFacts:
 
 
 @cache
-def _built(cls: Any) -> dict[str, dict[str, str]]:
+def _built(cls: type[InstructionTask]) -> dict[str, dict[str, str]]:
     """The facts only a task object knows: revisions (revision -> where the harness gets it) and accepted
     instruction-set hashes (hash -> which variant). Cached per class: a class never changes them."""
-    from bench.tasks.abstasks.base import InstructionTask
-
-    assert issubclass(cls, InstructionTask)  # every registered task is one (it registers from its __init_subclass__)
     revisions = {cls.metadata.dataset["revision"]: "pinned in the task's metadata"}
     task = instance(cls, data_dir=None)
     if getattr(cls, "packaged", False) and task is not None:
@@ -80,9 +91,12 @@ def _built(cls: Any) -> dict[str, dict[str, str]]:
     return {"revisions": revisions, "instructions_sha256": hashes}
 
 
-def instance(cls: Any, *, data_dir: Path | None, **options: Any) -> Any:
+def instance(cls: type[AbsTask], *, data_dir: Path | None, **options: Unpack[TaskOptions]) -> InstructionTask | None:
     """A task object, built only to read its revision and instructions (no data is loaded); None when it
     cannot be built (the reason is logged)."""
+    from bench.tasks.abstasks.base import InstructionTask
+
+    assert issubclass(cls, InstructionTask)  # as in `derive`
     try:
         return cls(data_dir=data_dir, **options) if data_dir is not None else _without_env_data_dir(cls, **options)
     except BenchError as e:
@@ -90,7 +104,7 @@ def instance(cls: Any, *, data_dir: Path | None, **options: Any) -> Any:
         return None
 
 
-def _without_env_data_dir(cls: Any, **options: Any) -> Any:
+def _without_env_data_dir(cls: type[InstructionTask], **options: Unpack[TaskOptions]) -> InstructionTask:
     """Build the hub-backed task even when $INSTRUCT_BENCH_DATA_DIR points somewhere: the facts are the
     harness's own, whatever this shell's environment."""
     from bench.tasks.data import DATA_DIR_ENV
