@@ -43,7 +43,9 @@ class VariantScore:
     label: str
     set: str | None
     score: float
-    instruction: object = None  # as the run record's `variant.instruction` holds it: a text, or one per prompt type
+    # As the run record's `variant.instruction` holds it: a text, or one per prompt type (VariantBlock). Any,
+    # not `str | dict[str, str] | None`, while bench/leaderboard/row_types.py `VariantJson.instruction` says `str`.
+    instruction: Any = None
 
 
 class SensitivitySummary(TypedDict):
