@@ -76,28 +76,32 @@ def load(group: Group) -> None:
         PluginError: a module that fails to import, naming it and the cause.
     """
     for ep in _entry_points(group):
-        key = f"{ep.group}:{ep.name}={ep.value}"
-        if key in _loaded:
-            continue
-        _loaded.add(key)
         dist = f" of {ep.dist.name} {ep.dist.version}" if ep.dist is not None else ""
         fix = f"fix it or uninstall {ep.dist.name}" if ep.dist is not None else "fix it or uninstall it"
-        _import(f"plugin {ep.name!r} ({ep.group} entry point {ep.value}{dist})", fix, ep.load)
+        label = f"plugin {ep.name!r} ({ep.group} entry point {ep.value}{dist})"
+        _import_once(f"{ep.group}:{ep.name}={ep.value}", label, fix, ep.load)
     for path in include_files():
-        if str(path) in _loaded:
-            continue
-        _loaded.add(str(path))
-        fix = "fix it, or move it out of the folder (or rename it _" + path.name + ")"
-        _import(f"--include-path file {path}", fix, partial(_import_file, path))
+        fix = f"fix it, or move it out of the folder (or rename it _{path.name})"
+        _import_once(str(path), f"--include-path file {path}", fix, partial(_import_file, path))
 
 
-def _import(label: str, fix: str, importer: Callable[[], object]) -> None:
-    """Run `importer`; any error becomes one PluginError naming the plugin (`label`), the cause and `fix`."""
+def _import_once(key: str, label: str, fix: str, importer: Callable[[], object]) -> None:
+    """Run `importer` unless `key` was imported (or is being imported: a plugin that imports `bench.tasks`
+    is not imported again from there); any error becomes one PluginError naming the plugin (`label`), the
+    cause and `fix`, and the plugin is tried again on the next lookup (so it fails the same way)."""
+    if key in _loaded:
+        return
+    _loaded.add(key)
     try:
         importer()
+    except PluginError:  # another plugin's, imported from this one: it names itself
+        _loaded.discard(key)
+        raise
     except BenchError as e:  # a registry's refusal (a clashing name) already says what to fix
+        _loaded.discard(key)
         raise PluginError(f"{label} cannot be loaded: {e}") from e
     except Exception as e:  # any error of the user's module is that plugin's cause
+        _loaded.discard(key)
         raise PluginError(f"{label} cannot be imported: {type(e).__name__}: {e}; {fix}.") from e
 
 
