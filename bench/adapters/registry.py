@@ -16,14 +16,16 @@ always MTEB experiments; `--template mteb` moves a `st:` spec back.
 Families register themselves: a `BaseEncoder` subclass that sets `family` is added to `FAMILIES` when
 its module is imported, and every module of the `bench.adapters` package is imported before a family is
 looked up, so a new family is one new file. Two classes claiming one family name (or alias) fail at
-import, naming both. A family's options are the keyword parameters of its constructor (see
+import, naming both. Families of the user's own packages (entry points `instruct_bench.families`) and of
+`--include-path` folders register the same way when `discover` imports them (bench/core/plugins.py). A
+family's options are the keyword parameters of its constructor (see
 `bench/adapters/options.py`, which also derives the cache fingerprint and the MTEB experiment from them); its
 `cli_flags` become `bench run` flags.
 
 Importing the families imports MTEB (their base class is MTEB's encoder): seconds of CPU. So `bench run`
 builds its parser from a table of the flags (`run_flags`) derived from the families once and kept in the
 cache (`$INSTRUCT_BENCH_CACHE/catalog/run-flags-<fingerprint>.json`), keyed by every file of this package,
-the installed MTEB and Python: a new family file or an edited one makes another key, so the table is never
+the installed MTEB and Python and the plugins (`bench.core.plugins.fingerprint`): a new family file or an edited one makes another key, so the table is never
 stale and a new family still needs no second edit. A cache that cannot be written costs only speed.
 """
 
@@ -44,6 +46,7 @@ from typing import TYPE_CHECKING, Any, cast
 from bench.adapters import families
 from bench.adapters.option_values import OptionSource, coerce_option
 from bench.adapters.options import family_options, option_defaults, runtime_options
+from bench.core import plugins
 from bench.core.bounded import brief
 from bench.core.config_files import read_yaml_or_json
 from bench.core.errors import BenchError, ConfigError, ModelLoadError, UnknownNameError
@@ -75,10 +78,12 @@ _NOT_FAMILIES = {
 
 
 def discover() -> None:
-    """Import every module of the `bench.adapters` package, so each family class registers itself."""
+    """Import every module of the `bench.adapters` package, so each family class registers itself, then the
+    family plugins (entry points `instruct_bench.families`, `--include-path` files: bench/core/plugins.py)."""
     for info in pkgutil.iter_modules([str(Path(__file__).parent)]):  # by path: the package imports this module
         if not info.ispkg and info.name not in _NOT_FAMILIES and not info.name.startswith("_"):
             importlib.import_module(f"bench.adapters.{info.name}")
+    plugins.load("families")
 
 
 def _packaged_minilm() -> str:
@@ -204,8 +209,9 @@ def flags_path() -> Path:
 
 def flags_fingerprint(root: Path = ADAPTERS_DIR) -> str:
     """sha256 of every file of the package (by relative path; `__pycache__` left out), MTEB's and Python's
-    versions and FLAGS_FORMAT: everything the families' flags, help texts and owners depend on."""
-    return tree_fingerprint(root, f"format {FLAGS_FORMAT}\0python {sys.version_info[:2]}")
+    versions, FLAGS_FORMAT and the family plugins (`plugins.fingerprint`): everything the families' flags, help
+    texts and owners depend on."""
+    return tree_fingerprint(root, f"format {FLAGS_FORMAT}\0python {sys.version_info[:2]}{plugins.fingerprint()}")
 
 
 def _flag_table(cached: dict[str, Any] | None) -> dict[str, tuple[str, str]] | None:
@@ -227,7 +233,9 @@ def _write_flags(path: Path, flags: dict[str, tuple[str, str]]) -> None:
 
 
 def _own(cls: type) -> bool:
-    return str(cls.__module__).startswith(f"{__package__}.")
+    """A family of this package or of a plugin (what `flags_fingerprint` covers), not one a script or a test
+    defined in this process."""
+    return str(cls.__module__).startswith(f"{__package__}.") or plugins.is_plugin_module(str(cls.__module__))
 
 
 def _family_keys() -> dict[str, str]:

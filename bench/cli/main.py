@@ -21,8 +21,12 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from bench.core import plugins
 from bench.core.errors import BenchError
 from bench.core.redact import install_log_redaction, redact
+
+# Commands that read the tasks or families, so take `--include-path` (bench/core/plugins.py).
+PLUGIN_COMMANDS = ("run", "list", "results")
 
 
 def build_parser(*, full_run: bool = False) -> argparse.ArgumentParser:
@@ -51,6 +55,14 @@ def build_parser(*, full_run: bool = False) -> argparse.ArgumentParser:
         )
         command.add_argument(
             "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only print the final table"
+        )
+    for name in PLUGIN_COMMANDS:
+        sub.choices[name].add_argument(
+            "--include-path",
+            action="append",
+            metavar="DIR",
+            help="import the .py files of DIR, which define tasks or model families of your own, as plugins "
+            "(repeatable; installed plugins are found through entry points: docs/guides/plugins.md)",
         )
     return parser
 
@@ -168,9 +180,13 @@ def unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: Se
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if getattr(args, "needs_full_parser", False):
-        parser = build_parser(full_run=True)
-        args, extra = parser.parse_known_args(argv)
+    try:  # before the full parser: a plugin's family may add `bench run` flags
+        plugins.set_include_paths(getattr(args, "include_path", None) or [])
+        if getattr(args, "needs_full_parser", False):
+            parser = build_parser(full_run=True)
+            args, extra = parser.parse_known_args(argv)
+    except BenchError as e:
+        return _error(e)
     if extra:
         unrecognized(parser, args.command, extra)
     if _other_rank():
@@ -182,8 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except BenchError as e:
-        print(f"error: {redact(' '.join(str(e).split()))}", file=sys.stderr)
-        return 2
+        return _error(e)
     except KeyboardInterrupt as e:
         stopped = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
         print(
@@ -196,6 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         restore()
+
+
+def _error(e: BenchError) -> int:
+    """A user's error as one line (`error: ...`, credentials redacted), exit 2."""
+    print(f"error: {redact(' '.join(str(e).split()))}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

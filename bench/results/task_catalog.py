@@ -7,7 +7,8 @@ revisions, splits and subsets: bench/results/task_facts.py); importing `bench.ta
 MTEB's import (seconds, ~300 MB). So the catalogue is derived from the task classes once and kept in the
 cache (`$INSTRUCT_BENCH_CACHE/catalog/tasks-<fingerprint>.json`), keyed by a fingerprint of every file
 under `bench/tasks/` (sources, packaged demo data, instruction-variant files: the facts depend on all
-of them), the installed MTEB and the catalogue's FORMAT: a new task file, an edited one, another MTEB
+of them), the task plugins and `--include-path` files (`bench.core.plugins.fingerprint`), the installed MTEB
+and the catalogue's FORMAT: a new task file, an edited one, another MTEB
 or another layout makes another key, so the catalogue is never stale and nothing is stored in the
 repository (a task is one file, with no second edit). When `bench.tasks` is already imported
 (`bench run`), the live registry is used and written to the cache, so `bench results` and the
@@ -22,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import TypedDict, cast
 
+from bench.core import plugins
 from bench.core.fileio import read_cached, tree_fingerprint, write_cached
 from bench.core.metric_specs import GENERAL, MTEB_TYPE_METRICS, Metric, MetricIndex, core_metrics
 from bench.core.paths import cache_root
@@ -52,13 +54,14 @@ class Catalog(TypedDict):
 def build(*, own_only: bool = False) -> Catalog:
     """The catalog from the task classes themselves (imports `bench.tasks`, hence MTEB).
 
-    `own_only` keeps the classes defined in `bench/tasks/` (what the fingerprint covers), leaving out
-    tasks a script or a test registered in this process.
+    `own_only` keeps the classes defined in `bench/tasks/` and in plugins (what the fingerprint covers),
+    leaving out tasks a script or a test registered in this process.
     """
-    from bench.tasks import SUITE_DESCRIPTIONS, SUITES, TASKS
+    from bench.tasks import SUITE_DESCRIPTIONS, SUITES, TASKS, load_plugins
     from bench.tasks.mteb_compat import mteb_registry
 
-    tasks = {n: c for n, c in TASKS.items() if not own_only or c.__module__.startswith("bench.tasks.")}
+    load_plugins()
+    tasks = {n: c for n, c in TASKS.items() if not own_only or _own(c)}
     return {
         "format": FORMAT,
         "suites": {suite: [t for t in members if t in tasks] for suite, members in SUITES.items()},
@@ -69,6 +72,11 @@ def build(*, own_only: bool = False) -> Catalog:
     }
 
 
+def _own(cls: type) -> bool:
+    """A task of `bench/tasks/` or of a plugin in use: what the fingerprint covers."""
+    return cls.__module__.startswith("bench.tasks.") or plugins.is_plugin_module(cls.__module__)
+
+
 def _benchmarks(suites: dict[str, tuple[str, ...]]) -> dict[str, str]:
     from bench.tasks.benchmarks import benchmark_name
 
@@ -77,8 +85,8 @@ def _benchmarks(suites: dict[str, tuple[str, ...]]) -> dict[str, str]:
 
 def fingerprint() -> str:
     """sha256 of every file under bench/tasks (by relative path; `__pycache__` left out), MTEB's version and
-    FORMAT: everything the catalogue's facts depend on."""
-    return tree_fingerprint(TASKS_DIR, f"format {FORMAT}")
+    FORMAT, and the plugins in use: everything the catalogue's facts depend on."""
+    return tree_fingerprint(TASKS_DIR, f"format {FORMAT}{plugins.fingerprint()}")
 
 
 def catalog_path() -> Path:
@@ -90,21 +98,19 @@ def catalog() -> Catalog:
     a test registered in this process (derived here), so the harness's own tasks are derived (61 task objects
     built) at most once per version of their files, never again per table (`bench run` reads it three times)."""
     if "bench.tasks" not in sys.modules:
-        return _cached()
-    from bench.tasks import SUITE_DESCRIPTIONS, SUITES, TASKS
+        return _cached(plugins.include_paths())
+    from bench.tasks import SUITE_DESCRIPTIONS, SUITES, TASKS, load_plugins
 
-    own = _cached()["tasks"]
-    tasks = {
-        name: own[name] if name in own and cls.__module__.startswith("bench.tasks.") else derive(cls)
-        for name, cls in TASKS.items()
-    }
+    load_plugins()
+    own = _cached(plugins.include_paths())["tasks"]
+    tasks = {name: own[name] if name in own and _own(cls) else derive(cls) for name, cls in TASKS.items()}
     return {
         "format": FORMAT,
         "suites": {suite: [t for t in members if t in tasks] for suite, members in SUITES.items()},
         "suite_descriptions": dict(SUITE_DESCRIPTIONS),
         "benchmarks": _benchmarks(SUITES),
         "tasks": tasks,
-        "mteb_tasks": _cached()["mteb_tasks"],
+        "mteb_tasks": _cached(plugins.include_paths())["mteb_tasks"],
     }
 
 
@@ -114,8 +120,8 @@ def facts(task_name: str) -> TaskFacts | None:
     Live, only that task is derived (a build asks once per result, so not the whole registry each time).
     """
     if "bench.tasks" not in sys.modules:
-        return _cached()["tasks"].get(task_name)
-    _cache_once()
+        return _cached(plugins.include_paths())["tasks"].get(task_name)
+    _cache_once(plugins.include_paths())
     from bench.tasks import TASKS
 
     cls = TASKS.get(task_name)
@@ -123,14 +129,16 @@ def facts(task_name: str) -> TaskFacts | None:
 
 
 @cache
-def _cache_once() -> None:
+def _cache_once(include: tuple[Path, ...] = ()) -> None:
+    """Write the catalogue of the files in use (`include`: the include paths, part of its key) if missing."""
     path = catalog_path()
     if read_cached(path, FORMAT) is None:
         _write(path, build(own_only=True))
 
 
 @cache
-def _cached() -> Catalog:
+def _cached(include: tuple[Path, ...] = ()) -> Catalog:
+    """The catalogue of the files in use (`include`: the include paths, part of its key), read or built once."""
     path = catalog_path()
     found = read_cached(path, FORMAT)
     if found is not None:
@@ -200,12 +208,12 @@ def metric_index() -> MetricIndex:
         from bench.tasks import TASKS
 
         return _index([m for cls in TASKS.values() for m in getattr(cls, "metrics", ())])
-    return _cached_index()
+    return _cached_index(plugins.include_paths())
 
 
 @cache
-def _cached_index() -> MetricIndex:
-    return _index([Metric.from_json(m) for entry in _cached()["tasks"].values() for m in entry["metrics"]])
+def _cached_index(include: tuple[Path, ...] = ()) -> MetricIndex:
+    return _index([Metric.from_json(m) for entry in _cached(include)["tasks"].values() for m in entry["metrics"]])
 
 
 def _index(own: list[Metric]) -> MetricIndex:

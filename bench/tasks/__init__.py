@@ -4,7 +4,8 @@ Each task is an MTEB task class: pass instances to `mteb.evaluate(model, tasks=[
 after `import bench.tasks`, find them with MTEB's own `mteb.get_task("IntentEmotion")`. Every module of this
 package is imported here and each concrete task class registers itself (`bench/tasks/registry.py`), so a new
 task is one new file. `get_tasks` resolves names (with close-match suggestions) and passes `data_dir`,
-`limit` and `seed`.
+`limit` and `seed`. Tasks of the user's own packages and `--include-path` folders (bench/core/plugins.py)
+are imported after the package's own modules and register the same way.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pkgutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.core import plugins
 from bench.core.errors import UnknownNameError, suite_for
 from bench.core.errors import unknown_task as unknown_task_among
 from bench.tasks.registry import SUITE_DESCRIPTIONS, SUITES, TASKS
@@ -25,8 +27,19 @@ if TYPE_CHECKING:
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.ispkg and not m.name.startswith("_")):
     importlib.import_module(f"{__name__}.{_module}")
-# The task classes by their Python names: `from tasks import IntentEmotion`.
+
+
+def load_plugins() -> None:
+    """Import the task plugins not imported yet (entry points `instruct_bench.tasks`, `--include-path` files):
+    each registers its tasks as a file of this package does. Called on import, and again wherever tasks
+    are looked up, so include paths set after the import count too."""
+    plugins.load("tasks")
+
+
+# The task classes by their Python names: `from tasks import IntentEmotion` (the package's own: a plugin's
+# class name must not shadow a name of this module).
 globals().update({cls.__name__: cls for cls in TASKS.values()})
+load_plugins()
 
 DEFAULT_SUITE = "demo"
 
@@ -38,6 +51,7 @@ def task_names(*, tasks: Iterable[str] | None = None, suite: str | None = None) 
     `bench.tasks.generic.mteb_task_class`); suites hold the harness's tasks. A suite is named by its own name
     or by its MTEB benchmark name (`InstructBench-demo`: bench/tasks/benchmarks.py).
     """
+    load_plugins()
     if tasks:
         names = list(dict.fromkeys(tasks))
         for name in names:
@@ -74,6 +88,7 @@ def get_tasks(
     tasks that declare `prompt_sources` (the MTEB-named tasks, bench.tasks.generic): "mteb" keeps MTEB's own
     `TaskMetadata.prompt`, "harness" puts the harness's instruction there; None means each task's default.
     """
+    load_plugins()
     out = []
     for name in names:
         if not is_known_task(name):
@@ -106,4 +121,12 @@ def _mteb_task_class(name: str) -> type:
     return mteb_task_class(name)
 
 
-__all__ = ["SUITES", "SUITE_DESCRIPTIONS", "TASKS", "get_tasks", "task_names", *(c.__name__ for c in TASKS.values())]
+__all__ = [
+    "SUITES",
+    "SUITE_DESCRIPTIONS",
+    "TASKS",
+    "get_tasks",
+    "load_plugins",
+    "task_names",
+    *(c.__name__ for c in TASKS.values() if c.__module__.startswith(f"{__name__}.")),
+]

@@ -12,6 +12,9 @@ other harness task is added to MTEB's registry (`bench.tasks.mteb_compat`), so `
 `mteb.get_tasks(task_types=["Reranking"])` and `ResultCache.load_results(validate_and_filter=True)` find it.
 Each suite is also an `mteb.Benchmark` (`bench/tasks/benchmarks.py`: `mteb.get_benchmark("InBedder")`).
 
+A plugin's task (bench/core/plugins.py) joins only the suites it names, never `all` by default: installing
+a plugin must not change the average of a built-in suite.
+
 Suite order: by module name, then by definition order within the module (stable whatever the import order).
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bench.core import plugins
 from bench.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -72,7 +76,8 @@ def register_task(cls: type[AbsTask]) -> None:
     register_with_mteb(cls)
     TASKS[name] = cls
     _ORDER.setdefault(name, len(_ORDER))
-    for suite in (*suites, *(() if set(suites) & set(_NOT_IN_ALL) else ("all",))):
+    implied = () if set(suites) & set(_NOT_IN_ALL) or plugins.is_plugin_module(cls.__module__) else ("all",)
+    for suite in (*suites, *implied):
         SUITES[suite] = tuple(sorted({*SUITES.get(suite, ()), name}, key=_position))
 
 
