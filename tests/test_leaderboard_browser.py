@@ -440,3 +440,89 @@ def test_site_from_given_results(browser, serve, tmp_path):
         _rank_order(browser, result.data, suite)
     assert _console_errors(browser) == []
     _screenshot(browser, tmp_path / "leaderboard-results.png", suffix="-results")
+
+
+def _published_site(tmp_path: Path) -> tuple[Path, dict]:
+    """A site of MTEB's published rows (the mimic of MTEB's results repository) beside the papers' reported
+    rows, no submitted run, plus one row built here that MTEB's registry would say was trained on STS12
+    (a stand-in for a not zero-shot model: the mimic's models are all zero-shot on these suites)."""
+    from dataclasses import replace
+
+    from bench.leaderboard.external import reported_rows
+    from bench.leaderboard.mteb_published import published
+
+    found = published(Path(__file__).parent / "fixtures" / "mteb_results")
+    mxbai = next(r for r in found.rows if r.model == "mixedbread-ai/mxbai-embed-large-v1")
+    trained = replace(mxbai, model="example/trained-on-sts12", training=frozenset({"STS12", "MSMARCO"}))
+    empty = tmp_path / "no-runs"
+    empty.mkdir()
+    site = tmp_path / "site"
+    data = build([empty], site, external=[*reported_rows(), *found.rows, trained], excluded=found.excluded).data
+    return site, data
+
+
+@pytest.mark.parametrize("width", [1400, 400])
+def test_published_marks_zero_shot_filter_and_comparable_switch(browser, serve, tmp_path, width):
+    """Issue 42 at 1400 and 400 px: a published cell on an older metric or dataset revision carries its mark
+    (ᴹ, ᴿ) with its words; the zero-shot filter keeps MTEB's three settings (allow all, remove unknown, only
+    zero-shot); "comparable with harness runs only" hides the rows with a marked cell; the models left out
+    are listed with why; nothing scrolls the page sideways."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    site, data = _published_site(tmp_path)
+    browser.set_window_size(width, 900)
+    browser.get(serve(site) + "index.html")
+    suites = {s["name"]: s for s in data["suites"]}
+
+    def shown(suite: str) -> list[str]:
+        rows = browser.find_elements(By.CSS_SELECTOR, f"#table-{suite} tbody tr")
+        return [r.get_attribute("data-model-id") for r in rows if r.is_displayed()]
+
+    def controls(suite: str):
+        found = browser.find_element(By.CSS_SELECTOR, f'.controls[data-for="table-{suite}"]')
+        details = found.find_element(By.CSS_SELECTOR, "details.filters")
+        if not details.get_attribute("open"):  # closed on a phone
+            details.find_element(By.TAG_NAME, "summary").click()
+        return found
+
+    # the marks: e5-small's SciDocsRR on generic, an older MTEB's `map` on an older dataset revision
+    e5 = browser.find_element(
+        By.CSS_SELECTOR, '#table-generic tr[data-model-id="mteb||intfloat/multilingual-e5-small"]'
+    )
+    marks = e5.find_elements(By.CSS_SELECTOR, "sup.cell-mark")
+    assert {m.text for m in marks} == {"ᴹ", "ᴿ"}
+    assert any("map_at_1000" in m.get_attribute("title") for m in marks)
+
+    # zero-shot on generic-sts: e5-small and mxbai yes, the stand-in row no (STS12), the papers' rows unknown
+    sts = suites["generic-sts"]
+    zero = {r["model_id"]: r["zero_shot"] for r in sts["rows"]}
+    assert zero["mteb||example/trained-on-sts12"] == "no" and "unknown" in zero.values()
+    box = controls("generic-sts")
+    select = Select(box.find_element(By.CSS_SELECTOR, "select.f-zero-shot"))
+    select.select_by_value("yes")
+    assert shown("generic-sts") == [r["model_id"] for r in sts["rows"] if r["zero_shot"] == "yes"]
+    select.select_by_value("known")
+    assert shown("generic-sts") == [r["model_id"] for r in sts["rows"] if r["zero_shot"] != "unknown"]
+    select.select_by_value("")
+    assert len(shown("generic-sts")) == len(sts["rows"])
+    cell = browser.find_element(
+        By.CSS_SELECTOR, '#table-generic-sts tr[data-model-id="mteb||example/trained-on-sts12"] td.zs'
+    )
+    assert cell.get_attribute("textContent") == "no (1)" and "STS12" in cell.get_attribute("title")
+
+    # comparable with harness runs only: generic's rows with a marked cell hidden, the others kept
+    generic = suites["generic"]
+    box = controls("generic")
+    box.find_element(By.CSS_SELECTOR, "input.f-comparable").click()
+    kept = [r["model_id"] for r in generic["rows"] if r["comparable_with_runs"]]
+    assert shown("generic") == kept and "mteb||intfloat/multilingual-e5-small" not in kept and kept
+    box.find_element(By.CSS_SELECTOR, "input.f-comparable").click()
+    assert len(shown("generic")) == len(generic["rows"])
+
+    # the models left out, each with why, reachable from the top
+    assert browser.find_element(By.CSS_SELECTOR, 'nav.suites a[href="#excluded"]').text == "left out (2)"
+    listed = browser.find_element(By.ID, "excluded").text
+    assert "openai/text-embedding-3-small" in listed.replace("\n", "") and "lacks STS13, STS14" in listed
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    assert _console_errors(browser) == []

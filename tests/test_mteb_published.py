@@ -34,6 +34,11 @@ MXBAI = "mixedbread-ai/mxbai-embed-large-v1"
 MXBAI_DIR = FIXTURE / "results" / "mixedbread-ai__mxbai-embed-large-v1" / "990580e27d329c7408b3741ecff85876e128e203"
 BGE = "BAAI/bge-small-en-v1.5"
 BGE_DIR = FIXTURE / "results" / "BAAI__bge-small-en-v1.5" / "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a"
+OPENAI = "openai/text-embedding-3-small"
+OPENAI_DIR = (
+    FIXTURE / "results" / "openai__text-embedding-3-small" / "1"
+)  # MTEB < 1.0 files: SciDocsRR holds `map` only
+OPENAI_STS = ("STS12", "STS15", "STS16", "STSBenchmark", "SICK-R")  # the index lacks its STS13 and STS14
 GENERIC = set(task_catalog.suites()["generic"])
 STS = set(task_catalog.suites()["generic-sts"])
 FOLLOWIR = set(task_catalog.suites()["followir"])
@@ -261,9 +266,9 @@ def test_a_malformed_model_folder_is_skipped_with_a_warning(repo, rows, caplog, 
 
 
 def test_every_model_folder_unreadable_is_one_error(repo):
-    for folder in (E5_DIR, E5_OLD_DIR, MXBAI_DIR, BGE_DIR):
+    for folder in (E5_DIR, E5_OLD_DIR, MXBAI_DIR, BGE_DIR, OPENAI_DIR):
         _bad_meta(repo / folder.relative_to(FIXTURE))
-    with pytest.raises(DataError, match=r"none of its 4 model folder\(s\) .* could be read; the first: "):
+    with pytest.raises(DataError, match=r"none of its 5 model folder\(s\) .* could be read; the first: "):
         published_rows(repo)
 
 
@@ -307,3 +312,171 @@ def test_the_harness_s_own_tasks_registered_with_mteb_are_not_mteb_s():
     import bench.tasks  # noqa: F401  (registers the harness's tasks with MTEB)
 
     assert set(mteb_suites()) == MTEB_SUITES
+
+
+# ------------------------------------------------------------- issue 42: complete and honest MTEB rows
+
+
+def _old_format_score(task: str) -> float:
+    """The score ×100 of an MTEB < 1.0 STS file of text-embedding-3-small (`{"test": {"cos_sim": {"spearman": x}}}`)."""
+    data = json.loads((OPENAI_DIR / f"{task}.json").read_text(encoding="utf-8"))
+    return 100 * data["test"]["cos_sim"]["spearman"]
+
+
+# The STS files text-embedding-3-small has in the mimic, and the same with its SciDocsRR: a reranking file of
+# MTEB < 1.0 holding only `map`, for which MTEB 2.26 gives no main score (map_at_1000).
+WITH_OLD_RERANKING = {"sts-five": list(OPENAI_STS), "sts-five-and-scidocs": [*OPENAI_STS, "SciDocsRR"]}
+
+
+def test_a_task_mteb_cannot_score_is_missing_for_that_task_only(caplog):
+    """Before: its SciDocsRR file (MTEB's TypeError on a main score of None) dropped the model from every suite."""
+    from bench.leaderboard.external import joins
+
+    with caplog.at_level(logging.WARNING, logger="bench.leaderboard.mteb_published"):
+        found = {r.model: r for r in published_rows(FIXTURE, WITH_OLD_RERANKING)}
+    row = found[OPENAI]
+    assert row.scores == {t: _old_format_score(t) for t in OPENAI_STS}
+    assert row.scores["STS12"] == pytest.approx(73.08926436, abs=1e-9)  # copied from the file by hand
+    assert set(row.unscored) == {"SciDocsRR"}
+    assert "no main score (map_at_1000)" in row.unscored["SciDocsRR"] and "holds map only" in row.unscored["SciDocsRR"]
+    assert joins(row, WITH_OLD_RERANKING["sts-five"]) and joins(row, WITH_OLD_RERANKING["sts-five-and-scidocs"])
+    (warning,) = [r.getMessage() for r in caplog.records if OPENAI in r.getMessage()]
+    assert "SciDocsRR counted as missing (the model stays on the suites it completes)" in warning
+
+
+def test_such_a_model_is_shown_partial_and_unranked_on_the_suite_with_that_task(tmp_path):
+    """The board, MTEB's way: the model ranked on the suite it completes, "5 of 6" and unranked on the suite
+    whose SciDocsRR MTEB cannot score, that cell saying why."""
+    from bench.leaderboard.suite_tables import suite_tables
+
+    found = {r.model: r for r in published_rows(FIXTURE, WITH_OLD_RERANKING)}
+    suites = {name: tuple(tasks) for name, tasks in WITH_OLD_RERANKING.items()}
+    with pytest.MonkeyPatch.context() as mp:  # the two suites stand for the harness's generic-sts and generic
+        mp.setattr(task_catalog, "suites", lambda: suites)
+        mp.setattr(task_catalog, "ordered_suites", lambda: suites)
+        tables = {t["name"]: t for t in suite_tables([], external=[found[OPENAI], found[MXBAI]])}
+    sts = {r["model_id"]: r for r in tables["sts-five"]["rows"]}
+    assert sts[f"mteb||{OPENAI}"]["rank"] is not None and sts[f"mteb||{OPENAI}"]["coverage"] == "5 of 5"
+    (row,) = [r for r in tables["sts-five-and-scidocs"]["rows"] if r["model_id"] == f"mteb||{OPENAI}"]
+    assert row["coverage"] == "5 of 6" and row["rank"] is None and row["unranked_reason"].startswith("partial: 5 of")
+    assert row["scores"]["SciDocsRR"] is None and "no main score" in row["unscored"]["SciDocsRR"]
+    # every cell of an MTEB < 1.0 file names no dataset revision: marked, so not comparable with harness runs
+    assert row["cell_marks"]["STS12"][0]["key"] == "older_revision" and row["comparable_with_runs"] is False
+    assert sts[f"mteb||{MXBAI}"]["cell_marks"] == {} and sts[f"mteb||{MXBAI}"]["comparable_with_runs"] is True
+
+
+def test_every_model_with_results_that_makes_no_row_is_listed_with_why():
+    from bench.leaderboard.mteb_published import published as read
+
+    found = read(FIXTURE)
+    assert {r.model for r in found.rows} == {E5, MXBAI}
+    why = {x["model"]: x["reason"] for x in found.excluded}
+    assert set(why) == {BGE, OPENAI} and all(x["source"] == "mteb" for x in found.excluded)
+    assert why[BGE].startswith("completes no suite: generic-sts lacks STS16 (has 6 of 7 tasks)")
+    assert why[OPENAI].startswith("completes no suite: generic-sts lacks STS13, STS14 (has 5 of 7 tasks)")
+
+
+def test_an_unreadable_folder_is_listed_with_why(repo):
+    from bench.leaderboard.mteb_published import published as read
+
+    _bad_meta(repo / MXBAI_DIR.relative_to(FIXTURE))
+    why = {x["model"]: x["reason"] for x in read(repo).excluded}
+    assert why[f"{MXBAI} (revision folder {MXBAI_DIR.name})"].startswith("its folder cannot be read: model_meta.json")
+
+
+def test_cells_on_an_older_metric_or_dataset_revision_are_marked_per_cell(rows):
+    marks = rows[E5].cell_marks
+    assert set(marks["SciDocsRR"]) == {"older_metric", "older_revision"}  # MTEB 1.36: `map`, revision d3c5e1fc
+    assert (
+        "map_at_1000" in marks["SciDocsRR"]["older_metric"] and "d3c5e1fc0b85" in marks["SciDocsRR"]["older_revision"]
+    )
+    assert not any(t in marks for t in STS)  # the harness's revision and main score
+    assert rows[MXBAI].cell_marks == {}
+
+
+def test_a_row_joined_from_two_revision_folders_names_each(repo, rows):
+    """Without its registry revision's STS12, MTEB's join takes the older folder's: the row names both."""
+    (repo / E5_DIR.relative_to(FIXTURE) / "STS12.json").unlink()
+    (row,) = [r for r in published_rows(repo) if r.model == E5]
+    assert row.scores["STS12"] == published(E5_OLD_DIR, "STS12")
+    assert row.revisions == (E5_DIR.name, E5_OLD_DIR.name)  # most tasks first
+    assert rows[E5].revisions == (E5_DIR.name,)
+
+
+def test_the_site_names_each_revision_a_row_was_joined_from(repo, tmp_path):
+    from bench.leaderboard.site import build
+
+    (repo / E5_DIR.relative_to(FIXTURE) / "STS12.json").unlink()
+    empty = tmp_path / "no-runs"
+    empty.mkdir()
+    data = build([empty], tmp_path / "site", external=published_rows(repo)).data
+    (row,) = [
+        r for s in data["suites"] if s["name"] == "generic-sts" for r in s["rows"] if r["model_id"] == f"mteb||{E5}"
+    ]
+    assert row["revisions"] == [E5_DIR.name, E5_OLD_DIR.name]
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "revisions fd1525a9fd15…, e4ce9877abf3…" in html
+
+
+def test_rows_carry_the_training_datasets_mteb_s_registry_names(rows):
+    import mteb
+
+    from bench.leaderboard.zero_shot import zero_shot
+
+    for model in (E5, MXBAI):
+        meta = mteb.get_model_meta(model)
+        assert rows[model].training == frozenset(meta.get_training_datasets())
+        assert zero_shot(rows[model].training, GENERIC)["zero_shot"] == (
+            "yes" if meta.is_zero_shot_on(sorted(GENERIC)) else "no"
+        )
+    found = {r.model: r for r in published_rows(FIXTURE, WITH_OLD_RERANKING)}
+    assert mteb.get_model_meta(OPENAI).training_datasets is None and found[OPENAI].training is None  # MTEB: "NA"
+
+
+def test_the_site_lists_the_left_out_models_and_offers_the_zero_shot_and_comparable_filters(tmp_path):
+    from bench.leaderboard.mteb_published import published as read
+    from bench.leaderboard.site import build
+
+    empty = tmp_path / "no-runs"
+    empty.mkdir()
+    found = read(FIXTURE)
+    data = build([empty], tmp_path / "site", external=found.rows, excluded=found.excluded).data
+    assert data["excluded_models"] == found.excluded
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert 'id="excluded"' in html and "openai/<wbr>text-embedding-3-small" in html and "lacks STS13, STS14" in html
+    assert 'class="f-zero-shot"' in html and 'class="f-comparable"' in html
+    assert 'class="cell-mark older_metric"' in html  # e5-small's SciDocsRR on generic
+    generic = next(s for s in data["suites"] if s["name"] == "generic")
+    (e5,) = [r for r in generic["rows"] if r["model_id"] == f"mteb||{E5}"]
+    assert (e5["zero_shot"], e5["zero_shot_pct"], e5["trained_on"]) == ("yes", 100, [])
+    assert e5["comparable_with_runs"] is False and set(e5["cell_marks"]) == {
+        "AskUbuntuDupQuestions",
+        "SciDocsRR",
+        "StackOverflowDupQuestions",
+    }
+
+
+def test_generic_shows_mtebs_mean_over_all_its_tasks_last(tmp_path):
+    """MTEB's "Mean (Task)" over all eleven tasks of generic, after the papers' averages (which still rank)."""
+    from bench.leaderboard.site import build
+
+    empty = tmp_path / "no-runs"
+    empty.mkdir()
+    data = build([empty], tmp_path / "site", external=published_rows(FIXTURE)).data
+    generic = next(s for s in data["suites"] if s["name"] == "generic")
+    assert [a["label"] for a in generic["averages"]][-1] == "Mean (Task)"
+    assert generic["average_label"] == "Avg (InBedder)"
+    assert set(generic["averages"][-1]["tasks"]) == GENERIC
+    (e5,) = [r for r in generic["rows"] if r["model_id"] == f"mteb||{E5}"]
+    assert e5["averages"]["Mean (Task)"] == pytest.approx(sum(published(E5_DIR, t) for t in GENERIC) / len(GENERIC))
+
+
+def test_cli_build_counts_the_models_left_out(tmp_path, capsys):
+    empty = tmp_path / "no-runs"
+    empty.mkdir()
+    args = ["leaderboard", "build", "--results", str(empty), "--mteb-results", str(FIXTURE), "--no-reported"]
+    assert main([*args, "--out", str(tmp_path / "site")]) == 0
+    out = capsys.readouterr().out
+    assert "2 row(s) published by MTEB" in out and "2 MTEB model(s) left out, each listed on the site with why" in out
+    data = json.loads((tmp_path / "site" / "leaderboard.json").read_text(encoding="utf-8"))
+    assert {x["model"] for x in data["excluded_models"]} == {BGE, OPENAI}

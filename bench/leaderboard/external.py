@@ -32,8 +32,12 @@ from bench.leaderboard.facts import (
     web_link,
 )
 from bench.leaderboard.row_types import (
+    CellMark,
+    CellMarkJson,
+    ExcludedJson,
     ExternalJson,
     PrintedAverageJson,
+    PublishedCells,
     Reproduction,
     SuiteRow,
     SuiteSource,
@@ -47,6 +51,15 @@ if TYPE_CHECKING:
     from bench.leaderboard.entries import Entry, ModelKey
 
 Source = Literal["reported", "mteb"]
+# A published cell not comparable with the harness's own runs of its task (bench/leaderboard/mteb_published.py
+# `cell_marks`): scored with an older MTEB's main score, or on another (or an unrecorded) dataset revision.
+CELL_MARKS: dict[CellMark, tuple[str, str]] = {  # key -> (symbol, words)
+    "older_metric": ("ᴹ", "older metric"),
+    "older_revision": ("ᴿ", "older dataset revision"),
+}
+Excluded = ExcludedJson  # a model a source has results for that the board shows no row of, with why
+
+
 SUBMITTED = "submitted"  # the `source` of every submitted row in leaderboard.json and the CSV
 SOURCES: tuple[str, ...] = (SUBMITTED, "reported", "mteb")
 
@@ -69,6 +82,15 @@ class ExternalRow:
             needs to set a submitted run beside it ("reproduces <table>: mean |Δ| x" on the model page).
         unregistered: an MTEB row of a model MTEB's registry does not know (the user's own run in a
             `ResultCache` folder): its name, revision and facts are its files', marked `marks.UNREGISTERED`.
+        unscored: task -> why the source gives no score for it although the model has a file of it (an MTEB
+            file without the main score MTEB reads now): missing for that task only, so the row joins a
+            suite it has every file of as a partial row (`joins`).
+        cell_marks: task -> the marks of its cell (`CellMark` -> words): not comparable with the harness's
+            own runs of the task.
+        revisions: the model revisions the scores come from, most tasks first (MTEB's join may take
+            tasks from several revision folders).
+        training: the datasets the model was trained on as MTEB's registry says (similar tasks included),
+            None when unknown: the row's zero-shot facts per suite (bench/leaderboard/zero_shot.py).
     """
 
     source: Source
@@ -82,6 +104,10 @@ class ExternalRow:
     spec: JSONObject | None = None
     origin: tuple[ReportedTable, ReportedRow] | None = field(default=None, compare=False, repr=False)
     unregistered: bool = False
+    unscored: dict[str, str] = field(default_factory=dict)
+    cell_marks: dict[str, dict[CellMark, str]] = field(default_factory=dict)
+    revisions: tuple[str, ...] = ()
+    training: frozenset[str] | None = None
 
     @property
     def id(self) -> str:
@@ -130,10 +156,41 @@ def joins(row: ExternalRow, tasks: Collection[str]) -> bool:
     """Whether `row` is shown in a suite table of `tasks`: a paper's row joins every suite holding one of
     its tasks; an MTEB row only the suites it has in full (mteb_published.py publishes a model for a suite
     only with all of its tasks, so a partial copy of it in a wider suite would be a number MTEB never
-    published for that suite)."""
+    published for that suite), or has a file of every task of with some MTEB cannot score (`unscored`:
+    shown partial, "10 of 11", as MTEB's leaderboard shows a model with a missing task)."""
     if row.source == "mteb":
-        return all(t in row.scores for t in tasks)
+        return all(t in row.scores or t in row.unscored for t in tasks)
     return any(t in row.scores for t in tasks)
+
+
+def published_cells(row: ExternalRow | None, tasks: Collection[str]) -> PublishedCells:
+    """A suite-table row's cell facts for the suite's `tasks` (`row` None: a submitted row, whose cells are
+    the harness's own runs): each marked cell (`CellMark`), each task the source gives no score for, whether
+    every cell is comparable with the harness's runs (the site's "comparable with harness runs only"
+    switch keeps the rows where it is), and the revisions the row's scores come from."""
+    if row is None:
+        return {"cell_marks": {}, "unscored": {}, "comparable_with_runs": True, "revisions": []}
+    marked: dict[str, list[CellMarkJson]] = {
+        t: [
+            CellMarkJson(key=k, symbol=CELL_MARKS[k][0], label=CELL_MARKS[k][1], note=note)
+            for k, note in sorted(row.cell_marks[t].items())
+        ]
+        for t in sorted(tasks)
+        if row.cell_marks.get(t)
+    }
+    unscored = {t: why for t, why in sorted(row.unscored.items()) if t in tasks}
+    return {
+        "cell_marks": marked,
+        "unscored": unscored,
+        "comparable_with_runs": not marked,
+        "revisions": list(row.revisions),
+    }
+
+
+def spec_hub_id(row: ExternalRow) -> str:
+    """The hub id of the row's `bench run` spec ("st:intfloat/e5-large-v2" -> "intfloat/e5-large-v2"; "" without
+    one): how a paper's row finds its model in MTEB's registry."""
+    return str((row.spec or {}).get("model") or "").rpartition(":")[2]
 
 
 def external_json(row: ExternalRow) -> ExternalJson:
@@ -143,7 +200,7 @@ def external_json(row: ExternalRow) -> ExternalJson:
     A fact the source lacks is taken from MTEB's registry by the hub id of the row's spec (a paper's
     "st:intfloat/e5-large-v2"), as a submitted row's is by its name; no family (a spec's prefix may be an
     alias, and resolving it would import every adapter)."""
-    hub = str((row.spec or {}).get("model") or "").rpartition(":")[2]
+    hub = spec_hub_id(row)
     known = registry_facts(hub) if HUB_ID.match(hub) else {}
     facts = {**known, **{k: v for k, v in row.facts.items() if v is not None}}
     n_parameters = positive_int(facts.get("n_parameters"))
@@ -182,6 +239,8 @@ def external_json(row: ExternalRow) -> ExternalJson:
         "verification": None,
         "flags": [],
         "scores": dict(sorted(row.scores.items())),
+        "unscored": dict(sorted(row.unscored.items())),
+        "revisions": list(row.revisions),
     }
 
 

@@ -83,6 +83,16 @@ def registry_facts(name: str) -> RegistryFacts:
     }
 
 
+def registry_training(name: str) -> frozenset[str] | None:
+    """The datasets MTEB's registry says the model `name` was trained on, similar tasks included
+    (`ModelMeta.get_training_datasets`, cached with its facts: bench/results/model_catalog.py); None when the
+    registry does not know the name or names no training data. A row's zero-shot facts read it
+    (bench/leaderboard/zero_shot.py)."""
+    known = model_catalog.registry_facts().get(name) if HUB_ID.match(name) else None
+    found = known["training_datasets"] if known is not None else None
+    return frozenset(str(d) for d in found) if isinstance(found, list) else None
+
+
 def size_bucket(n_parameters: int | None) -> str | None:
     """The size class the site filters by: "<100M", "100M–1B", "1B–10B", ">10B"; None when unknown."""
     if not n_parameters:

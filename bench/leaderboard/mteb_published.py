@@ -11,13 +11,30 @@ It is read with MTEB's own loader, so a row holds exactly the numbers MTEB's lea
   `BenchmarkResults.join_revisions` keeps one result per model and task as MTEB's leaderboard does (the
   revision MTEB's registry names, else the newest MTEB version);
 * `TaskResult.validate_and_filter_scores(task).get_score()` is the task's score on MTEB's default
-  splits and subsets (its main score; NaN when one is missing, so the task counts as missing), ×100.
+  splits and subsets (its main score), ×100.
 
-A suite gets the models that have every one of its tasks. Only suites made of MTEB's own tasks take
+A task MTEB gives no score for (an older file without the main score MTEB now reads, such as a
+reranking file of MTEB < 1.0 holding only `map`; a default split or subset missing: NaN) counts as
+missing **for that task only** (`ExternalRow.unscored`, with why, and one warning naming the model and
+the task): the model keeps every suite it completes, and a suite whose tasks it has files of all of but
+one or more MTEB cannot score shows it as a partial row ("10 of 11", unranked by the one comparability
+rule), as MTEB's leaderboard shows a model with a missing task. Before, one such file dropped the model
+from every suite (17 models of MTEB's repository, the OpenAI and Google ones among them, vanished from
+`generic-sts` though all seven STS files were complete).
+
+A suite gets the models that have every one of its tasks, or files of all of them with some unscored. Only suites made of MTEB's own tasks take
 part (`mteb_suites`: every task is MTEB's, by name, main score and pinned dataset revision): `generic`
 and `generic-sts`, not `metaeol-sts` (its SentEval copies hold other pairs). A model's row carries the
 scores of the suites it completes, the facts of its ModelMeta (model_meta.json in its folder, else MTEB's
-registry entry), and notes where MTEB's setting differs from the harness's task (`_task_notes`).
+registry entry), and notes where MTEB's setting differs from the harness's task (`_task_notes`), also
+per cell (`ExternalRow.cell_marks`: an older main score, an older or unrecorded dataset revision), the
+revision folders its scores come from (`revisions`, each named when MTEB's join took tasks from several),
+and the datasets MTEB's registry says it was trained on (`training`, as MTEB's leaderboard reads them for
+its zero-shot column: bench/leaderboard/zero_shot.py).
+
+Every model with result files of the suites' tasks that makes no row is listed with why (`published`'s
+`excluded`: leaderboard.json `excluded_models`, the site's "left out" list), so a model is never missing
+without a word: a folder that cannot be read, a model completing no suite (the tasks it lacks).
 
 A model MTEB's registry does not know (a `ResultCache` folder holding the user's own run) is read as
 `ResultCache.load_results` reads it: its name and revision from its model_meta.json, else from its folder's
@@ -39,16 +56,16 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bench.core.bounded import load_json_bounded, printable, read_at_most
 from bench.core.errors import BenchError, ConfigError, DataError
 from bench.core.json_types import JSONObject
 from bench.leaderboard import names
-from bench.leaderboard.external import ExternalRow
+from bench.leaderboard.external import CellMark, Excluded, ExternalRow
 from bench.leaderboard.reference import metric_range, task_reference
 from bench.results import marks, task_catalog
 
@@ -90,20 +107,42 @@ class _Skip(Exception):
     """A model folder that cannot be read as MTEB publishes results: left out, with this reason."""
 
 
+class _Unscored(Exception):
+    """A task MTEB gives no score for in a model's file: missing for that task only, with this reason."""
+
+
+NO_REVISION = "dataset revision not available"  # what MTEB's loader gives a file that names no dataset revision
+
+
+class Published(NamedTuple):
+    """What a results folder gives the board: the rows, and every model with results of the suites' tasks
+    that makes no row, with why (`Excluded`)."""
+
+    rows: list[ExternalRow]
+    excluded: list[Excluded]
+
+
 def published_rows(path: Path | str, suites: Mapping[str, Sequence[str]] | None = None) -> list[ExternalRow]:
-    """One row per model of the results folder `path` that has every task of at least one suite.
+    """One row per model of the results folder `path` that completes at least one suite, or has files of all
+    of a suite's tasks with some MTEB cannot score (`published`'s rows).
 
     Args:
         path: a clone of embeddings-benchmark/results, or an `mteb.ResultCache` folder.
         suites: suite -> tasks to fill (default: the harness's suites made of MTEB tasks, `mteb_suites`).
     """
+    return published(path, suites).rows
+
+
+def published(path: Path | str, suites: Mapping[str, Sequence[str]] | None = None) -> Published:
+    """`published_rows`' rows, and the models left out with why (a folder that cannot be read, a model
+    completing no suite), for leaderboard.json's `excluded_models`."""
     root = _results_folder(Path(path))
     import mteb
 
     chosen = mteb_suites(suites)
     tasks = sorted({t for members in chosen.values() for t in members})
     if not tasks:
-        return []
+        return Published([], [])
     cache = mteb.ResultCache(cache_path=root)  # creates nothing: `root` is an existing folder
     files = cache.get_cache_paths(
         tasks=tasks, require_model_meta=False, include_remote=True, load_experiments="no_experiments"
@@ -111,7 +150,8 @@ def published_rows(path: Path | str, suites: Mapping[str, Sequence[str]] | None 
     folders: dict[Path, list[Path]] = defaultdict(list)
     for file in files:
         folders[file.parent].append(file)
-    loaded, skipped = _load_folders(folders)
+    excluded: list[Excluded] = []
+    loaded, skipped = _load_folders(folders, excluded)
     if skipped and not loaded:
         raise DataError(
             f"--mteb-results {path}: none of its {len(skipped)} model folder(s) with results of {', '.join(tasks)} "
@@ -122,15 +162,21 @@ def published_rows(path: Path | str, suites: Mapping[str, Sequence[str]] | None 
     task_objects = {t: mteb.get_task(t) for t in tasks}
     registered = registered_names()
     rows = []
-    for name, (results, where) in _joined(mteb, loaded).items():
+    for name, (results, where) in _joined(mteb, loaded, excluded).items():
         try:
             row = _row(name, results, chosen, task_objects, name in registered)
         except Exception as e:  # noqa: BLE001 - one model's files never stop the build (see _load_folders)
-            _left_out(where, name, e)
+            excluded.append(_left_out(where, name, e))
             continue
-        if row is not None:
+        if isinstance(row, str):
+            excluded.append(_excluded(name, row))
+        else:
             rows.append(row)
-    return sorted(rows, key=lambda r: r.model)
+    return Published(sorted(rows, key=lambda r: r.model), sorted(excluded, key=lambda x: (x["model"], x["reason"])))
+
+
+def _excluded(model: str, reason: str) -> Excluded:
+    return {"source": "mteb", "model": printable(model, 200), "reason": printable(reason, 400)}
 
 
 def registered_names() -> frozenset[str]:
@@ -198,7 +244,9 @@ def _results_folder(path: Path) -> Path:
     return path
 
 
-def _load_folders(folders: Mapping[Path, list[Path]]) -> tuple[dict[Path, ModelResult], list[str]]:
+def _load_folders(
+    folders: Mapping[Path, list[Path]], excluded: list[Excluded]
+) -> tuple[dict[Path, ModelResult], list[str]]:
     """Each revision folder's results as MTEB's loader reads them; a folder that cannot be read, whatever
     the error (MTEB's loader and pydantic raise many kinds on odd files), is skipped with one warning
     naming it and the cause, so that nothing in one folder stops the build."""
@@ -213,10 +261,14 @@ def _load_folders(folders: Mapping[Path, list[Path]]) -> tuple[dict[Path, ModelR
             problem = f"{folder}: {_cause(e)}"
             skipped.append(problem)
             logger.warning("--mteb-results: model folder skipped: %s", printable(problem, 400))
+            name = f"{folder.parent.name.replace('__', '/')} (revision folder {folder.name})"
+            excluded.append(_excluded(name, f"its folder cannot be read: {_cause(e)}"))
     return loaded, skipped
 
 
-def _joined(mteb: ModuleType, loaded: Mapping[Path, ModelResult]) -> dict[str, tuple[list[ModelResult], list[Path]]]:
+def _joined(
+    mteb: ModuleType, loaded: Mapping[Path, ModelResult], excluded: list[Excluded]
+) -> dict[str, tuple[list[ModelResult], list[Path]]]:
     """Model name -> its results as `BenchmarkResults.join_revisions` keeps them, and the revision folders
     they were read from (what a warning names). Joined at once; should MTEB's join fail on some folder's
     values, each model is joined alone, and only the model it fails on is left out."""
@@ -236,16 +288,18 @@ def _joined(mteb: ModuleType, loaded: Mapping[Path, ModelResult]) -> dict[str, t
             try:
                 joined += join(loaded[f] for f in folders)
             except Exception as e:  # noqa: BLE001 - one model's files never stop the build
-                _left_out(folders, name, e)
+                excluded.append(_left_out(folders, name, e))
     return {name: (results, where[name]) for name, results in _by_model(joined).items()}
 
 
-def _left_out(folders: Iterable[Path], name: str, error: BaseException) -> None:
-    """The one warning for a model whose results cannot make a row: its folders, its name and the cause."""
+def _left_out(folders: Iterable[Path], name: str, error: BaseException) -> Excluded:
+    """The one warning for a model whose results cannot make a row (its folders, its name and the cause),
+    and its entry in the list of excluded models."""
     shown = ", ".join(str(f) for f in sorted(folders))
     logger.warning(
         "--mteb-results: model folder %s (%s) left out: %s", printable(shown, 400), printable(name), _cause(error)
     )
+    return _excluded(name, f"its results cannot be read: {_cause(error)}")
 
 
 def _cause(error: BaseException) -> str:
@@ -333,23 +387,41 @@ def _row(
     suites: Mapping[str, Sequence[str]],
     tasks: Mapping[str, AbsTask],
     registered: bool,
-) -> ExternalRow | None:
-    """The model's row for the suites it completes (None when it completes none)."""
+) -> ExternalRow | str:
+    """The model's row for the suites it completes, or has files of all tasks of with some MTEB cannot
+    score (`_Unscored`: missing for that task only); else why it makes no row."""
     scores: dict[str, float] = {}
     published: dict[str, TaskResult] = {}
+    revision: dict[str, str] = {}
+    unscored: dict[str, str] = {}
     for result in results:
         for task_result in result.task_results:
             if task_result.task_name in tasks:
-                value = _score(task_result, tasks[task_result.task_name])
-                if value is not None:
-                    scores[task_result.task_name] = value
-                    published[task_result.task_name] = task_result
+                try:
+                    scores[task_result.task_name] = _score(task_result, tasks[task_result.task_name])
+                except _Unscored as e:
+                    unscored[task_result.task_name] = str(e)
+                    continue
+                published[task_result.task_name] = task_result
+                revision[task_result.task_name] = result.model_revision or ""
     complete = [s for s, members in suites.items() if all(t in scores for t in members)]
-    if not complete:
-        return None
-    kept = sorted({t for s in complete for t in suites[s]})
+    partial = [
+        s for s, members in suites.items() if s not in complete and all(t in scores or t in unscored for t in members)
+    ]
+    if not complete and not partial:
+        return _why_no_row(suites, scores, unscored)
+    shown = {t: why for t, why in sorted(unscored.items()) if any(t in suites[s] for s in partial)}
+    if shown:  # a model with no row is listed with why instead (`published`'s excluded)
+        logger.warning(
+            "--mteb-results: %s: %s counted as missing (the model stays on the suites it completes): %s",
+            printable(name),
+            ", ".join(shown),
+            "; ".join(f"{t}: {why}" for t, why in shown.items()),
+        )
+    kept = sorted({t for s in (*complete, *partial) for t in suites[s] if t in scores})
     main = max(results, key=lambda r: sum(t.task_name in kept for t in r.task_results))
     notes = [n for t in kept for n in _task_notes(t, published[t])]
+    notes += [f"{t}: {why}" for t, why in shown.items()]
     if not registered:
         notes.insert(0, UNREGISTERED_NOTE)
     return ExternalRow(
@@ -363,24 +435,62 @@ def _row(
         facts=_facts(main),
         spec={"model": f"mteb:{name}"} if registered else None,
         unregistered=not registered,
+        unscored=shown,
+        cell_marks={t: found for t in kept if (found := cell_marks(t, published[t]))},
+        revisions=tuple(r for r, _ in Counter(revision[t] for t in sorted(kept)).most_common() if r),
+        training=training_datasets(name) if registered else None,
     )
 
 
-def _score(task_result: TaskResult, task: AbsTask) -> float | None:
-    """MTEB's score of the task on its default splits and subsets (None when one is missing: NaN)."""
+def _why_no_row(suites: Mapping[str, Sequence[str]], scores: Mapping[str, float], unscored: Mapping[str, str]) -> str:
+    """Why a model completes no suite: for each suite it has a result file of some task of (the nearest
+    first), the tasks it has no file of (a task MTEB cannot score counts as missing only where every other
+    task of the suite has a file)."""
+    lacking = {s: [t for t in members if t not in scores and t not in unscored] for s, members in suites.items()}
+    near = sorted((s for s in suites if len(lacking[s]) < len(suites[s])), key=lambda s: (len(lacking[s]), s))
+    return "completes no suite: " + "; ".join(
+        f"{s} lacks {', '.join(lacking[s])} (has {len(suites[s]) - len(lacking[s])} of {len(suites[s])} tasks)"
+        for s in near
+    )
+
+
+def _score(task_result: TaskResult, task: AbsTask) -> float:
+    """MTEB's score of the task on its default splits and subsets; `_Unscored` (missing for this task only)
+    when MTEB gives none for a file that holds no main score (an older MTEB's file: a reranking file of
+    MTEB < 1.0 holds only `map`) or when it is NaN (a default split or subset missing); `_Skip` (the whole
+    folder) for a main score MTEB cannot read or one outside the metric's range, which only a damaged or
+    forged file holds."""
     try:
         value = float(task_result.validate_and_filter_scores(task).get_score())
     except (ValueError, KeyError, TypeError) as e:
+        older = _older_file(task_result, task)
+        if older is not None:
+            raise _Unscored(older) from None
         raise _Skip(
             f"{task_result.task_name}: scores MTEB cannot read ({type(e).__name__}: {_first_line(e)})"
         ) from None
     if math.isnan(value):
-        return None
+        raise _Unscored("MTEB's score is NaN: a default split or subset of the task is missing from the file")
     ref = task_reference(task_result.task_name)
     low, high = (metric_range(ref.main_score) if ref else None) or (-math.inf, math.inf)
     if not math.isfinite(value) or not low <= value <= high:
         raise _Skip(f"{task_result.task_name}: main score {value!r} is outside its metric's range [{low}, {high}]")
     return value
+
+
+def _older_file(task_result: TaskResult, task: AbsTask) -> str | None:
+    """Why MTEB gives no score when the file holds no main score at all (none given, and not the metric
+    MTEB reads now: an older MTEB's file), naming what the file holds; None for any other failure."""
+    main = task.metadata.main_score
+    subsets = [s for split in task_result.scores.values() for s in split]
+    if not subsets or any(s.get("main_score") is not None or main in s for s in subsets):
+        return None
+    held = sorted({k for s in subsets for k in s if k not in ("main_score", "hf_subset", "languages", "mteb_version")})
+    version = task_result.mteb_version if task_result.mteb_version != "mteb version not available" else "< 1.0"
+    return (
+        f"MTEB gives no main score ({main}): the file, written by MTEB {version}, holds "
+        f"{', '.join(held[:6]) or 'no score'}{' …' if len(held) > 6 else ''} only"
+    )
 
 
 def _task_notes(task: str, result: TaskResult) -> list[str]:
@@ -401,6 +511,41 @@ def _task_notes(task: str, result: TaskResult) -> list[str]:
             f"(shown as MTEB's leaderboard shows it)"
         )
     return notes
+
+
+def cell_marks(task: str, result: TaskResult) -> dict[CellMark, str]:
+    """The marks of one published cell that keep it from being compared with the harness's own runs of
+    the task, each with its words: `older_metric` (the file's main score is not the metric the harness
+    computes: an older MTEB's, e.g. `map` for `map_at_1000`) and `older_revision` (another dataset
+    revision than the harness pins, or none recorded)."""
+    ref = task_reference(task)
+    if ref is None:
+        return {}
+    found: dict[CellMark, str] = {}
+    subsets = next(iter(result.scores.values()), [])
+    if subsets and ref.main_score not in subsets[0]:
+        found["older_metric"] = f"an older MTEB's main score, not {ref.main_score}"
+    revision = result.dataset_revision
+    if revision == NO_REVISION or not revision:
+        found["older_revision"] = "no dataset revision recorded (a file of an older MTEB)"
+    elif revision not in ref.revisions:
+        found["older_revision"] = (
+            f"dataset revision {revision[:12]}, not the {', '.join(r[:12] for r in ref.revisions)} the harness pins"
+        )
+    return found
+
+
+def training_datasets(name: str) -> frozenset[str] | None:
+    """The datasets MTEB's registry says the model was trained on, similar tasks included
+    (`ModelMeta.get_training_datasets`, what MTEB's leaderboard reads for its zero-shot column, by the
+    model's registry entry); None when the registry does not say (MTEB shows "⚠️ NA")."""
+    from mteb import get_model_meta
+
+    try:
+        found = get_model_meta(name, fetch_from_hf=False).get_training_datasets()
+    except (KeyError, ValueError):
+        return None
+    return frozenset(found) if found is not None else None
 
 
 def _facts(result: ModelResult) -> JSONObject:

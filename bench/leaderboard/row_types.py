@@ -11,7 +11,7 @@ keys (`bench.results.marks`: `Mark.key`); tests/test_row_types.py holds the two 
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from bench.core.json_types import JSON, JSONObject
 
@@ -142,6 +142,17 @@ class ExternalJson(TypedDict):
     verification: None  # never verified
     flags: list[str]
     scores: dict[str, float]  # task -> main score ×100, as the source gives it
+    unscored: dict[str, str]  # task -> why the source gives no score though the model has a file of it
+    revisions: list[str]  # the model revisions its scores come from, most tasks first (MTEB rows)
+
+
+class ExcludedJson(TypedDict):
+    """A model a source has results for that the board shows no row of, with why (`excluded_models[]`,
+    mteb_published.py `published`): the site lists each, so no model is missing without a word."""
+
+    source: str  # "mteb"
+    model: str
+    reason: str
 
 
 # ---------------------------------------------------------------------------------------- suite tables
@@ -158,6 +169,30 @@ class PrintedAverageJson(TypedDict):
 
     printed: float
     recomputed: float | None  # the mean of the same printed cells where it differs beyond print precision
+
+
+# A published cell not comparable with the harness's own runs of its task (mteb_published.py `cell_marks`):
+# scored with an older MTEB's main score, or on another (or an unrecorded) dataset revision.
+CellMark = Literal["older_metric", "older_revision"]
+ZeroShot = Literal["yes", "no", "unknown"]  # zero_shot.py: trained on none of the suite's tasks, some, unknown
+
+
+class CellMarkJson(TypedDict):
+    """One mark of a suite-table cell (`cell_marks[task][]`): its key, symbol, words and why."""
+
+    key: CellMark
+    symbol: str  # ᴹ, ᴿ
+    label: str
+    note: str
+
+
+class PublishedCells(TypedDict):
+    """What a suite row says of its cells beyond their values (external.py `published_cells`)."""
+
+    cell_marks: dict[str, list[CellMarkJson]]  # task -> its marks; only marked tasks
+    unscored: dict[str, str]  # task -> why the source gives no score for it
+    comparable_with_runs: bool  # no marked cell: the "comparable with harness runs only" switch keeps it
+    revisions: list[str]  # the revision folders the row's scores come from ([] for a submitted row)
 
 
 class SuiteRow(TypedDict):
@@ -181,7 +216,16 @@ class SuiteRow(TypedDict):
     verification: str | None  # None for an external row
     flags: list[str]
     metric_versions: dict[str, str]  # task -> the metric version its run record names
+    coverage: str  # "n of N": the suite's tasks the row has a score of, MTEB's way
     partial: NotRequired[dict[str, PartialAverage]]  # average label -> partial value: set once the table is built
+    # set by suite_tables.py for every row: external.py `published_cells` and zero_shot.py `zero_shot`
+    cell_marks: NotRequired[dict[str, list[CellMarkJson]]]
+    unscored: NotRequired[dict[str, str]]
+    comparable_with_runs: NotRequired[bool]
+    revisions: NotRequired[list[str]]
+    zero_shot: NotRequired[ZeroShot]
+    zero_shot_pct: NotRequired[int | None]  # MTEB's percentage; None when unknown
+    trained_on: NotRequired[list[str]]  # the suite's tasks the model was trained on
 
 
 class PaperLink(TypedDict):
@@ -408,6 +452,7 @@ class LeaderboardJson(TypedDict):
     suites: list[SuiteTable]
     models: list[ModelJson]
     external: list[ExternalJson]
+    excluded_models: list[ExcludedJson]
     sensitivity: list[SensitivityTask]
     accepted: list[AcceptedJson]
     conflicts: list[ConflictJson]

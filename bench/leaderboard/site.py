@@ -34,7 +34,7 @@ from bench.core.fileio import atomic_write_text, ensure_dir
 from bench.core.redact import redact_value
 from bench.leaderboard.entries import Report
 from bench.leaderboard.exports import by_id, write_exports
-from bench.leaderboard.external import SUBMITTED, ExternalRow
+from bench.leaderboard.external import SUBMITTED, Excluded, ExternalRow
 from bench.leaderboard.plots import bars_svg, robustness_svg, robustness_values, sensitivity_svg, size_svg
 from bench.leaderboard.reference import metric_range
 from bench.leaderboard.row_types import (
@@ -115,13 +115,15 @@ def build(
     data_dirs: Iterable[Path] = (),
     verifications: Iterable[str | Path] = (),
     external: Sequence[ExternalRow] = (),
+    excluded: Sequence[Excluded] = (),
     allow_mixed_script: Container[str] = frozenset(),
 ) -> BuildResult:
     """Validate `inputs` and write the site; results reproduced in `verifications` files are shown as
     verified, and win a conflict against self-reported ones. `external` rows (a paper's reported numbers,
     MTEB's published results: bench/leaderboard/external.py) are shown beside the submitted ones, marked
-    with their source, never verified. A model name in `allow_mixed_script` may mix scripts within a
-    word (bench/leaderboard/names.py rule 4)."""
+    with their source, never verified; `excluded` lists the models a source has results for that make no
+    row, with why. A model name in `allow_mixed_script` may mix scripts within a word
+    (bench/leaderboard/names.py rule 4)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BenchError(f"--out {out} exists and is not a folder")
@@ -129,7 +131,7 @@ def build(
     reports = validate_all(inputs, data_dirs=data_dirs, verified=verified, allow_mixed_script=allow_mixed_script)
     # A credential a run record should never have held (a URL's userinfo or query values, from an older
     # harness or an edited file) is masked before anything is published (bench/core/redact.py).
-    data: LeaderboardJson = redact_value(leaderboard_data(reports, verified, external))
+    data: LeaderboardJson = redact_value(leaderboard_data(reports, verified, external, excluded))
     render(data, out)
     return BuildResult(out, reports, data)
 

@@ -19,12 +19,21 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 
 from bench.leaderboard.entries import ModelKey
-from bench.leaderboard.external import SUBMITTED, ExternalRow, as_printed, joins
-from bench.leaderboard.facts import HUB_ID
+from bench.leaderboard.external import SUBMITTED, ExternalRow, as_printed, joins, published_cells, spec_hub_id
+from bench.leaderboard.facts import HUB_ID, registry_training
 from bench.leaderboard.reference import TaskReference, task_reference
-from bench.leaderboard.row_types import Column, DatasetPage, MetricJson, SuiteRow, SuiteTable, TaskTypeJson
+from bench.leaderboard.row_types import (
+    Column,
+    DatasetPage,
+    MetricJson,
+    PublishedCells,
+    SuiteRow,
+    SuiteTable,
+    TaskTypeJson,
+)
 from bench.leaderboard.rows import ModelRow, all_verified, local_copy, main_score
 from bench.leaderboard.same_scores import Twins
+from bench.leaderboard.zero_shot import ZeroShotFacts, zero_shot
 from bench.results import comparability, marks, task_catalog
 from bench.results import suites as suite_styles
 from bench.results.comparability import RULE
@@ -71,14 +80,22 @@ def suite_tables(
         avgs = suite_styles.suite_averages(name, {t: r.main_score if r else "" for t, r in refs.items()})
         types = task_types(columns, refs)
         table_rows = [
-            _suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key), types)
+            _with(
+                _suite_row(name, row, columns, avgs, verified, (twins or {}).get(row.key), types),
+                published_cells(None, tasks),
+                zero_shot(registry_training(row.key.name), tasks),
+            )
             for row in rows
             if any(t in row.results for t, _ in columns)
         ]
         covers = {a.label: a.tasks or tuple(t for t, _ in columns) for a in avgs}
         table_rows += [
-            as_printed(
-                _table_row(x.id, x.source, name, {t: x.scores.get(t) for t, _ in columns}, avgs, types), x, covers
+            _with(
+                as_printed(
+                    _table_row(x.id, x.source, name, {t: x.scores.get(t) for t, _ in columns}, avgs, types), x, covers
+                ),
+                published_cells(x, tasks),
+                zero_shot(x.training if x.source == "mteb" else registry_training(spec_hub_id(x)), tasks),
             )
             for x in external
             if joins(x, [t for t, _ in columns])
@@ -128,6 +145,13 @@ def suite_tables(
             }
         )
     return tables
+
+
+def _with(row: SuiteRow, cells: PublishedCells, zero: ZeroShotFacts) -> SuiteRow:
+    """`row` with its cell facts (external.py `published_cells`) and zero-shot facts (zero_shot.py) added."""
+    row.update(cells)
+    row.update(zero)
+    return row
 
 
 def task_types(columns: list[tuple[str, str]], refs: Mapping[str, TaskReference | None]) -> list[TaskTypeJson]:
@@ -182,6 +206,7 @@ def _table_row(
         "verification": None,
         "flags": [],
         "metric_versions": {},  # task -> the metric version its run record names, where it names one
+        "coverage": f"{sum(v is not None for v in scores.values())} of {len(scores)}",  # tasks with a score, MTEB's way
     }
 
 

@@ -27,7 +27,7 @@ from collections.abc import Container, Sequence
 from datetime import UTC, datetime
 
 from bench.leaderboard.entries import Entry, Report
-from bench.leaderboard.external import SOURCES, ExternalRow, external_json, reproductions, suite_sources
+from bench.leaderboard.external import SOURCES, Excluded, ExternalRow, external_json, reproductions, suite_sources
 from bench.leaderboard.facts import SIZE_BUCKETS
 from bench.leaderboard.row_types import (
     AcceptedJson,
@@ -51,7 +51,10 @@ from bench.results.sensitivity import is_variant
 
 
 def leaderboard_data(
-    reports: list[Report], verified: Container[str] | None = None, external: Sequence[ExternalRow] = ()
+    reports: list[Report],
+    verified: Container[str] | None = None,
+    external: Sequence[ExternalRow] = (),
+    excluded: Sequence[Excluded] = (),
 ) -> LeaderboardJson:
     """Everything the site shows, as one JSON-ready dict.
 
@@ -59,6 +62,8 @@ def leaderboard_data(
         verified: entry sha256 -> verdict, from `bench.leaderboard.verify.load_verifications`.
         external: rows a paper reported or MTEB published (bench/leaderboard/external.py), shown beside
             the submitted ones with their `source`; never verified, never in conflicts or same-score groups.
+        excluded: the models a source has results for that make no row, with why (`excluded_models`,
+            listed on the site: bench/leaderboard/mteb_published.py `published`).
     """
     from bench.core.versions import package_versions
 
@@ -80,6 +85,7 @@ def leaderboard_data(
         "suites": suites,
         "models": models,
         "external": others,
+        "excluded_models": list(excluded),
         "sensitivity": sensitivity_data(entries, rows, verified),
         "accepted": [_accepted_json(r, verified or {}) for r in reports if r.valid],
         "conflicts": [_conflict_json(c, verified or {}) for c in conflicts(reports)],

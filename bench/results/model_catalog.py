@@ -4,7 +4,10 @@ A leaderboard row whose submission lacks a model fact (size, embedding width, li
 MTEB's registry by the model's name (bench/leaderboard/facts.py `registry_facts`). Importing MTEB for that
 costs seconds and ~300 MB on every build, so the facts of every registered model are read once and
 cached (`$INSTRUCT_BENCH_CACHE/catalog/mteb-models-<hash of MTEB's version and FORMAT>.json`): the
-registry ships with MTEB, so its version is the whole key. Values are kept as MTEB gives them, except
+registry ships with MTEB, so its version is the whole key. With the facts, each model's training datasets as
+MTEB's leaderboard reads them for its zero-shot column (`ModelMeta.get_training_datasets()`, similar tasks
+included: `training_datasets`), so a row's zero-shot facts need no MTEB either (bench/leaderboard/zero_shot.py); they
+add ~8 s to the one build per MTEB version. Values are kept as MTEB gives them, except
 that what JSON cannot hold (infinity, a date object) is stored as None; the leaderboard keeps only
 positive, finite, short values anyway, and reads None as unknown.
 """
@@ -20,10 +23,13 @@ import warnings
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import TypedDict, get_type_hints
+from typing import TYPE_CHECKING, TypedDict, get_type_hints
 
 from bench.core.fileio import read_cached, write_cached
 from bench.core.paths import cache_root
+
+if TYPE_CHECKING:
+    from mteb.models import ModelMeta
 
 logger = logging.getLogger(__name__)
 
@@ -39,12 +45,16 @@ class ModelFacts(TypedDict):
     license: Plain
     release_date: Plain  # "YYYY-MM-DD" as MTEB holds it
     memory_usage_mb: Plain
+    # the model's training datasets with their similar tasks (`ModelMeta.get_training_datasets()`, sorted; None
+    # when the registry names none): what MTEB's leaderboard reads for its zero-shot column (bench/leaderboard/
+    # zero_shot.py)
+    training_datasets: list[str] | None
 
 
 # The ModelMeta fields the leaderboard shows: ModelFacts' keys, in its order.
 FIELDS = tuple(get_type_hints(ModelFacts))
 # The layout of a cached file; a file of another (or none) is rebuilt, never misread.
-FORMAT = 1
+FORMAT = 2
 
 
 def catalog_path() -> Path:
@@ -99,9 +109,20 @@ def build() -> dict[str, ModelFacts] | None:
             license=_plain(meta.license),
             release_date=_plain(meta.release_date),
             memory_usage_mb=_plain(meta.memory_usage_mb),
+            training_datasets=_training(meta),
         )
     plain: dict[str, ModelFacts] = json.loads(json.dumps(models))  # what the cached copy reads back
     return plain
+
+
+def _training(meta: ModelMeta) -> list[str] | None:
+    """MTEB's `get_training_datasets()` of a registry entry, sorted (None: the registry names none, or MTEB
+    fails on it: unknown, never a build failure)."""
+    try:
+        found = meta.get_training_datasets()
+    except Exception:  # noqa: BLE001 - as in `build`
+        return None
+    return sorted(str(d) for d in found) if found is not None else None
 
 
 def _plain(value: object) -> Plain:

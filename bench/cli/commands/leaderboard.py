@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from bench.results.marks import UNREGISTERED
 
 if TYPE_CHECKING:
+    from bench.leaderboard.external import Excluded
     from bench.leaderboard.row_types import LeaderboardJson, ModelJson
     from bench.leaderboard.site import BuildResult
     from bench.leaderboard.verify import Verdict
@@ -146,16 +147,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from bench.leaderboard.site import build
 
     external = [] if args.no_reported else reported_rows()
+    excluded: list[Excluded] = []
     if args.mteb_results:
-        from bench.leaderboard.mteb_published import published_rows
+        from bench.leaderboard.mteb_published import published
 
-        external += published_rows(Path(args.mteb_results))
+        found = published(Path(args.mteb_results))
+        external += found.rows
+        excluded += found.excluded
     result = build(
         args.results,
         args.out,
         data_dirs=[Path(d) for d in args.data_dir],
         verifications=args.verification,
         external=external,
+        excluded=excluded,
         allow_mixed_script=frozenset(args.allow_mixed_script),
     )
     for report in result.reports:
@@ -196,7 +201,9 @@ def _external_line(data: LeaderboardJson) -> str:
     unregistered = sum(bool(x.get("unregistered")) for x in rows)  # UNREGISTERED.key
     not_listed = f" ({unregistered} {UNREGISTERED.symbol} {UNREGISTERED.label})" if unregistered else ""
     parts += [f"{mteb} row(s) published by MTEB{not_listed}"] if mteb else []
-    return f"{' and '.join(parts)}: shown beside the submitted ones, marked, never verified"
+    left_out = len(data.get("excluded_models", []))
+    listed = f"; {left_out} MTEB model(s) left out, each listed on the site with why" if left_out else ""
+    return f"{' and '.join(parts)}: shown beside the submitted ones, marked, never verified{listed}"
 
 
 def _print_conflicts(result: BuildResult) -> None:

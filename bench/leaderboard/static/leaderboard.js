@@ -56,6 +56,13 @@
     }
   }
 
+  // MTEB's zero-shot filter: "" allow all, "known" remove unknown, "yes" only zero-shot (unknown removed too).
+  function zeroShotKeeps(setting, value) {
+    if (!setting) return true;
+    if (value === "unknown" || !value) return false;
+    return setting === "known" || value === "yes";
+  }
+
   // Text terms, family, size class, instruction-aware only, verified only, source and "Hide reported", all at once.
   function filter(controls) {
     var table = document.getElementById(controls.getAttribute("data-for"));
@@ -63,6 +70,7 @@
     var text = get("input.filter"), family = get("select.f-family"), size = get("select.f-size");
     var aware = get("input.f-aware"), verified = get("input.f-verified");
     var source = get("select.f-source"), hideReported = get("input.f-hide-reported");
+    var zeroShot = get("select.f-zero-shot"), comparable = get("input.f-comparable");
     var terms = text ? text.value.toLowerCase().split(/\s+/).filter(Boolean) : [];
     var shown = 0, rows = table.tBodies[0].rows;
     each(rows, function (row) {
@@ -73,7 +81,9 @@
         (!aware || !aware.checked || row.getAttribute("data-aware") === "true") &&
         (!verified || !verified.checked || row.getAttribute("data-verification") === "verified") &&
         (!source || !source.value || row.getAttribute("data-source") === source.value) &&
-        (!hideReported || !hideReported.checked || row.getAttribute("data-source") !== "reported");
+        (!hideReported || !hideReported.checked || row.getAttribute("data-source") !== "reported") &&
+        zeroShotKeeps(zeroShot ? zeroShot.value : "", row.getAttribute("data-zero-shot")) &&
+        (!comparable || !comparable.checked || row.getAttribute("data-comparable") !== "false");
       row.hidden = !keep;
       if (keep) shown += 1;
     });
@@ -93,7 +103,7 @@
     each(controls.querySelectorAll("details.filters"), function (el) {  // open beside the table; a phone keeps the table near the top
       el.open = window.matchMedia("(min-width: 769px)").matches;
     });
-    each(controls.querySelectorAll("input.filter, select, input.f-aware, input.f-verified, input.f-hide-reported"), function (el) {
+    each(controls.querySelectorAll("input.filter, select, input.f-aware, input.f-verified, input.f-hide-reported, input.f-comparable"), function (el) {
       el.addEventListener(el.type === "search" ? "input" : "change", function () { filter(controls); });
     });
     each(controls.querySelectorAll(".rank-by input"), function (radio) {
