@@ -480,3 +480,18 @@ def test_cli_build_counts_the_models_left_out(tmp_path, capsys):
     assert "2 row(s) published by MTEB" in out and "2 MTEB model(s) left out, each listed on the site with why" in out
     data = json.loads((tmp_path / "site" / "leaderboard.json").read_text(encoding="utf-8"))
     assert {x["model"] for x in data["excluded_models"]} == {BGE, OPENAI}
+
+
+@pytest.mark.parametrize(("count", "folded"), [(50, False), (51, True)])
+def test_a_long_list_of_models_left_out_is_folded_under_its_count(tmp_path, count, folded):
+    """MTEB's whole repository leaves out hundreds of models (one STS file each): the list folds, its count shown."""
+    from bench.leaderboard.row_types import ExcludedJson
+    from bench.leaderboard.site import build
+
+    empty = tmp_path / "no-runs"
+    empty.mkdir()
+    left_out = [ExcludedJson(source="mteb", model=f"org/model-{i}", reason="completes no suite") for i in range(count)]
+    build([empty], tmp_path / "site", excluded=left_out)
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    summary = f"<summary>{count} model(s) with published results of the suites' tasks but no row here"
+    assert (f"<details>{summary}" in html) is folded and (f"<details open>{summary}" in html) is not folded
