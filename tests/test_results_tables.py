@@ -476,3 +476,78 @@ def test_a_label_and_caption_compile_and_resolve(tmp_path):
     compile_latex(tex + "\n\nSee Table~\\ref{tab:demo}.", tmp_path)
     log = compile_latex(tex + "\n\nSee Table~\\ref{tab:demo}.", tmp_path)  # the second pass resolves the reference
     assert "undefined" not in log.lower(), [line for line in log.splitlines() if "ndefined" in line]
+
+
+# ----------------------------------------------------------------------------------------- issue 42 leftovers
+def test_a_reported_row_s_name_is_never_cut_in_any_format(tmp_path, capsys):
+    """Issue 42: LaTeX cut `e5-large-v2(w/o instruction)` at its '/' ("o instruction)"), as it drops a hub
+    id's org; a paper's row name is shown whole as printed, in markdown, CSV and LaTeX."""
+    name = "e5-large-v2(w/o instruction)"
+    tex = results_table(tmp_path, fmt="latex", reported=["inbedder-2024-table2"])
+    line = next(x for x in tex.splitlines() if "instruction)" in x and x.endswith(r" \\"))
+    assert r" & e5-large-v2(w/o instruction)$^\S$" in line  # before: `-- & o instruction)$^\S$...`
+    _, _, *rows = _markdown_rows(results_table(tmp_path, reported=["inbedder-2024-table2"]))
+    assert f"{name} §" in [r[1] for r in rows]
+    table = csv.DictReader(io.StringIO(results_table(tmp_path, fmt="csv", reported=["inbedder-2024-table2"])))
+    assert name in [r["Model"] for r in table]
+
+
+STS_GENERIC = ("STS12", "STS13", "STS14", "STS15", "STS16", "SICK-R", "STSBenchmark")
+
+
+def test_a_reported_table_ranks_by_its_own_average_beside_a_run_complete_on_another(tmp_path, capsys):
+    """Issue 42: beside a run complete on generic's STS average (the first average column), `--reported
+    metaeol-2024-table1` still ranks by the table's own complete average, Average (metaeol-sts); before, by
+    generic's, on which every MetaEOL row is partial (5 of 7) and so none was ranked."""
+    for task in STS_GENERIC:
+        write(tmp_path, "org/sts", task, 0.7)
+    assert main(["results", str(tmp_path), "--reported", "metaeol-2024-table1"]) == 0
+    out = capsys.readouterr().out
+    _, _, *rows = _markdown_rows(out)
+    assert "Rows sorted by Average (metaeol-sts), best first." in " ".join(out.split())
+    assert all(r[0] != "-" for r in rows if "§" in r[1])
+    (ours,) = [r for r in rows if r[1] == "org/sts"]
+    assert ours[0] == "-"  # its own average is over other tasks: shown, not ranked
+
+
+def test_a_reported_table_ranks_by_its_own_average_beside_the_demo_run(tmp_path, capsys):
+    """Issue 42's demo: `bench results DEMO --reported inbedder-2024-table2` sorted by Average (demo), which no
+    InBedder row has, so none was ranked; it ranks by the table's own, Avg (InBedder; generic)."""
+    for task in DEMO:
+        write(tmp_path, "org/demo", task, 0.5)
+    assert main(["results", str(tmp_path), "--reported", "inbedder-2024-table2"]) == 0
+    out = capsys.readouterr().out
+    _, _, *rows = _markdown_rows(out)
+    assert "Rows sorted by Avg (InBedder; generic), best first." in " ".join(out.split())
+    assert next(r[0] for r in rows if "§" in r[1]) == "1"
+
+
+def _table4_with(tmp_path: Path, old: str, new: str) -> Path:
+    from bench.results.literature import REPORTED_DIR
+
+    path = tmp_path / "metaeol-2024-table4.yaml"
+    text = (REPORTED_DIR / "metaeol-2024-table4.yaml").read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
+def test_one_model_s_rows_of_two_tables_of_one_suite_are_one_row_unless_a_cell_conflicts(tmp_path, capsys):
+    """Issue 42: MetaEOL's Table 4 row TC+SA+PI+IE is Table 1's MetaEOL-LLAMA2 (Ours) 7B (same spec, same
+    cells): with both tables it is one row, ranked once, from "Tables 1 and 4"; where a cell differs the two
+    stay apart, and a note says which cell."""
+    args = ["results", str(tmp_path), "--reported", "metaeol-2024-table1", "--reported"]
+    assert main([*args, "metaeol-2024-table4"]) == 0
+    out = capsys.readouterr().out
+    _, _, *rows = _markdown_rows(out)
+    names = [r[1] for r in rows]
+    assert len(rows) == 21 + 3 and "TC+SA+PI+IE §" not in names  # before: 25 rows, the model ranked twice
+    (llama,) = [r for r in rows if r[1] == "MetaEOL-LLAMA2 (Ours) (7B) §"]
+    assert llama[3] == "MetaEOL (Lei et al., ACL 2024), Tables 1 and 4" and llama[0] != "-"
+    assert "is Table 1's 'MetaEOL-LLAMA2 (Ours) (7B)' and Table 4's 'TC+SA+PI+IE'" in " ".join(out.split())
+
+    conflicting = _table4_with(tmp_path, "STS12: 64.16, STS13: 81.61", "STS12: 64.10, STS13: 81.61")
+    assert main([*args, str(conflicting)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "TC+SA+PI+IE §" in out and "MetaEOL-LLAMA2 (Ours) (7B) §" in out
+    assert "are the same model but are not merged: STS12 is 64.16 in Table 1 and 64.10 in Table 4." in out

@@ -43,7 +43,7 @@ from bench.leaderboard.row_types import (
     SuiteSource,
     SuiteTable,
 )
-from bench.results import comparability, deltas
+from bench.results import comparability, deltas, merged_rows
 from bench.results.literature import PrintedAverage, ReportedRow, ReportedTable, all_tables
 from bench.results.store import main_score
 
@@ -119,24 +119,27 @@ def reported_rows(tables: Iterable[ReportedTable] | None = None) -> list[Externa
     """Every row of the reported tables (`tables`, default every packaged one) that has a value on a
     harness task, as the leaderboard shows it: `bench leaderboard build` adds these unless --no-reported;
     the library's `site.build` shows only the `external` rows it is given."""
-    found = all_tables() if tables is None else tables
-    rows = (reported_row(table, row) for table in found for row in table.rows)
-    return [row for row in rows if row.scores]
+    found = all_tables() if tables is None else list(tables)
+    return [reported_row(m.table, m.row, m) for m in merged_rows.merge(found).rows]
 
 
-def reported_row(table: ReportedTable, row: ReportedRow) -> ExternalRow:
+def reported_row(table: ReportedTable, row: ReportedRow, merged: merged_rows.MergedRow | None = None) -> ExternalRow:
     """One printed row with its table's provenance: the values as printed (×100), the table's label and
-    link, and every note that says how the paper's setting differs (the table's, its columns', the row's)."""
-    columns = tuple(f"{c.label}: {note}" for c in table.columns for note in c.notes if c.label in row.cells)
+    link, and every note that says how the paper's setting differs (the table's, its columns', the row's).
+    `merged`: the row with the same model's rows of other tables of its paper and suite (bench/results/
+    merged_rows.py): their cells and notes join it, and a note names every table's row."""
+    parts = merged.parts if merged is not None else ((table, row),)
+    columns = tuple(f"{c.label}: {note}" for t, r in parts for c in t.columns for note in c.notes if c.label in r.cells)
     size = _size(row.params)
+    notes = (*(n for t, _ in parts for n in t.notes), *columns, *(n for _, r in parts for n in r.notes))
     return ExternalRow(
         source="reported",
         model=row.label,  # unique in its table: the name, with the paper's size where it prints one name twice
-        scores=row.scores(table),
-        label=f"reported in {table.label}",
+        scores={t: v for t, (_, v) in merged.scores().items()} if merged is not None else row.scores(table),
+        label=f"reported in {table.label}",  # the site lists its sources by table: the first table's
         url=table.url,
         table=table.id,
-        notes=tuple(dict.fromkeys((*table.notes, *columns, *row.notes))),
+        notes=tuple(dict.fromkeys((*notes, *(merged.notes if merged is not None else ())))),
         spec=row.spec,
         facts={"n_parameters": size} if size else {},
         origin=(table, row),

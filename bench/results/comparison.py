@@ -23,7 +23,7 @@ from bench.core.bootstrap import REPLICATES, Items, has_items
 from bench.core.errors import UnknownNameError
 from bench.results import comparability
 from bench.results.comparability import RULE
-from bench.results.literature import RECOMPUTED, ReportedRow, ReportedTable, load_table
+from bench.results.literature import RECOMPUTED, ReportedTable, load_table
 from bench.results.marks import (
     BASELINE,
     LOCAL_COPY,
@@ -38,6 +38,7 @@ from bench.results.marks import (
     subset_words,
     texts_of,
 )
+from bench.results.merged_rows import Part, merge
 from bench.results.naming import SHORT_REVISION, result_name
 from bench.results.sensitivity import is_variant
 from bench.results.store import Found, find_results, main_score
@@ -123,8 +124,8 @@ class _Row:
     shifts: list[float] = field(default_factory=list)  # tasks' instruction shifts (`bench run --shift-sample`)
     revisions: dict[str, str] = field(default_factory=dict)  # task -> dataset revision
     versions: dict[str, str] = field(default_factory=dict)  # task -> metric version, where its run record says
-    reported: ReportedTable | None = None  # the table a paper's row comes from
-    paper_row: ReportedRow | None = None  # and the row as printed
+    reported: ReportedTable | None = None  # the (first) table a paper's row comes from
+    parts: tuple[Part, ...] = ()  # each table and row as printed (several: one model's merged rows)
     recomputed: dict[str, str] = field(
         default_factory=dict
     )  # average -> the mean of its printed cells, where it differs
@@ -195,26 +196,24 @@ def _total(counts: Iterable[int | None]) -> int | None:
     return None if None in known else sum(c for c in known if c is not None)
 
 
-def _reported_rows(papers: Sequence[ReportedTable]) -> tuple[dict[RowKey, _Row], dict[str, str]]:
-    """The rows of papers' tables on the harness's tasks, and
-    per table its label's note: the link and what differs from the harness's tasks."""
+def _reported_rows(papers: Sequence[ReportedTable]) -> tuple[dict[RowKey, _Row], dict[str, str], list[str]]:
+    """The rows of papers' tables on the harness's tasks (one model's rows of several tables of one paper
+    and suite as one row where no cell conflicts, bench/results/merged_rows.py), per table its label's
+    note (the link and what differs from the harness's tasks), and a note per merge and per conflict."""
     rows: dict[RowKey, _Row] = {}
-    notes: dict[str, str] = {}
-    for paper in papers:
-        for reported in paper.rows:
-            printed = reported.scores(paper)
-            if not printed:
-                continue
-            rows[(reported.label, "-", paper.id)] = _Row(  # label: one name at two sizes is two rows
-                scores={task: value / 100 for task, value in printed.items()},
-                printed={task: paper.printed(value) for task, value in printed.items()},
-                experiment=paper.label,
-                whole_experiment=paper.label,
-                reported=paper,
-                paper_row=reported,
-            )
-        notes[paper.label] = " ".join([paper.url + ".", *paper.notes, AVERAGES_NOTE])
-    return rows, notes
+    merged = merge(papers)
+    for m in merged.rows:
+        printed = m.scores()
+        rows[(m.label, "-", m.key)] = _Row(  # label: one name at two sizes is two rows
+            scores={task: value / 100 for task, (_, value) in printed.items()},
+            printed={task: paper.printed(value) for task, (paper, value) in printed.items()},
+            experiment=m.source,
+            whole_experiment=m.source,
+            reported=m.table,
+            parts=m.parts,
+        )
+    notes = {paper.label: " ".join([paper.url + ".", *paper.notes, AVERAGES_NOTE]) for paper in papers}
+    return rows, notes, list(merged.notes)
 
 
 AVERAGES_NOTE = (
@@ -228,15 +227,15 @@ def _as_printed(row: _Row, averages: dict[str, SuiteAverage]) -> None:
     """Give a paper's row its own printed average wherever a complete suite average covers the same
     tasks (`ReportedTable.printed_average`): the value ranks and is shown as printed, and a differing
     mean of the printed cells goes beside it."""
-    if row.reported is None or row.paper_row is None:
-        return
     for name, average in averages.items():
-        found = row.reported.printed_average(row.paper_row, average.tasks) if average.complete else None
-        if found is not None:
-            averages[name] = replace(average, value=found.value / 100)
-            row.printed[name] = row.reported.printed(found.value)
-            if found.recomputed is not None:
-                row.recomputed[name] = row.reported.printed(found.recomputed)
+        for paper, paper_row in row.parts if average.complete else ():
+            found = paper.printed_average(paper_row, average.tasks)
+            if found is not None:
+                averages[name] = replace(average, value=found.value / 100)
+                row.printed[name] = paper.printed(found.value)
+                if found.recomputed is not None:
+                    row.recomputed[name] = paper.printed(found.recomputed)
+                break
 
 
 def _facts(
@@ -264,6 +263,20 @@ def _facts(
         )
     versions = {t: v for t in tasks if (v := comparability.catalogue_version(t)) is not None}
     return comparability.TableFacts(first, frozenset(tasks), tuple(facts), versions)
+
+
+def _own_averages(papers: Sequence[ReportedTable], columns: Sequence[str], shown: dict[str, SuiteAverage]) -> list[str]:
+    """The average columns that are a reported table's own, by table in the order given: the one over
+    exactly the table's tasks (its printed average's), then those over some of them. Why: `--reported T`
+    places rows against T, so T ranks by its own average, not by another suite's that comes first (issue 42:
+    MetaEOL's table sorted by generic's STS average, 5 of its 7 tasks)."""
+    own: list[str] = []
+    for paper in papers:
+        tasks = {c.task for c in paper.task_columns() if c.task}
+        exact = [c for c in columns if set(shown[c].tasks) == tasks]
+        some = [c for c in columns if set(shown[c].tasks) < tasks]
+        own += [c for c in [*exact, *some] if c not in own]
+    return own
 
 
 def _task_order(tasks: Iterable[str]) -> list[str]:
@@ -326,8 +339,9 @@ def main_table(
     """One row per model, revision and experiment (a `--limit` run apart, and each paper's row); one column
     per task, then one per suite average; `columns` chooses and orders the score columns.
 
-    Rows are sorted by the first suite-average column shown, best first (complete averages, then partial
-    ones, then rows without it). `#` ranks them by `bench.results.ranking` (the site's rule, said under
+    Rows are sorted by the ranking average, best first (complete averages, then partial ones, then rows
+    without it): with `reported`, the first table's own average (`_own_averages`), else the first suite-average
+    column shown that some row has complete. `#` ranks them by `bench.results.ranking` (the site's rule, said under
     the table): a baseline (∅) or a limited run (⊂) keeps its place but gets no rank, and no bold;
     neither does an average over other tasks. None when every result is an instruction variant.
     `intervals` adds a last column, `95% CI`: the bootstrap interval (`interval_cell`) of the column rows
@@ -336,7 +350,7 @@ def main_table(
     from bench.results.task_catalog import suites
 
     rows, repeated, stand_ins = _collect(found)
-    paper_rows, paper_notes = _reported_rows(reported)
+    paper_rows, paper_notes, merge_notes = _reported_rows(reported)
     rows |= paper_rows
     if not rows:
         return None
@@ -367,9 +381,14 @@ def main_table(
         chosen = _choose(columns, aliases)
         task_names = [c for c in chosen if c in task_names]
         avg_columns = [c for c in chosen if c in avg_columns]
-    # the ranking average: the first shown that some row has complete (a partial average never ranks)
+    # the ranking average: a reported table's own (`_own_averages`), else the first shown, that some row has
+    # complete (a partial average never ranks)
     first = next(
-        (c for c in avg_columns if any(c in per and per[c].complete for per in averages.values())),
+        (
+            c
+            for c in [*_own_averages(reported, avg_columns, shown_averages), *avg_columns]
+            if any(c in per and per[c].complete for per in averages.values())
+        ),
         avg_columns[0] if avg_columns else None,
     )
 
@@ -415,7 +434,8 @@ def main_table(
         reason = None if decided[key].kind in ("baseline", "subset") else decided[key].reason
         cells: list[Cell | str] = [
             str(rank[key]) if key in rank else Cell("-", unranked=reason),
-            Cell(model, marks=row.marks, short=model.rsplit("/", 1)[-1] if "/" in model else None),
+            # LaTeX shows a hub id without its org (whole in the row legend); a paper's row name as printed
+            Cell(model, marks=row.marks, short=model.rsplit("/", 1)[-1] if "/" in model and not row.parts else None),
             Cell(revision if full_revisions else revision[:SHORT_REVISION], full=revision),
             Cell(row.experiment, full=row.whole_experiment),
         ]
@@ -444,6 +464,7 @@ def main_table(
             f"Note: {len(repeated)} result(s) repeat a model, revision, experiment and task read from another "
             f"file (first: {repeated[0]}); the table shows the one read last (folders in the order given)."
         )
+    notes += merge_notes
     notes.append(f"Rows sorted by {first}, best first. {RULE}" if first else "No average column: no row is ranked.")
     unranked = [
         (k, d.reason) for k in keys if (d := decided[k]).reason is not None and d.kind not in ("baseline", "subset")
