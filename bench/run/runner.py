@@ -183,7 +183,7 @@ def _evaluate_one(
             show_progress_bar=False,
             co2_tracker=False,
         )
-    instruction_shift = shift.measure(model, name, instructed, options.shift_sample)  # its encodes: in `stats`
+    instruction_shift = shift.measure(model, task.metadata, instructed, options.shift_sample)  # its encodes: in `stats`
     seconds = time.perf_counter() - tick
     usage = model_usage(model, since=usage_before) if usage_before is not None else None
     record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)
