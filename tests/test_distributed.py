@@ -219,19 +219,21 @@ def _assert_same_scores(a: dict[str, dict], b: dict[str, dict]) -> None:
                 assert b[task][key] == pytest.approx(value, abs=1e-6), (task, key)
 
 
+# The instruction shift rides along: its sample must not depend on the rank count (bench/run/shift.py).
+DEMO_OPTIONS = ["--batch-size", "4", "--shift-sample", "16"]
+
+
 @pytest.fixture(scope="module")
 def one_process(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("one")
-    done = _bench(["--suite", "demo", "--output-dir", "out", "--cache-dir", "cache", "--batch-size", "4"], work)
+    done = _bench(["--suite", "demo", "--output-dir", "out", "--cache-dir", "cache", *DEMO_OPTIONS], work)
     assert done.returncode == 0, done.stderr
     return work / "out"
 
 
 @pytest.mark.slow
 def test_torchrun_two_processes_equal_one(tmp_path, one_process):
-    done = _bench(
-        ["--suite", "demo", "--output-dir", "out", "--cache-dir", "cache", "--batch-size", "4"], tmp_path, ranks=2
-    )
+    done = _bench(["--suite", "demo", "--output-dir", "out", "--cache-dir", "cache", *DEMO_OPTIONS], tmp_path, ranks=2)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("| Task ") == 2  # rank 0 alone prints the tables (scores, run diagnostics)
     _assert_same_scores(_scores(one_process), _scores(tmp_path / "out"))
@@ -241,6 +243,10 @@ def test_torchrun_two_processes_equal_one(tmp_path, one_process):
         assert encode["processes"] == 2
         assert encode["texts_encoded"] == reference["texts_encoded"] == reference["unique_inputs"]
         assert 0 < encode["texts_encoded_by_other_ranks"] < encode["texts_encoded"]
+        shift, alone = record["instruction_shift"], one[task]["instruction_shift"]
+        assert shift["sample"] == alone["sample"] == 16 and shift["seed"] == alone["seed"]  # the same sample
+        assert shift["mean_cosine_distance"] == pytest.approx(alone["mean_cosine_distance"], abs=1e-6)
+        assert alone["mean_cosine_distance"] > 0
     # each rank committed what it encoded: rank 0 to the main file, rank 1 to its shard, nothing twice
     by_rank_1 = sum(r["encode"]["texts_encoded_by_other_ranks"] for r in two.values())
     main, shards = _cache_rows(tmp_path / "cache")

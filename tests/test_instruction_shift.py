@@ -108,3 +108,20 @@ def test_a_negative_sample_is_one_error_line(capsys):
 
     assert main(["run", "--model", "toy:m", "-t", TASK, "--shift-sample", "-1"]) == 2
     assert capsys.readouterr().err.strip() == "error: --shift-sample -1: give a number of texts, 0 (off) or more."
+
+
+@pytest.mark.slow
+def test_mtebs_own_implementation_shifts_and_reuses_the_tasks_vectors(tmp_path):
+    """The default family (MTEB's implementation of MiniLM renders a task's inputs itself): the instructed
+    inputs are read from MTEB's own call (memo hits: the task's vectors), only the blind ones are new encodes."""
+    options = dict(tasks=[TASK], show_progress_bar=False)
+    [plain] = run(RunOptions(output_dir=str(tmp_path / "a"), cache_dir=str(tmp_path / "ca"), **options))
+    [shifted] = run(
+        RunOptions(output_dir=str(tmp_path / "b"), cache_dir=str(tmp_path / "cb"), shift_sample=16, **options)
+    )
+    measured = shifted.record["instruction_shift"]
+    assert shifted.record["model"]["family"] == "mteb" and "note" not in measured
+    assert measured["sample"] == 16 and measured["mean_cosine_distance"] > 0.01
+    extra = shifted.record["encode"]["texts_encoded"] - plain.record["encode"]["texts_encoded"]
+    assert 0 < extra <= 16  # the blind inputs; the instructed ones were the task's own vectors
+    assert shifted.main_score == plain.main_score

@@ -150,16 +150,48 @@ class MTEBModel(BaseEncoder):
 
     def probe_input(self, text: str, instruction: str, task_metadata: TaskMetadata | None) -> list[ModelInput]:
         """What MTEB's implementation sends its SentenceTransformer for one query row with `instruction`."""
-        from datasets import Dataset
-        from mteb._create_dataloaders import create_dataloader
         from mteb.types import PromptType
 
         assert task_metadata is not None  # `instruction_use` probes through MTEB's loader only for a task
+        return self._task_inputs(text, instruction, task_metadata, PromptType.query)
+
+    def shift_inputs(
+        self,
+        text: str,
+        instruction: str,
+        task_metadata: TaskMetadata,
+        prompt_type: PromptType | None,
+        *,
+        from_row: bool,
+    ) -> tuple[ModelInput, ModelInput]:
+        """With the instruction: what MTEB's implementation sent for the row (the row's own instruction, or
+        none where the task's came from its metadata, as MTEB reads it); without: the generic input,
+        `SentenceTransformer.encode(text)`'s (`render`)."""
+        found = self._task_inputs(text, instruction if from_row else None, task_metadata, prompt_type)
+        if len(found) != 1:
+            raise ConfigError(
+                f"{self.name}: MTEB's implementation ({type(self.impl).__name__}) sent {len(found)} inputs for one "
+                "text, not one the shift could compare."
+            )
+        return found[0], self.render(text, None, None)
+
+    def _task_inputs(
+        self, text: str, instruction: str | None, task_metadata: TaskMetadata, prompt_type: PromptType | None
+    ) -> list[ModelInput]:
+        """What MTEB's implementation sends its SentenceTransformer for one `prompt_type` row of the task
+        (with `instruction` as the row's own, when given); nothing is encoded."""
+        from datasets import Dataset
+        from mteb._create_dataloaders import create_dataloader
+
+        self.ensure_loaded()
+        if self.st is None:
+            raise ConfigError(
+                f"{self.name}: MTEB's implementation ({type(self.impl).__name__}) has no SentenceTransformer "
+                "whose inputs could be read."
+            )
+        columns = {"text": [text], **({"instruction": [instruction]} if instruction is not None else {})}
         loader = create_dataloader(
-            Dataset.from_dict({"text": [text], "instruction": [instruction]}),
-            task_metadata=task_metadata,
-            prompt_type=PromptType.query,
-            batch_size=1,
+            Dataset.from_dict(columns), task_metadata=task_metadata, prompt_type=prompt_type, batch_size=1
         )
         self._probe = []
         try:
@@ -168,7 +200,7 @@ class MTEBModel(BaseEncoder):
                 task_metadata=task_metadata,
                 hf_split="test",
                 hf_subset="default",
-                prompt_type=PromptType.query,
+                prompt_type=prompt_type,
                 batch_size=1,
                 show_progress_bar=False,
             )

@@ -43,6 +43,21 @@ class InstructionProbe:
             "probe": {"text": PROBE_TEXT, "instructions": list(PROBE_INSTRUCTIONS)},
         }
 
+    def shift_inputs(
+        self,
+        text: str,
+        instruction: str,
+        task_metadata: TaskMetadata,
+        prompt_type: PromptType | None,
+        *,
+        from_row: bool,
+    ) -> tuple[ModelInput, ModelInput]:
+        """(with, without) `instruction`: the input a task gave `text` as a `prompt_type` row, and the
+        instruction-blind input of the same text (bench/run/shift.py measures the distance between their
+        vectors). `from_row`: the row carried `instruction` itself (else it is the task's); a family that
+        renders its inputs itself needs to know which."""
+        return self.render(text, instruction, prompt_type), self.render(text, None, prompt_type)
+
     def probe_input(self, text: str, instruction: str, task_metadata: TaskMetadata | None) -> Any:
         """The model input for `text` under `instruction`, as a task's query row renders it."""
         from mteb.types import PromptType

@@ -187,7 +187,7 @@ def _evaluate_one(
             co2_tracker=False,
             prediction_folder=scratch,
         )
-    instruction_shift = shift.measure(model, name, instructed, options.shift_sample)  # its encodes: in `stats`
+    instruction_shift = shift.measure(model, task.metadata, instructed, options.shift_sample)  # its encodes: in `stats`
     seconds = time.perf_counter() - tick
     usage = model_usage(model, since=usage_before) if usage_before is not None else None
     record = _run_record(model, task, options, key, model.stats.minus(before), started, seconds, usage)

@@ -13,9 +13,11 @@ How it is taken, so that nothing is encoded twice and every encode is counted:
 - `sample` picks N of them with a seed derived from the task's name and those texts (not from the run's
   `--seed` nor the rank count: rank 0 sees every text of a launched run, so the sample is the same however
   many processes run it);
-- `measure` renders each picked text with and without its instruction and embeds both through the model's
-  own `encode_inputs` under the task's memo scope: the instructed inputs are the vectors the task just used
-  (memo or cache hits), the blind ones are new encodes, counted in the run record's `encode` block.
+- `measure` asks the model for each picked text's inputs with and without its instruction (`shift_inputs`:
+  the family's `render`; MTEB's implementation reads what its own call sent, bench/adapters/mteb_model.py)
+  and embeds both through the model's own `encode_inputs` under the task's memo scope: the instructed inputs
+  are the vectors the task just used (memo or cache hits), the blind ones are new encodes, counted in the
+  run record's `encode` block.
 
 Off by default (N = 0): the issue asked for 256 on every run, but the blind encodes change every run's encode
 and API-request counts (an API model would pay for texts a dry run does not predict), so a run without the
@@ -57,6 +59,7 @@ class Instructed:
     text: str
     instruction: str
     prompt_type: str | None
+    from_row: bool = False  # the row's own instruction (else the task's): how MTEB's implementations get it
 
 
 def sample_seed(task_name: str, items: Sequence[Instructed]) -> int:
@@ -99,7 +102,7 @@ def collecting(model: Any, n: int) -> Iterator[list[Instructed] | None]:
         default = task_instruction(task_metadata, prompt_type)
         kind = prompt_type.value if prompt_type is not None else None
         seen.extend(
-            Instructed(t, i, kind)
+            Instructed(t, i, kind, bool(r))
             for t, r in zip(texts, instructions, strict=True)
             if isinstance(t, str) and (i := r or default)
         )
@@ -120,10 +123,11 @@ def cosine_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return 1.0 - np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
 
-def measure(model: Any, task_name: str, seen: list[Instructed] | None, n: int) -> InstructionShift | None:
+def measure(model: Any, task_metadata: TaskMetadata, seen: list[Instructed] | None, n: int) -> InstructionShift | None:
     """The task's instruction shift on a sample of `seen` (None when the flag is off)."""
     if seen is None or n <= 0:
         return None
+    task_name = task_metadata.name
     seed, picked = sample(task_name, seen, n)
     result: InstructionShift = {"sample": 0, "population": len(set(seen)), "mean_cosine_distance": None, "seed": seed}
     if not picked:
@@ -132,11 +136,11 @@ def measure(model: Any, task_name: str, seen: list[Instructed] | None, n: int) -
 
     try:
         pairs = [
-            (model.render(i.text, i.instruction, kind), model.render(i.text, None, kind))
+            model.shift_inputs(i.text, i.instruction, task_metadata, kind, from_row=i.from_row)
             for i in picked
             for kind in [PromptType(i.prompt_type) if i.prompt_type else None]
         ]
-    except ConfigError as e:  # MTEB's own implementation renders a task's inputs itself
+    except ConfigError as e:  # an implementation with no text input to render (MTEB's, without a SentenceTransformer)
         logger.warning("%s: instruction shift not measured: %s", task_name, e)
         return {**result, "note": f"not measured: {e}"}
     same = np.array([input_key(a) == input_key(b) for a, b in pairs])
