@@ -180,30 +180,17 @@ class MTEBModel(BaseEncoder):
     ) -> list[ModelInput]:
         """What MTEB's implementation sends its SentenceTransformer for one `prompt_type` row of the task
         (with `instruction` as the row's own, when given); nothing is encoded."""
-        from datasets import Dataset
-        from mteb._create_dataloaders import create_dataloader
-
         self.ensure_loaded()
         if self.st is None:
             raise ConfigError(
                 f"{self.name}: MTEB's implementation ({type(self.impl).__name__}) has no SentenceTransformer "
                 "whose inputs could be read."
             )
-        columns = {"text": [text], **({"instruction": [instruction]} if instruction is not None else {})}
-        loader = create_dataloader(
-            Dataset.from_dict(columns), task_metadata=task_metadata, prompt_type=prompt_type, batch_size=1
-        )
         self._probe = []
         try:
-            self.impl.encode(
-                loader,
-                task_metadata=task_metadata,
-                hf_split="test",
-                hf_subset="default",
-                prompt_type=prompt_type,
-                batch_size=1,
-                show_progress_bar=False,
-            )
+            loader = _one_row_loader(text, instruction, task_metadata, prompt_type)
+            call = {"hf_split": "test", "hf_subset": "default", "batch_size": 1, "show_progress_bar": False}
+            self.impl.encode(loader, task_metadata=task_metadata, prompt_type=prompt_type, **call)
             return list(self._probe)
         finally:
             self._probe = None
@@ -506,6 +493,19 @@ class _ModelCall:
         self, inputs: Any, prompt_name: str | None = None, prompt: str | None = None, **options: Any
     ) -> Any:
         return self._call("encode_document", inputs, prompt_name, prompt, **options)
+
+
+def _one_row_loader(
+    text: str, instruction: str | None, task_metadata: TaskMetadata, prompt_type: PromptType | None
+) -> DataLoader:
+    """MTEB's loader of one row of the task (`instruction`: the row's own, when given)."""
+    from datasets import Dataset
+    from mteb._create_dataloaders import create_dataloader
+
+    columns = {"text": [text], **({"instruction": [instruction]} if instruction is not None else {})}
+    return create_dataloader(
+        Dataset.from_dict(columns), task_metadata=task_metadata, prompt_type=prompt_type, batch_size=1
+    )
 
 
 def _loader_instructions(inputs: object) -> list[str | None]:
