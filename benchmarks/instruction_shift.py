@@ -37,7 +37,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def run(args: list[str], env: dict[str, str]) -> float:
     """CPU seconds of `python -m bench run ARGS` in a fresh process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "bench", "run", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "run", *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        sys.exit(f"bench run {' '.join(args)} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
