@@ -37,7 +37,7 @@ def test_verify_prints_scores_as_every_cli_table_does():
 
 
 def test_dry_run_table_counts_with_thousands_separators():
-    from bench.cli.commands.run import dry_run_table
+    from bench.run.dry_run_report import dry_run_table
     from bench.run.runner import DryRunEstimate
 
     estimates = [

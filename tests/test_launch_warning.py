@@ -1,12 +1,13 @@
 """`accelerate launch --num_processes 2` without `--multi_gpu` runs one process and says nothing: `bench run`
-says it (bench/cli/commands/run.py), from the variables accelerate sets in the process it starts."""
+says it (bench/run/launcher.py), from the variables accelerate sets in the process it starts."""
 
 from __future__ import annotations
 
 import pytest
 
 from bench.cli.commands import run as run_command
-from bench.cli.commands.run import single_process_launch_warning
+from bench.run import launcher
+from bench.run.launcher import single_process_launch_warning
 
 # What accelerate's simple launcher (one process) puts in the child's environment (accelerate/utils/launch.py)
 SIMPLE_LAUNCH = {"ACCELERATE_USE_CPU": "False", "ACCELERATE_MIXED_PRECISION": "no", "ACCELERATE_DYNAMO_BACKEND": "NO"}
@@ -48,7 +49,7 @@ def test_bench_run_logs_it_first(monkeypatch, caplog):
         monkeypatch.setenv(name, value)
     for name in ("WORLD_SIZE", "RANK", "LOCAL_RANK"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(run_command, "_launcher_argv", lambda: LAUNCHER)
+    monkeypatch.setattr(launcher, "_launcher_argv", lambda: LAUNCHER)
     monkeypatch.setitem(sys.modules, "bench.adapters.distributed", None)  # the first import after the check: stop there
     from bench.cli.main import build_parser
 

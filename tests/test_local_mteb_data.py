@@ -301,7 +301,7 @@ def test_damaged_copy_is_one_data_error(tmp_path: Path) -> None:
 
 
 def test_run_note_names_results_on_local_data() -> None:
-    from bench.cli.commands.run import local_data_note
+    from bench.run.local_data import local_data_note
     from bench.results.outcome import TaskOutcome
 
     def outcome(name: str, revision: str, source: str) -> TaskOutcome:

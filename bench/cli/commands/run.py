@@ -10,22 +10,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 from typing import TYPE_CHECKING, Any
 
-from bench.results.store import HARNESS_RESULTS
 from bench.run.instruction_style import AUTO, STYLE_CHOICES
 
 if TYPE_CHECKING:
     from bench.adapters.option_values import OptionSource
-    from bench.results.outcome import TaskOutcome
-    from bench.run.runner import DryRunEstimate
 
 logger = logging.getLogger(__name__)
-
-# Set in the process `accelerate launch` starts, whichever launcher (accelerate/utils/launch.py); its simple
-# launcher, which runs ONE process, sets no WORLD_SIZE (a multi-process launch does, through torchrun).
-ACCELERATE_CHILD_VARS = ("ACCELERATE_DYNAMO_BACKEND", "ACCELERATE_MIXED_PRECISION", "ACCELERATE_USE_CPU")
 
 EPILOG = """examples:
   python -m bench run                                   demo suite, default model, offline
@@ -236,6 +228,8 @@ def model_spec_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from bench.run.launcher import single_process_launch_warning
+
     if (warning := single_process_launch_warning()) is not None:
         logger.warning(warning)
     from bench.cli.run_names import check_model_family, check_run_names
@@ -247,7 +241,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from bench.adapters.registry import convert_options
     from bench.core.errors import ConfigError
     from bench.results.summary import run_table
+    from bench.run.dry_run_report import dry_run_table
+    from bench.run.local_data import local_data_note
     from bench.run.runner import RunOptions, dry_run, run
+    from bench.run.usage import format_usage, total_usage
 
     model_options = convert_options(spec, layers)  # each value checked, an error naming its file or flag
     options = RunOptions(
@@ -285,155 +282,3 @@ def _cmd_run(args: argparse.Namespace) -> int:
         parents = sorted({os.path.dirname(f) for f in variant_folders})
         print(f"Instruction variants: {len(variant_folders)} MTEB experiment folder(s) under " + ", ".join(parents))
     return 0
-
-
-def single_process_launch_warning(
-    environ: dict[str, str] | None = None, launcher_argv: list[str] | None = None
-) -> str | None:
-    """One line when `accelerate launch` started this run as its only process: without `--multi_gpu` (or an
-    `accelerate config` that says multi-GPU) accelerate runs `--num_processes 2` as one plain process, on CPU
-    always (it spreads CPU processes over MPI only), and says nothing. Seen from here: accelerate's variables
-    and no WORLD_SIZE above 1. N is the launcher's `--num_processes` when its command line can be read (no
-    line when it asked for one process)."""
-    env = os.environ if environ is None else environ
-    if not any(name in env for name in ACCELERATE_CHILD_VARS) or env.get("WORLD_SIZE", "1").strip() not in (
-        "",
-        "0",
-        "1",
-    ):
-        return None
-    asked = _num_processes(_launcher_argv() if launcher_argv is None else launcher_argv)
-    if asked is not None and asked <= 1:
-        return None
-    n = "N" if asked is None else str(asked)
-    return (
-        f"warning: accelerate launch started one process; for {n} processes add --multi_gpu (GPUs) "
-        f"or use torchrun --nproc_per_node {n}"
-    )
-
-
-def _launcher_argv() -> list[str]:
-    """The parent process's command line (`accelerate launch ...`), where the system shows it (Linux)."""
-    try:
-        with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
-            return [part.decode(errors="replace") for part in f.read().split(b"\0") if part]
-    except OSError:
-        return []
-
-
-def _num_processes(argv: list[str]) -> int | None:
-    """`--num_processes N` (or `--num-processes=N`, accelerate takes both) from `accelerate launch`'s arguments."""
-    for i, arg in enumerate(argv):
-        match = re.fullmatch(r"--num[_-]processes(?:=(.*))?", arg)
-        if match:
-            value = match.group(1) if match.group(1) is not None else (argv[i + 1] if i + 1 < len(argv) else "")
-            return int(value) if value.strip().isdigit() else None
-    return None
-
-
-def local_data_note(outcomes: list[TaskOutcome]) -> str | None:
-    """One line when an MTEB task's result was computed on local data (a `local-…` dataset revision):
-    it is filed under OUTPUT/instruct-bench, not where `mteb submit-results` looks (bench/results/store.py)."""
-    from bench.results.marks import local_copy
-
-    copies = [o for o in outcomes if local_copy(o.record)]
-    if not copies:  # MTEB's registry is imported only when there is something to look up (a reused rerun has none)
-        return None
-    from bench.tasks.mteb_compat import mteb_registry
-
-    registry = mteb_registry()
-    local = list(
-        dict.fromkeys(
-            o.task
-            for o in copies
-            if o.task in registry and not str(registry[o.task].__module__).startswith("bench.tasks.")
-        )
-    )
-    if not local:
-        return None
-    named = ", ".join(local[:4]) + (f", +{len(local) - 4} more" if len(local) > 4 else "")
-    return (
-        f"Note: {named} ran on local data and carries a local-… dataset revision, so it is filed under "
-        f"{HARNESS_RESULTS}/: MTEB's results repository will not take them (the revision is what says a number "
-        "was computed on the published data, and these are not), and `mteb submit-results` does not look there."
-    )
-
-
-USAGE_COUNTERS = ("requests", "retries", "texts", "tokens", "tokens_estimated", "usd")
-
-
-def total_usage(parts: list[dict[str, Any] | None]) -> dict[str, Any]:
-    """Per-task usage ledgers added up: counters summed (a cost unknown anywhere stays unknown)."""
-    total: dict[str, Any] = {}
-    for part in parts:
-        for k, v in (part or {}).items():
-            if k not in total:
-                total[k] = v
-            elif k in USAGE_COUNTERS:
-                total[k] = None if total[k] is None or v is None else total[k] + v
-    return total
-
-
-def format_usage(usage: dict[str, Any]) -> str:
-    """One line: requests, retries, tokens, cost (or why the cost is unknown)."""
-    parts = []
-    for key, label in (("requests", "requests"), ("retries", "retries"), ("texts", "texts"), ("tokens", "tokens")):
-        if usage.get(key) is not None:
-            parts.append(f"{usage[key]:,} {label}")
-    if usage.get("tokens_method"):
-        parts[-1] += f" ({usage['tokens_method']})"
-    usd = usage.get("usd")
-    if usd is not None:
-        parts.append(f"${usd:.6f} at ${usage.get('usd_per_1m_tokens')}/1M tokens ({usage.get('price_source')})")
-    elif "usd" in usage:
-        parts.append("cost unknown (no price for this model; give --price USD_PER_1M_TOKENS)")
-    return ", ".join(parts)
-
-
-def dry_run_table(estimates: list[DryRunEstimate]) -> str:
-    """Per task: texts the cache lacks, and the family's token/request/cost estimate."""
-    from tabulate import tabulate
-
-    rows = [
-        [
-            e.task,
-            _count(e.texts),
-            _count(e.estimate.get("tokens")),
-            _count(e.estimate.get("requests")),
-            _usd(e.estimate) if "usd" in e.estimate else "",  # a priced (API) family only
-        ]
-        for e in estimates
-    ]
-    total = total_usage([{"texts": e.texts, **e.estimate} for e in estimates])
-    rows.append(
-        [
-            "Total",
-            _count(total.get("texts", 0)),
-            _count(total.get("tokens")),
-            _count(total.get("requests")),
-            _usd(total) if "usd" in total else "",
-        ]
-    )
-    table = tabulate(
-        rows,
-        headers=["Task", "Texts to encode", "Est. tokens", "Requests", "Est. USD"],
-        tablefmt="github",
-        disable_numparse=True,
-    )
-    lines = [f"Dry run of {len(estimates)} task(s): no model was called, nothing was written.", table]
-    if total.get("tokens_method"):
-        lines.append(f"Tokens counted with {total['tokens_method']}.")
-    if "usd" in total and total["usd"] is None:
-        lines.append("Cost unknown: no price for this model; give --price USD_PER_1M_TOKENS.")
-    return "\n".join(lines)
-
-
-def _count(value: object) -> str:
-    """A count as every CLI table shows it (`format_count`: `1,106`); blank when unknown."""
-    from bench.results.tables import format_count
-
-    return "" if value is None or value == "" else format_count(value)
-
-
-def _usd(usage: dict[str, Any]) -> str:
-    return "unknown" if usage.get("usd") is None else f"{usage['usd']:.6f}"
