@@ -80,3 +80,40 @@ def test_instruction_format_option():
     assert enc.render("t", "emotion", None) == ["Represent the emotion: ", "t"]
     with pytest.raises(ConfigError, match="instruction"):
         InstructorEncoder("unused", revision="x", instruction_format="Represent: ")
+
+
+def test_pattern_is_one_string_pooled_whole(tiny_bert):
+    """`pattern` (InBedder's INSTRUCTOR baseline): one string, every token pooled, the instruction's included."""
+    from transformers import AutoModel, AutoTokenizer
+
+    enc = InstructorEncoder(tiny_bert, use_cache=False, pattern="{instruction}: {input}")
+    enc.ensure_loaded()
+    model_input = enc.render("Refund please", "What does the customer need?", None)
+    assert model_input == ["", "What does the customer need?: Refund please"]
+    features = enc.features([model_input])
+    assert features["instruction_mask"][0][features["attention_mask"][0].bool()].tolist() == [1] * int(
+        features["attention_mask"][0].sum()
+    )
+    tok, model = AutoTokenizer.from_pretrained(tiny_bert), AutoModel.from_pretrained(tiny_bert)
+    with torch.no_grad():
+        states = model(**tok(model_input[1], return_tensors="pt")).last_hidden_state[0]
+    np.testing.assert_allclose(enc.encode_inputs([model_input])[0], states.mean(0).numpy(), atol=1e-5)
+
+
+def test_pattern_writes_no_second_separator():
+    enc = InstructorEncoder("unused", revision="x", pattern="{instruction}: {input}")
+    assert enc.render("t", "Represent the Ubuntu question for reranking: ", None) == [
+        "",
+        "Represent the Ubuntu question for reranking: t",
+    ]
+    assert enc.render("t", "What does the user want?", None) == ["", "What does the user want?: t"]
+    assert enc.render("t", None, None) == ["", "t"]  # no instruction: the text alone
+
+
+def test_pattern_needs_both_placeholders_and_excludes_instruction_format():
+    with pytest.raises(ConfigError, match="needs both"):
+        InstructorEncoder("unused", revision="x", pattern="{instruction}: ")
+    with pytest.raises(ConfigError, match="both given"):
+        InstructorEncoder(
+            "unused", revision="x", pattern="{instruction}: {input}", instruction_format="{instruction}: "
+        )

@@ -413,6 +413,87 @@ def test_every_spec_builds_an_encoder_offline() -> None:
                 assert load_model(row.spec["model"], **row.spec["model_args"]) is not None, row.label
 
 
+# The dtype each runnable row's authors ran in, with where it is said (issue 42, item 8). A family's default
+# dtype is `auto`, bfloat16 on a GPU: a row that sets none would not run as the authors did.
+_SENTENCE_TRANSFORMERS = "SentenceTransformer's default load (no dtype in the authors' config): float32"
+_INBEDDER_CONFIG = "InBedder configs/*.json (shared/research/seeds.md section 1.4)"
+_METAEOL_CODE = "MetaEOL's from_pretrained sets no dtype: float32 (shared/research/seeds.md section 2.3)"
+_INSTRUCTOR_EVAL = "INSTRUCTOR's evaluate_model.py: the INSTRUCTOR package's default load, float32"
+AUTHORS_DTYPE: dict[tuple[str, str], tuple[str, str]] = {
+    **{
+        (table, label): dtype_and_source
+        for table in ("inbedder-2024-table1", "inbedder-2024-table2")
+        for label, dtype_and_source in {
+            "e5-large-v2(w/o instruction)": (
+                "float32",
+                "configs/sentence-transformers_e5-large-v2.json; " + _SENTENCE_TRANSFORMERS,
+            ),
+            "instructor-large": (
+                "float32",
+                "configs/sentence-transformers_instructor-large.json; " + _SENTENCE_TRANSFORMERS,
+            ),
+            "roberta-large-INBEDDER (avg-gen)": ("float32", _INBEDDER_CONFIG),
+            "opt-1.3b-INBEDDER (1st-gen)": ("float32", _INBEDDER_CONFIG),
+            "opt-2.7b-INBEDDER (1st-gen)": ("float32", _INBEDDER_CONFIG),
+            "llama-2-7b-chat(re-enc)": ("bfloat16", "causallm_llama-2-7b-chat-e5-large-v2-pretrain.json"),
+            "llama-2-13b-chat(re-enc)": ("bfloat16", "causallm_llama-2-13b-chat-e5-large-v2-pretrain.json"),
+            "llama-2-7b-INBEDDER (1st-gen)": ("bfloat16", "causallm_llama-2-7b-e5-large-v2-qa-ml=3.json"),
+        }.items()
+    },
+    ("gstransform-2025-table1", "InstructOR"): ("float32", "paper section 4: default open-source configurations"),
+    ("gstransform-2025-table1", "InBedder-Roberta"): ("float32", _INBEDDER_CONFIG),
+    ("gstransform-2025-table1", "InBedder-Llama2"): ("bfloat16", _INBEDDER_CONFIG),
+    ("instructor-2023-table10", "GTR (335M)"): ("float32", _SENTENCE_TRANSFORMERS),
+    ("instructor-2023-table10", "INSTRUCTOR (335M)"): ("float32", _INSTRUCTOR_EVAL),
+    ("instructor-2023-table10", "GTR (1.5B)"): ("float32", _SENTENCE_TRANSFORMERS),
+    ("instructor-2023-table10", "INSTRUCTOR (1.5B)"): ("float32", _INSTRUCTOR_EVAL),
+    **{
+        ("metaeol-2024-table1", f"{method}-{model}{' (Ours)' if method == 'MetaEOL' else ''} ({size})"): (
+            "float32",
+            _METAEOL_CODE,
+        )
+        for method in ("PromptEOL", "MetaEOL")
+        for model, size in (("LLAMA2", "7B"), ("Mistral", "7B"), ("LLAMA3", "8B"), ("LLAMA2", "13B"))
+    },
+    ("metaeol-2024-table4", "TC+SA+PI+IE"): ("float32", _METAEOL_CODE),
+}
+
+
+def _runnable_rows() -> dict[tuple[str, str], dict[str, object]]:
+    return {(t.id, r.label): r.spec for t in all_tables() for r in t.rows if r.spec is not None}
+
+
+def test_every_runnable_row_runs_in_the_authors_dtype() -> None:
+    """Each runnable row's encoder resolves the dtype its authors ran, not the family's `auto` (bfloat16 on a GPU)."""
+    from bench.adapters.registry import load_model
+
+    assert set(_runnable_rows()) == set(AUTHORS_DTYPE)  # a new runnable row declares its authors' dtype here
+    for key, spec in _runnable_rows().items():
+        model = load_model(str(spec["model"]), **dict(spec.get("model_args") or {}))
+        assert model.dtype_option == AUTHORS_DTYPE[key][0], (key, AUTHORS_DTYPE[key][1])
+
+
+def test_inbedder_instructor_rows_are_one_string_as_the_authors_ran() -> None:
+    """InBedder's INSTRUCTOR baseline: `"{instruction}: {input}"` as one string (every token pooled: no
+    instruction part), with no second colon after an instruction that ends in one."""
+    from bench.adapters.registry import load_model
+    from bench.tasks.generic import RERANKING_INSTRUCTIONS
+
+    reranking = RERANKING_INSTRUCTIONS["AskUbuntuDupQuestions"]["query"]  # the harness's instruction of the task
+    for table_id in ("inbedder-2024-table1", "inbedder-2024-table2"):
+        spec = load_table(table_id).row("instructor-large").spec
+        assert spec is not None
+        model = load_model(str(spec["model"]), **dict(spec.get("model_args") or {}))
+        assert model.render("How do I mount a USB drive?", reranking, None) == [
+            "",
+            "Represent the Ubuntu question for reranking: How do I mount a USB drive?",
+        ]
+        assert model.render("Refund please", "What does the customer need?", None) == [
+            "",
+            "What does the customer need?: Refund please",
+        ]
+
+
 # ---------------------------------------------------------------------------------------- the loader
 def test_unknown_table_id_suggests_the_close_one() -> None:
     with pytest.raises(UnknownNameError, match="Did you mean: inbedder-2024-table1") as e:

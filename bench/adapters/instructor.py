@@ -15,6 +15,12 @@ INSTRUCTOR pads every batch to `max_seq_length`; padded positions are masked in 
 pooling, so padding to the longest row gives the same vectors and is faster. `instruction_format`
 places the task's instruction in the INSTRUCTOR pair (default: the instruction as it is; INSTRUCTOR's
 own instructions read "Represent the ... for ...: ").
+
+`pattern` is the other way the field fed INSTRUCTOR: ONE string, `{instruction}` and `{input}` filled in (InBedder's
+INSTRUCTOR baseline, `configs/sentence-transformers_instructor-large.json`: `"pattern": "{instruction}: {input}"`,
+passed to `INSTRUCTOR.encode` as a plain string). A plain string has no instruction part, so nothing is masked and the
+pooling covers every token, instruction included; the input is the pair `["", string]`, and no position is masked. An instruction that already ends with the separator the pattern puts after it is not given a second one
+(`'Represent the question for reranking: '` in `'{instruction}: {input}'` reads `'... for reranking: TEXT'`).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ class InstructorEncoder(BaseEncoder):
         name: str | None = None,
         revision: str | None = None,
         instruction_format: str = "{instruction}",
+        pattern: str | None = None,
         max_seq_length: int | None = None,
         **kwargs: Any,
     ) -> None:
@@ -58,6 +65,8 @@ class InstructorEncoder(BaseEncoder):
         Args:
             instruction_format: how the task's instruction is written into INSTRUCTOR's [instruction, text] pair
                 (its tokens are attended to but not pooled).
+            pattern: instead of the pair, one string with `{instruction}` and `{input}` (e.g. `{instruction}: {input}`,
+                InBedder's INSTRUCTOR baseline): every token pooled, the instruction's included.
             max_seq_length: tokens kept of the joined instruction and text (longest-first truncation); default the
                 checkpoint's `max_seq_length`, else the tokenizer's limit.
         """
@@ -66,8 +75,18 @@ class InstructorEncoder(BaseEncoder):
                 f"instruction_format {instruction_format!r} has no '{{instruction}}' placeholder; "
                 f"e.g. 'Represent the sentence for {{instruction}}: '."
             )
+        if pattern is not None and ("{input}" not in pattern or "{instruction}" not in pattern):
+            raise ConfigError(
+                f"pattern {pattern!r} needs both '{{instruction}}' and '{{input}}', e.g. '{{instruction}}: {{input}}'."
+            )
+        if pattern is not None and instruction_format != "{instruction}":
+            raise ConfigError(
+                "instruction_format and pattern both given: give instruction_format for INSTRUCTOR's "
+                "[instruction, text] pair (instruction not pooled), or pattern for one string (every token pooled)."
+            )
         self.model_path = model_path
         self.instruction_format = instruction_format
+        self.pattern = pattern
         self.max_seq_length = max_seq_length
         self.model: Any = None
         super().__init__(name=name, revision=revision, source=model_path, **kwargs)
@@ -109,7 +128,10 @@ class InstructorEncoder(BaseEncoder):
         return int(self.model.max_seq_length or self._transformer.tokenizer.model_max_length)
 
     def render(self, text: str, instruction: str | None, prompt_type: PromptType | None) -> list[str]:
-        """[instruction, text], as INSTRUCTOR takes them ("" when the row has no instruction)."""
+        """[instruction, text], as INSTRUCTOR takes them ("" when the row has no instruction); with `pattern`,
+        ["", the one string] (nothing masked)."""
+        if self.pattern is not None:
+            return ["", joined_input(self.pattern, text, instruction) if instruction else text]
         return [self.instruction_format.replace("{instruction}", instruction) if instruction else "", text]
 
     def token_lengths(self, inputs: Sequence[ModelInput]) -> list[int]:
@@ -136,6 +158,9 @@ class InstructorEncoder(BaseEncoder):
         joined, instructions = self._pairs(inputs)
         kwargs = {"padding": True, "truncation": "longest_first", "max_length": self._seq_len, "return_tensors": "pt"}
         features = dict(tokenizer(joined, **kwargs))
+        if self.pattern is not None:  # one string, no instruction part: every token pooled (not even [CLS] masked)
+            features["instruction_mask"] = torch.ones_like(features["attention_mask"])
+            return features
         instruction_lengths = tokenizer(instructions, **kwargs)["attention_mask"][:, 1:].sum(1)
         positions = torch.arange(features["attention_mask"].shape[1]).unsqueeze(0)
         features["instruction_mask"] = (positions >= instruction_lengths.unsqueeze(1)).long()
@@ -158,3 +183,13 @@ class InstructorEncoder(BaseEncoder):
             for module in list(self.model)[1:]:  # Pooling, then the checkpoint's Dense / Normalize
                 pooled = module(pooled)
         return pooled["sentence_embedding"].float().cpu().numpy()
+
+
+def joined_input(pattern: str, text: str, instruction: str) -> str:
+    """`pattern` filled in as InBedder's evaluation does (`{input}` first, then `{instruction}`), the instruction
+    without a trailing copy of the separator the pattern writes after it (no `reranking: : TEXT`)."""
+    after = pattern.split("{instruction}", 1)[1].split("{input}", 1)[0].strip()
+    written = instruction.rstrip()
+    if after and written.endswith(after):
+        written = written[: -len(after)].rstrip()
+    return pattern.replace("{input}", text).replace("{instruction}", written)
