@@ -37,8 +37,7 @@ def test_verify_prints_scores_as_every_cli_table_does():
 
 
 def test_dry_run_table_counts_with_thousands_separators():
-    from bench.run.dry_run_report import dry_run_table
-    from bench.run.runner import DryRunEstimate
+    from bench.run.dry_run import DryRunEstimate, dry_run_table
 
     estimates = [
         DryRunEstimate(

@@ -46,7 +46,8 @@ _SCRIPT = textwrap.dedent(
 
     safetensors.safe_open = safe_open  # before transformers' `from safetensors import safe_open`
     from bench.adapters.registry import load_model
-    from bench.run.runner import RunOptions, dry_run
+    from bench.run.dry_run import dry_run
+    from bench.run.runner import RunOptions
 
     load_model("all-MiniLM-L6-v2")  # hashes the copy's files (memoized): reads bytes, loads nothing
     out = {}

@@ -301,8 +301,8 @@ def test_damaged_copy_is_one_data_error(tmp_path: Path) -> None:
 
 
 def test_run_note_names_results_on_local_data() -> None:
-    from bench.run.local_data import local_data_note
     from bench.results.outcome import TaskOutcome
+    from bench.run.local_data import local_data_note
 
     def outcome(name: str, revision: str, source: str) -> TaskOutcome:
         record = {"task": {"dataset": {"revision": revision, "source": source}}}

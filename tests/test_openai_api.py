@@ -25,7 +25,8 @@ from bench.adapters.openai_api import (
 from bench.adapters.registry import load_model
 from bench.cli.main import main
 from bench.core.errors import ConfigError, EncodingError
-from bench.run.runner import RunOptions, dry_run, run
+from bench.run.dry_run import dry_run
+from bench.run.runner import RunOptions, run
 from fake_openai import FakeOpenAI, fake_vector
 
 EMB = "/v1/embeddings"

@@ -4,6 +4,7 @@ one line each; and the Δ and matching rules of bench/results/deltas.py that the
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,53 @@ def test_dry_run_plans_the_twelve_rows_of_inbedder_table1_offline(capsys, monkey
     )
     assert sum("not run: checkpoint not released" in line for line in lines) == 4
     assert "Data not local: Could not load BrandonZYW/" in out
+
+
+def test_dry_run_names_every_task_without_data_and_the_gated_weights(capsys):
+    """Offline: each of the three tasks' data is named (not the first only), and the two meta-llama rows' weights
+    are flagged as gated, once each."""
+    code, out, _ = _reproduce(capsys, "inbedder-2024-table1", "--dry-run")
+    assert code == 0
+    not_local = [line for line in out.splitlines() if line.startswith("Data not local: ")]
+    assert [line.split("Could not load ")[1].split()[0] for line in not_local] == [
+        "BrandonZYW/InstructSTSB",
+        "BrandonZYW/IntentEmotion",
+        "BrandonZYW/NYTClustering",
+    ]
+    gated = [line.split(": ")[1] for line in out.splitlines() if line.startswith("Gated weights: ")]
+    assert gated == ["meta-llama/Llama-2-7b-chat-hf", "meta-llama/Llama-2-13b-chat-hf"]
+
+
+def test_dry_run_says_a_row_would_run_on_stand_in_data(tiny_st, tmp_path, capsys):
+    """A row planned on a builder's label-derived proxy says so under the plan (its Δ would not be comparable)."""
+    table = tmp_path / "sts-table.yaml"
+    table.write_text(
+        TINY_TABLE.replace("{TINY}", tiny_st)
+        .replace("task: DemoInstructSTS", "task: STSBenchmark")
+        .replace("suite: demo", "suite: generic-sts"),
+        encoding="utf-8",
+    )
+    folder = tmp_path / "data" / "STSBenchmark"
+    folder.mkdir(parents=True)
+    rows = [{"sentence1": f"a cat sat {i}", "sentence2": f"a cat sits {i}", "score": float(i % 5)} for i in range(6)]
+    (folder / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (folder / "manifest.json").write_text('{"proxy": true, "note": "label-derived proxy"}', encoding="utf-8")
+    code, out, _ = _reproduce(
+        capsys,
+        str(table),
+        "--dry-run",
+        "--rows",
+        "tiny",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--cache-dir",
+        str(tmp_path / "c"),
+    )
+    assert code == 0
+    assert "(template=prefix) on STSBenchmark: 12 texts to encode" in out  # planned: six pairs
+    assert [line for line in out.splitlines() if line.startswith("Stand-in data: ")] == [
+        "Stand-in data: STSBenchmark: label-derived proxy"
+    ]
 
 
 def test_dry_run_counts_texts_where_the_data_is_here(tiny_table, tmp_path, capsys):

@@ -24,7 +24,8 @@ from bench.results import comparability
 from bench.results.deltas import Reproduction, reproduction, row_tasks
 from bench.results.literature import ReportedRow, ReportedTable
 from bench.results.outcome import TaskOutcome
-from bench.run.runner import RunOptions, dry_run, run
+from bench.run.dry_run import dry_run, dry_run_facts, gated_lines
+from bench.run.runner import RunOptions, run
 
 logger = logging.getLogger("bench")
 
@@ -61,11 +62,12 @@ class RowPlan:
 
     selected: SelectedRow
     tasks: tuple[str, ...] = ()
-    texts: int | None = None  # inputs the model would encode (after the cache), from `bench.run.runner.dry_run`
+    texts: int | None = None  # inputs the model would encode (after the cache), from `bench.run.dry_run.dry_run`
     tokens: int | None = None
     skipped: str | None = None  # no spec: the table's why_not
     unavailable: str | None = None  # DATA_NOT_LOCAL, or why the row cannot be planned
-    detail: str | None = None  # the data error behind DATA_NOT_LOCAL, printed once under the plan
+    details: tuple[str, ...] = ()  # the data errors behind DATA_NOT_LOCAL, one per task, printed once under the plan
+    facts: tuple[str, ...] = ()  # what the run would meet, one line each (stand-in data, gated weights, ...)
 
 
 def select_rows(table: ReportedTable, wanted: Sequence[str] | None) -> list[SelectedRow]:
@@ -141,10 +143,11 @@ def _run_row(table: ReportedTable, selected: SelectedRow, base: RunOptions, step
 def plan(table: ReportedTable, rows: Sequence[SelectedRow], base: RunOptions) -> list[RowPlan]:
     """What `reproduce` would do, per row: spec, tasks, and the inputs the model would encode, counted by
     `bench run --dry-run`'s own function (no weights loaded, nothing written). A row whose task data is not
-    here says "data not local" instead of a count (the data of a set of tasks is tried once: the rows of a
-    table share it); one whose model cannot be resolved says why."""
+    here says "data not local" instead of a count, with every such task's reason under the plan (the data of
+    a set of tasks is tried once: the rows of a table share it); one whose model cannot be resolved says why.
+    Each row also carries the dry run's facts (stand-in data, a prompt per text) and its gated weights."""
     plans = []
-    missing_data: dict[tuple[str, ...], str] = {}  # tasks -> why their data is not here
+    missing_data: dict[tuple[str, ...], tuple[str, ...]] = {}  # tasks -> why their data is not here
     for selected in rows:
         row = selected.row
         if row.spec is None:
@@ -155,21 +158,28 @@ def plan(table: ReportedTable, rows: Sequence[SelectedRow], base: RunOptions) ->
         if not tasks:
             plans.append(RowPlan(selected, skipped=NO_TASK_CELL))
             continue
+        gated = tuple(gated_lines(options))
         if tasks in missing_data:
-            plans.append(RowPlan(selected, tasks, unavailable=DATA_NOT_LOCAL, detail=missing_data[tasks]))
+            plans.append(RowPlan(selected, tasks, unavailable=DATA_NOT_LOCAL, details=missing_data[tasks], facts=gated))
             continue
         try:
             estimates = dry_run(options)
-        except DataError as e:
-            missing_data[tasks] = one_line(e)
-            plans.append(RowPlan(selected, tasks, unavailable=DATA_NOT_LOCAL, detail=missing_data[tasks]))
+        except DataError as e:  # the data is here but cannot be read
+            missing_data[tasks] = (one_line(e),)
+            plans.append(RowPlan(selected, tasks, unavailable=DATA_NOT_LOCAL, details=missing_data[tasks], facts=gated))
             continue
         except BenchError as e:
-            plans.append(RowPlan(selected, tasks, unavailable=f"cannot plan: {one_line(e)}"))
+            plans.append(RowPlan(selected, tasks, unavailable=f"cannot plan: {one_line(e)}", facts=gated))
+            continue
+        facts = (*dry_run_facts([e for e in estimates if e.counted]), *gated)
+        not_here = tuple(e.unavailable for e in estimates if e.unavailable is not None)
+        if not_here:
+            missing_data[tasks] = not_here
+            plans.append(RowPlan(selected, tasks, unavailable=DATA_NOT_LOCAL, details=not_here, facts=facts))
             continue
         tokens = [e.estimate.get("tokens") for e in estimates]
         total_tokens = sum(t for t in tokens if t is not None) if tokens and None not in tokens else None
-        plans.append(RowPlan(selected, tasks, texts=sum(e.texts for e in estimates), tokens=total_tokens))
+        plans.append(RowPlan(selected, tasks, texts=sum(e.texts for e in estimates), tokens=total_tokens, facts=facts))
     return plans
 
 

@@ -7,8 +7,8 @@ recomputed, cheaply, because the embedding cache already holds the vectors.
 
 An encoder may expose `usage(since=None) -> dict` (running totals such as API requests, retries, tokens
 and cost; with `since`, what was used after that snapshot); the runner records each task's share in
-the run record's `encode.usage`. `dry_run` calls no model and writes nothing: it counts what each task
-would send to the model (after the cache), and an encoder with `estimate_usage(inputs) -> dict` adds
+the run record's `encode.usage`. `bench.run.dry_run` calls no model and writes nothing: it counts what each
+task would send to the model (after the cache), and an encoder with `estimate_usage(inputs) -> dict` adds
 its token/cost estimate.
 
 Launched with `torchrun`/`accelerate launch`, every rank calls `run`: rank 0 evaluates as above and
@@ -19,13 +19,12 @@ outcomes; results, run records and the table come from rank 0 alone.
 from __future__ import annotations
 
 import logging
-import math
 import platform
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -56,8 +55,6 @@ from bench.run.instruction_style import instruction_style_for
 from bench.run.run_options import RunOptions
 
 if TYPE_CHECKING:  # they import MTEB: imported where a result is stored (`result_store`), or never
-    import numpy as np
-
     from bench.adapters.base import EncodeStats
     from bench.core.variants import Variant, VariantFile
     from bench.results.result_cache import AtomicResultCache
@@ -375,88 +372,6 @@ def model_usage(model: RunModel, since: JSONObject | None = None) -> JSONObject 
     return dict(getter(since=since)) if callable(getter) else None
 
 
-# ---------------------------------------------------------------------------------------- dry run
-@dataclass
-class DryRunEstimate:
-    """What one task would send to the model: unique inputs the cache lacks, plus the family's estimate."""
-
-    task: str
-    texts: int
-    estimate: dict[str, Any] = field(default_factory=dict)  # the family's own ledger
-
-
-def dry_run(options: RunOptions) -> list[DryRunEstimate]:
-    """Count, per task, the inputs a real run would encode; load no weights, call no model, write nothing.
-
-    Each task runs through `mteb.evaluate` with an encoder stand-in that renders inputs exactly as the
-    model would, looks them up in the embedding cache (read only), counts the misses (an input counted
-    for an earlier task is not counted again: the real run would have cached it) and returns
-    placeholder vectors. Scores from the placeholders are thrown away. MTEB's wrapper renders the inputs
-    of an `mteb` model around a weightless SentenceTransformer (`bench.adapters.mteb_zoo.weightless`):
-    no weight file is opened and nothing is downloaded. An API family estimates its tokens and cost
-    (`estimate_usage`); any other model counts tokens with its tokenizer when that is local, else
-    estimates them from characters (`dry_run_tokens`), and the estimate says which.
-    """
-    import mteb
-
-    from bench.adapters.mteb_zoo import dry_run_tokens, weightless
-
-    variants = load_run_variants(options)
-    jobs = task_jobs(build_tasks(options, variants), variants)
-    model = build_model(options)
-    seen: set[str] = set()
-    estimates = []
-    for task, variant in jobs:
-        missing: list[object] = []
-        with weightless(model), _counting_encoder(model, seen, missing):
-            mteb.evaluate(
-                model,
-                task,
-                cache=None,
-                encode_kwargs={"batch_size": model.batch_size},
-                show_progress_bar=False,
-                co2_tracker=False,
-            )
-        estimator = getattr(model, "estimate_usage", None)
-        estimate = dict(estimator(missing)) if callable(estimator) else dry_run_tokens(model, missing)
-        shown = f"{task.metadata.name} [{variant.label}]" if variant is not None else task.metadata.name
-        estimates.append(DryRunEstimate(shown, len(missing), estimate))
-    return estimates
-
-
-@contextmanager
-def _counting_encoder(model: RunModel, seen: set[str], missing: list[object]) -> Iterator[None]:
-    """Within the block, `model.encode_inputs` counts cache misses into `missing` instead of encoding."""
-    import numpy as np
-
-    from bench.adapters.cache import input_key
-
-    cache = model.cache
-
-    def encode_inputs(model_inputs: Sequence[object], **_: object) -> np.ndarray:
-        keys = [input_key(x) for x in model_inputs]
-        unique = {k: x for k, x in zip(keys, model_inputs, strict=True) if k not in seen}
-        cached = cache.get_many(list(unique)) if cache is not None and unique else {}
-        for k, x in unique.items():
-            if k not in cached:
-                missing.append(x)
-        seen.update(unique)
-        return np.stack([_placeholder_vector(k) for k in keys])
-
-    model.encode_inputs = encode_inputs  # type: ignore[method-assign]  # undone below
-    try:
-        yield
-    finally:
-        del model.encode_inputs
-
-
-def _placeholder_vector(key: str, dim: int = 32) -> np.ndarray:
-    import numpy as np
-
-    v = np.random.default_rng(int(key[:15], 16)).standard_normal(dim).astype(np.float32)
-    return v / max(float(np.linalg.norm(v)), math.ulp(1.0))
-
-
 def _reusable(
     store: AtomicResultCache, model: RunModel, task_name: str, key: ResumeKey, saving: Path | None = None
 ) -> tuple[dict[str, Any], JSONObject] | None:
@@ -601,4 +516,4 @@ def _run_record(
     }
 
 
-__all__ = ["DryRunEstimate", "RunOptions", "TaskOutcome", "build_model", "build_tasks", "dry_run", "model_usage", "run"]
+__all__ = ["RunOptions", "TaskOutcome", "build_model", "build_tasks", "model_usage", "run"]

@@ -20,8 +20,8 @@ How it is taken, so that nothing is encoded twice and every encode is counted:
   run record's `encode` block.
 
 Off by default (N = 0): the issue asked for 256 on every run, but the blind encodes change every run's encode
-and API-request counts (an API model would pay for texts a dry run does not predict), so a run without the
-flag is exactly what it was. The flag is not part of the resume key: a finished task is reused as it is
+and API-request counts (an API model pays for them; `--dry-run` counts them the same way, bench/run/dry_run.py),
+so a run without the flag is exactly what it was. The flag is not part of the resume key: a finished task is reused as it is
 (without a shift); `--overwrite` recomputes it from the embedding cache and measures the shift.
 """
 

@@ -123,8 +123,8 @@ def plan_text(plans: list[RowPlan], n_rows: int) -> str:
             f", ~{format_count(p.tokens)} tokens" if p.tokens else ""
         )
         lines.append(f"{head}: {spec_text(p.selected.row)} on {', '.join(p.tasks)}: {count}")
-    for detail in dict.fromkeys(p.detail for p in plans if p.detail):
-        lines.append(f"Data not local: {detail}")
+    lines += [f"Data not local: {detail}" for detail in dict.fromkeys(d for p in plans for d in p.details)]
+    lines += list(dict.fromkeys(fact for p in plans for fact in p.facts))
     return "\n".join(lines)
 
 

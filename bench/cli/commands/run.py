@@ -132,7 +132,7 @@ def register(sub: argparse._SubParsersAction, *, full: bool = True) -> None:
         help="measure each task's instruction shift on N of its instructed texts (a seeded sample, the same "
         "on any number of processes): the mean cosine distance between each text's embedding with the task's "
         "instruction and without it, in the run record's instruction_shift and as `bench results`' Shift "
-        "column; the blind encodes are extra (counted in the record, not in --dry-run's estimate). "
+        "column; the blind encodes are extra (counted in the record and in --dry-run's estimate). "
         "Default 0: off",
     )
     run.add_argument(
@@ -241,9 +241,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from bench.adapters.registry import convert_options
     from bench.core.errors import ConfigError
     from bench.results.summary import run_table
-    from bench.run.dry_run_report import dry_run_table
+    from bench.run.dry_run import dry_run, dry_run_table
     from bench.run.local_data import local_data_note
-    from bench.run.runner import RunOptions, dry_run, run
+    from bench.run.runner import RunOptions, run
     from bench.run.usage import format_usage, total_usage
 
     model_options = convert_options(spec, layers)  # each value checked, an error naming its file or flag
@@ -262,7 +262,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if options.shift_sample < 0:
         raise ConfigError(f"--shift-sample {options.shift_sample}: give a number of texts, 0 (off) or more.")
     if args.dry_run:
-        print(dry_run_table(dry_run(options)))
+        print(dry_run_table(dry_run(options), options))
         return 0
     outcomes = run(options)
     if not outcomes and is_worker():
