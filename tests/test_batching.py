@@ -20,6 +20,16 @@ def test_plan_batches_by_count_and_token_budget():
     assert plan_batches([], batch_size=4) == []
 
 
+@pytest.fixture(autouse=True)
+def freed(monkeypatch) -> list[None]:
+    """One entry per time the encoder frees accelerator memory after an out-of-memory error. The real
+    `free_accelerator_memory` runs `gc.collect()`, which over a whole test session's heap takes about a
+    second a split: these tests count splits, not collections."""
+    calls: list[None] = []
+    monkeypatch.setattr("bench.adapters.batching.free_accelerator_memory", lambda: calls.append(None))
+    return calls
+
+
 def _oom_encoder(tmp_path, limit):
     enc = HashEncoder(cache_dir=tmp_path, batch_size=8)
     calls: list[int] = []
@@ -33,7 +43,7 @@ def _oom_encoder(tmp_path, limit):
     return enc, fn, calls
 
 
-def test_out_of_memory_splits_that_batch_only_and_counts_the_splits(tmp_path, caplog):
+def test_out_of_memory_splits_that_batch_only_and_counts_the_splits(tmp_path, caplog, freed):
     enc, fn, calls = _oom_encoder(tmp_path, limit=3)
     with caplog.at_level("WARNING", logger="bench.adapters.batching"):
         got = enc.run_batches(list(range(20)), fn, lengths=[1] * 20)
@@ -41,7 +51,7 @@ def test_out_of_memory_splits_that_batch_only_and_counts_the_splits(tmp_path, ca
     # 8 fails -> 4 fails -> 2 + 2; 4 fails -> 2 + 2; the next batch of 8 again (full size), and so on
     assert calls == [8, 4, 2, 2, 4, 2, 2] * 2 + [4, 2, 2]
     assert sum(c for c in calls if c <= 3) == 20  # every input encoded exactly once
-    assert enc.stats.oom_splits == 7
+    assert enc.stats.oom_splits == 7 and len(freed) == 7  # memory freed before each split
     splits = [r.getMessage() for r in caplog.records if "out of memory" in r.getMessage()]
     assert (
         len(splits) == 7

@@ -9,6 +9,7 @@ named there.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -37,6 +38,7 @@ def _cited(files: list[Path], pattern: re.Pattern[str]) -> list[tuple[Path, tupl
     return found
 
 
+@functools.cache  # a file is cited hundreds of times: parse each once
 def _test_names(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()

@@ -40,7 +40,7 @@ import pytest
 
 from bench.cli.main import main
 from cache_entries import entries, store_entry
-from fake_openai import FakeOpenAI
+from fake_openai import POLL_INTERVAL, FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "bench" / "tasks" / "demo_data"
@@ -123,7 +123,9 @@ class RawServer:
                 self.wfile.write(body)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL}, daemon=True
+        ).start()
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from bench.adapters import mteb_zoo
 from bench.adapters.mteb_zoo import instruction_models
-from bench.cli.commands.listing import zoo_table
+from bench.cli.commands.listing import FALLBACK_WIDTH, zoo_table
 
 QWEN, VOYAGE = "Qwen/Qwen3-Embedding-0.6B", "mongodb/voyage-4-nano"
 OPENED = "voyageai/voyage-4-nano"  # the repository VOYAGE's loader builds its SentenceTransformer from
@@ -58,6 +58,9 @@ def test_a_warm_listing_reads_the_cache_and_probes_nothing(two_models, probed, m
     assert first[1]["query"] == "Instruct: {instruction}\nQuery:{text}" and first[1]["reason"] is None
     monkeypatch.setattr(mteb_zoo, "probe_formats", _refuse)
     assert instruction_models() == first
+    # the table wraps to the terminal: at 80 columns (an 80-column terminal, or a pytest-xdist worker, which
+    # sets COLUMNS=80) the template breaks across lines; the width the listing falls back to holds it whole
+    monkeypatch.setenv("COLUMNS", str(FALLBACK_WIDTH))
     table = zoo_table()  # the listing itself reads the same cache
     assert "Instruct: {instruction}\\nQuery:{text}" in table and VOYAGE in table
 
