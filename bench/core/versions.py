@@ -7,6 +7,7 @@ and none of those may import another to learn them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from importlib import metadata as importlib_metadata
 
 VERSIONED_PACKAGES = (
@@ -24,10 +25,14 @@ VERSIONED_PACKAGES = (
 
 def package_versions(names: Sequence[str] = VERSIONED_PACKAGES) -> dict[str, str | None]:
     """Installed version of each of `names` (default VERSIONED_PACKAGES); None for one that is not installed."""
-    out: dict[str, str | None] = {}
-    for name in names:
-        try:
-            out[name] = importlib_metadata.version(name)
-        except importlib_metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+    return {name: installed_version(name) for name in names}
+
+
+@cache
+def installed_version(name: str) -> str | None:
+    """One package's installed version, read once per process: each read scans the installed packages'
+    metadata (~800 here), and a run record asks for nine per task."""
+    try:
+        return importlib_metadata.version(name)
+    except importlib_metadata.PackageNotFoundError:
+        return None
