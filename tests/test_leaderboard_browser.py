@@ -574,6 +574,7 @@ def test_published_marks_zero_shot_filter_and_comparable_switch(browser, serve, 
         return found
 
     # the marks: e5-small's SciDocsRR on generic, an older MTEB's `map` on an older dataset revision
+    _show_suite(browser, "generic")  # the page shows one suite at a time: its tab first
     e5 = browser.find_element(
         By.CSS_SELECTOR, '#table-generic tr[data-model-id="mteb||intfloat/multilingual-e5-small"]'
     )
@@ -585,6 +586,7 @@ def test_published_marks_zero_shot_filter_and_comparable_switch(browser, serve, 
     sts = suites["generic-sts"]
     zero = {r["model_id"]: r["zero_shot"] for r in sts["rows"]}
     assert zero["mteb||example/trained-on-sts12"] == "no" and "unknown" in zero.values()
+    _show_suite(browser, "generic-sts")
     box = controls("generic-sts")
     select = Select(box.find_element(By.CSS_SELECTOR, "select.f-zero-shot"))
     select.select_by_value("yes")
@@ -600,6 +602,7 @@ def test_published_marks_zero_shot_filter_and_comparable_switch(browser, serve, 
 
     # comparable with harness runs only: generic's rows with a marked cell hidden, the others kept
     generic = suites["generic"]
+    _show_suite(browser, "generic")
     box = controls("generic")
     box.find_element(By.CSS_SELECTOR, "input.f-comparable").click()
     kept = [r["model_id"] for r in generic["rows"] if r["comparable_with_runs"]]
