@@ -110,6 +110,16 @@ def _rank_order(driver, data: dict, suite: dict) -> None:
     assert [r.get_attribute("class") == "baseline" for r in rows] == [r["baseline"] for r in suite["rows"]]
 
 
+def _show_suite(driver, name: str) -> None:
+    """Open the suite's tab (the page shows one suite at a time when it has several)."""
+    from selenium.webdriver.common.by import By
+
+    tabs = driver.find_elements(By.CSS_SELECTOR, f'nav.suites a[data-suite="{name}"]')
+    if len(driver.find_elements(By.CSS_SELECTOR, "section.suite")) > 1:
+        tabs[0].click()
+        assert driver.find_element(By.ID, f"suite-{name}").is_displayed()
+
+
 def _ranked(driver, suite: dict) -> list[str]:
     """Model ids of the rows whose rank cell shows a rank, in the page's order."""
     from selenium.webdriver.common.by import By
@@ -404,6 +414,81 @@ def test_partial_suite_shows_a_score_first_on_a_phone(browser, serve, gst_partia
     assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport
 
 
+@pytest.mark.parametrize("width", [1400, 400])
+def test_one_suite_at_a_time_one_line_rows_intervals_ties_and_shift_plot(browser, serve, demo_results, tmp_path, width):
+    """Issue 42's board at scale and its uncertainty, issue 44's shift plot, at 1400 and 400 px: the page shows
+    one suite at a time (its tab picks it), each row is one line tall, an average shows its 95% interval (a
+    reported row says it has none), overlapping rows' ranks carry the tied mark, "open weights only" keeps the
+    open models, and the shift-vs-gain plot fits the window with its four quadrants labelled."""
+    from selenium.webdriver.common.by import By
+
+    from bench.leaderboard.external import reported_rows
+    from bench.leaderboard.intervals import NO_ITEMS
+    from bench.results.literature import all_tables, load_table
+    from test_intervals import DEMO_TABLE
+    from test_shift_gain import add_shifts
+
+    inputs, _ = _inputs(demo_results, tmp_path, rejected=False)
+    add_shifts(inputs[0])
+    site = tmp_path / "site"
+    data = build(inputs, site, external=reported_rows([*all_tables(), load_table(DEMO_TABLE)])).data
+    names = [s["name"] for s in data["suites"]]
+    (suite,) = [s for s in data["suites"] if s["name"] == "demo"]
+    assert len(names) > 1 and names[0] == "demo"
+    browser.set_window_size(width, 900)
+    browser.get(serve(site) + "index.html")
+    viewport = browser.execute_script("return window.innerWidth")
+
+    def shown() -> list[str]:
+        return [
+            s.get_attribute("id") for s in browser.find_elements(By.CSS_SELECTOR, "section.suite") if s.is_displayed()
+        ]
+
+    assert shown() == ["suite-demo"]
+    other = browser.find_element(By.CSS_SELECTOR, f'nav.suites a[data-suite="{names[1]}"]')
+    other.click()
+    assert shown() == [f"suite-{names[1]}"] and other.get_attribute("aria-current") == "page"
+    _show_suite(browser, "demo")
+    assert shown() == ["suite-demo"]
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport
+
+    rows = browser.find_elements(By.CSS_SELECTOR, "#table-demo tbody tr")
+    assert [r.get_attribute("data-model-id") for r in rows] == [r["model_id"] for r in suite["rows"]]
+    for row, r in zip(rows, suite["rows"], strict=True):
+        cell = row.find_element(By.CSS_SELECTOR, "td.model")
+        line = browser.execute_script("return parseFloat(getComputedStyle(arguments[0]).lineHeight)", cell)
+        assert row.rect["height"] < 2 * line, (width, r["model_id"])  # one line, not name + setting + marks
+        rank = row.find_element(By.CSS_SELECTOR, "td.rank")
+        mark = browser.execute_script("return getComputedStyle(arguments[0], '::after').content", rank)
+        assert (mark == '"≈"') == r["tied"], (width, r["model_id"])
+        ci = row.find_elements(By.CSS_SELECTOR, "td.avg .ci")
+        if r["interval"] is not None:
+            assert ci[0].text == f"{r['interval'][0]:.2f}–{r['interval'][1]:.2f}"
+        elif r["source"] == "reported" and r["average"] is not None:
+            assert ci[0].text == "no CI" and ci[0].get_attribute("title") == NO_ITEMS["reported"]
+    assert sum(r["tied"] for r in suite["rows"]) == 2  # the two ranked demo settings: their intervals overlap
+
+    controls = browser.find_element(By.CSS_SELECTOR, '.controls[data-for="table-demo"]')
+    folded = controls.find_element(By.CSS_SELECTOR, "details.filters")
+    if not folded.get_attribute("open"):  # a phone opens with the filters folded
+        folded.find_element(By.TAG_NAME, "summary").click()
+    controls.find_element(By.CSS_SELECTOR, "input.f-open").click()
+    models = {m["id"]: m for m in [*data["models"], *data["external"]]}
+    open_ids = [r["model_id"] for r in suite["rows"] if models[r["model_id"]]["open_weights"] is True]
+    assert open_ids and len(open_ids) < len(suite["rows"])
+    assert [r.get_attribute("data-model-id") for r in rows if r.is_displayed()] == open_ids
+    controls.find_element(By.CSS_SELECTOR, "input.f-open").click()
+
+    plot = browser.find_element(By.CSS_SELECTOR, "#suite-demo svg.plot.shift")
+    browser.execute_script("arguments[0].scrollIntoView()", plot)
+    assert plot.rect["x"] >= 0 and plot.rect["x"] + plot.rect["width"] <= viewport
+    assert len(plot.find_elements(By.CSS_SELECTOR, "text.quadrant")) == 4
+    assert len(plot.find_elements(By.CSS_SELECTOR, "circle.shift-dot")) == len(suite["shift_gain"]["points"]) == 2
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= viewport
+    _screenshot(browser, tmp_path / f"board-{width}.png", suffix=f"-board-{width}", width=width)
+    assert _console_errors(browser) == []
+
+
 def _screenshot(driver, shot: Path, *, suffix: str, width: int = 1400) -> None:
     """Whole page at `width` px to `shot`, copied to $LEADERBOARD_SCREENSHOT (with `suffix` before its extension)."""
     driver.set_window_size(width, 900)
@@ -429,6 +514,7 @@ def test_site_from_given_results(browser, serve, tmp_path):
     base = serve(tmp_path / "site")
     browser.get(base + "index.html")
     for suite in result.data["suites"]:
+        _show_suite(browser, suite["name"])
         table = f"table-{suite['name']}"
         th = browser.find_elements(By.CSS_SELECTOR, f"#{table} thead th")[1]
         th.find_element(By.TAG_NAME, "button").click()
@@ -437,6 +523,7 @@ def test_site_from_given_results(browser, serve, tmp_path):
         th.find_element(By.TAG_NAME, "button").click()  # and back
     browser.get(base + "index.html")
     for suite in result.data["suites"]:
+        _show_suite(browser, suite["name"])
         _rank_order(browser, result.data, suite)
     assert _console_errors(browser) == []
     _screenshot(browser, tmp_path / "leaderboard-results.png", suffix="-results")
@@ -487,6 +574,7 @@ def test_published_marks_zero_shot_filter_and_comparable_switch(browser, serve, 
         return found
 
     # the marks: e5-small's SciDocsRR on generic, an older MTEB's `map` on an older dataset revision
+    _show_suite(browser, "generic")  # the page shows one suite at a time: its tab first
     e5 = browser.find_element(
         By.CSS_SELECTOR, '#table-generic tr[data-model-id="mteb||intfloat/multilingual-e5-small"]'
     )
@@ -498,6 +586,7 @@ def test_published_marks_zero_shot_filter_and_comparable_switch(browser, serve, 
     sts = suites["generic-sts"]
     zero = {r["model_id"]: r["zero_shot"] for r in sts["rows"]}
     assert zero["mteb||example/trained-on-sts12"] == "no" and "unknown" in zero.values()
+    _show_suite(browser, "generic-sts")
     box = controls("generic-sts")
     select = Select(box.find_element(By.CSS_SELECTOR, "select.f-zero-shot"))
     select.select_by_value("yes")
@@ -513,6 +602,7 @@ def test_published_marks_zero_shot_filter_and_comparable_switch(browser, serve, 
 
     # comparable with harness runs only: generic's rows with a marked cell hidden, the others kept
     generic = suites["generic"]
+    _show_suite(browser, "generic")
     box = controls("generic")
     box.find_element(By.CSS_SELECTOR, "input.f-comparable").click()
     kept = [r["model_id"] for r in generic["rows"] if r["comparable_with_runs"]]

@@ -260,6 +260,8 @@ def test_reported_rows_in_a_browser(site, browser):
             driver.set_window_size(width, 900)
             assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"), width
             for name in ("awareness", "demo"):
+                # one suite at a time: open its tab
+                driver.find_element(By.CSS_SELECTOR, f'nav.suites a[data-suite="{name}"]').click()
                 rows = driver.find_elements(By.CSS_SELECTOR, f'#table-{name} tbody tr[data-source="reported"]')
                 assert rows and len(rows) == sum(r["source"] == "reported" for r in _suite(data, name)["rows"])
                 for row in rows[:3]:

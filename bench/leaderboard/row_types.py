@@ -107,6 +107,7 @@ class ModelJson(ModelFacts):
     same_scores_group: str | None
     results: dict[str, ResultCell]  # task -> its accepted result
     reproduces: NotRequired[list[Reproduction]]  # added by table.py `leaderboard_data`
+    open_weights: NotRequired[bool | None]  # added by table.py (bench/leaderboard/open_weights.py)
 
 
 class ExternalJson(TypedDict):
@@ -144,6 +145,7 @@ class ExternalJson(TypedDict):
     scores: dict[str, float]  # task -> main score ×100, as the source gives it
     unscored: dict[str, str]  # task -> why the source gives no score though the model has a file of it
     revisions: list[str]  # the model revisions its scores come from, most tasks first (MTEB rows)
+    open_weights: NotRequired[bool | None]  # added by table.py: the source's own field, else None
 
 
 class ExcludedJson(TypedDict):
@@ -226,6 +228,12 @@ class SuiteRow(TypedDict):
     zero_shot: NotRequired[ZeroShot]
     zero_shot_pct: NotRequired[int | None]  # MTEB's percentage; None when unknown
     trained_on: NotRequired[list[str]]  # the suite's tasks the model was trained on
+    # bench/leaderboard/intervals.py, set once the table is ranked: 95% bootstrap intervals ×100 ([low, high])
+    intervals: NotRequired[dict[str, list[float]]]  # task -> its score's interval, where its record kept items
+    interval: NotRequired[list[float] | None]  # the ranking average's interval
+    interval_note: NotRequired[str | None]  # why `interval` is None
+    band: NotRequired[int | None]  # the rank of the first row of its tied band; None: unranked
+    tied: NotRequired[bool]  # shares its band with another row
 
 
 class PaperLink(TypedDict):
@@ -289,6 +297,25 @@ class SuiteSource(TypedDict):
     notes: list[str]
 
 
+class ShiftGainPoint(TypedDict):
+    """A setting on the suite's shift-vs-gain plot (bench/leaderboard/shift_gain.py)."""
+
+    model_id: str
+    label: str
+    blind_id: str  # the ∅ row (`--template none`) the gain is taken against
+    shift: float  # mean cosine distance over `tasks`
+    tasks: int  # the suite's tasks with a recorded shift
+    gain: float  # ×100: the row's ranking average minus the ∅ row's
+
+
+class ShiftGain(TypedDict):
+    """A suite's shift-vs-gain plot data (`suites[].shift_gain`)."""
+
+    points: list[ShiftGainPoint]
+    split: float | None  # the median shift: the plot's vertical quadrant line
+    unpaired: list[str]  # labels of rows with a shift but no ∅ row on the table
+
+
 class SuiteTable(TypedDict):
     """One suite's table (`suites[]`, suite_tables.py `suite_tables`)."""
 
@@ -307,6 +334,7 @@ class SuiteTable(TypedDict):
     rows: list[SuiteRow]
     best: dict[str, float]  # task -> the highest comparable score (shaded on the site)
     sources: NotRequired[list[SuiteSource]]  # added by table.py `leaderboard_data`
+    shift_gain: NotRequired[ShiftGain]  # added by table.py (bench/leaderboard/shift_gain.py)
 
 
 # ----------------------------------------------------------------------------- instruction sensitivity

@@ -1,7 +1,7 @@
 """`bench leaderboard build`: validate submissions, then write a static site and the exports.
 
-    SITE/index.html               one sortable, filterable table per suite, plots, conflicts held back,
-                                  rejected submissions
+    SITE/index.html               one sortable, filterable table per suite (the script shows one suite at a
+                                  time), one line per row, plots, conflicts held back, rejected submissions
     SITE/models/<id>.html          one page per model: every task's scores and its run records
     SITE/leaderboard.json|.csv     the same data for machines
     SITE/assets/leaderboard.css|js
@@ -13,7 +13,8 @@ records) is shown as text, never interpreted as HTML.
 
 Every score on every page (tables, plots, model pages) is ×100 with two decimals, stated once per page.
 Each plot appears once: a task's robustness strip plot in the first suite (in `bench list suites`
-order) that holds the task, a score-against-size plot in each suite, per-aspect bars on model pages,
+order) that holds the task, a score-against-size plot and a shift-vs-gain plot (bench/leaderboard/shift_plot.py,
+where rows recorded a shift and have their ∅ run) in each suite, per-aspect bars on model pages,
 and, in the "Instruction sensitivity" section after the suites, one strip plot per task with
 instruction-variant results (leaderboard.json's `sensitivity`).
 """
@@ -47,6 +48,7 @@ from bench.leaderboard.row_types import (
     SuiteTable,
 )
 from bench.leaderboard.rows import size_label
+from bench.leaderboard.shift_plot import shift_gain_svg
 from bench.leaderboard.submission import read_submission
 from bench.leaderboard.table import leaderboard_data
 from bench.leaderboard.trust import Conflict, conflicts, settle_conflicts
@@ -189,6 +191,7 @@ def render(data: LeaderboardJson, out: Path) -> None:
     # (what a suite row's model_id names)
     sizes = {s["name"]: _size_plot(s, models) for s in data["suites"]}
     sensitivity = {t["task"]: _sensitivity_plot(t) for t in data["sensitivity"]}
+    shifts = {s["name"]: _shift_plot(s) for s in data["suites"]}
     atomic_write_text(
         out / "index.html",
         env.get_template("index.html").render(
@@ -197,6 +200,7 @@ def render(data: LeaderboardJson, out: Path) -> None:
             plots=plots,
             sizes=sizes,
             sensitivity=sensitivity,
+            shifts=shifts,
             plot_models=PLOT_MODELS,
             root=".",
         ),
@@ -252,6 +256,14 @@ def _size_plot(suite: SuiteTable, models: dict[str, ModelJson]) -> Markup | None
         if r["average"] is not None and (n_parameters := models[r["model_id"]]["n_parameters"])
     ]
     return size_svg(f"{suite['name']}: {suite['average_label']} against model size", points) if points else None
+
+
+def _shift_plot(suite: SuiteTable) -> Markup | None:
+    """The suite's shift-vs-gain plot (bench/leaderboard/shift_gain.py); None without a point."""
+    found = suite.get("shift_gain")
+    if not found or not found["points"]:
+        return None
+    return shift_gain_svg(f"{suite['name']}: instruction shift against gain", found)
 
 
 def _sensitivity_plot(task: SensitivityTask) -> Markup:

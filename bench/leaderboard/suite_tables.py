@@ -11,7 +11,8 @@ cell shows it as a title). `averages` holds complete averages only (None otherwi
 MTEB task types in a suite, `task_types` lists them and each row has `type_means` (mean ×100 per type,
 None unless the row has every task of that type). Columns no row of a table fills (task columns,
 averages, type means) are left out of it. Unranked rows (baselines, limited runs, other data, partial
-averages) are never shaded `best`.
+averages) are never shaded `best`. Each row's 95% bootstrap intervals (its tasks' and its ranking average's,
+from the per-item outcomes its run records keep) and its tied rank band are bench/leaderboard/intervals.py's.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Container, Mapping, Sequence
 from bench.leaderboard.entries import ModelKey
 from bench.leaderboard.external import SUBMITTED, ExternalRow, as_printed, joins, published_cells, spec_hub_id
 from bench.leaderboard.facts import HUB_ID, registry_training
+from bench.leaderboard.intervals import Replicates, annotate
 from bench.leaderboard.reference import TaskReference, task_reference
 from bench.leaderboard.row_types import (
     Column,
@@ -73,6 +75,8 @@ def suite_tables(
     if other:
         suites[OTHER_SUITE] = other
     tables: list[SuiteTable] = []
+    items_of = {r.id: {t: e.record.get("items") for t, e in r.results.items()} for r in rows}
+    drawn = Replicates()  # a task's replicates, drawn once however many suites hold it
     for name, tasks in suites.items():
         style = suite_styles.style(name)
         columns = suite_styles.columns(name, tasks)
@@ -114,6 +118,7 @@ def suite_tables(
         table_rows.sort(key=lambda r: _order(r, first.label))
         decided = _rank(table_rows, first.label, first.tasks or tuple(t for t, _ in columns))
         _borda(table_rows, decided)
+        annotate(table_rows, first.label, first.tasks or tuple(t for t, _ in columns), items_of, drawn)
         # columns no row of this table can fill are not shown: task columns, averages, task-type means
         shown = [(t, label) for t, label in columns if any(r["scores"][t] is not None for r in table_rows)]
         types = [t for t in types if any(r["type_means"][t["type"]] is not None for r in table_rows)]

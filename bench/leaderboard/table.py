@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from bench.leaderboard.entries import Entry, Report
 from bench.leaderboard.external import SOURCES, Excluded, ExternalRow, external_json, reproductions, suite_sources
 from bench.leaderboard.facts import SIZE_BUCKETS
+from bench.leaderboard.open_weights import external_open_weights, submitted_open_weights
 from bench.leaderboard.row_types import (
     AcceptedJson,
     ConflictJson,
@@ -42,6 +43,7 @@ from bench.leaderboard.row_types import (
 from bench.leaderboard.rows import main_score, model_json, model_rows, verification_of
 from bench.leaderboard.same_scores import same_scores
 from bench.leaderboard.sensitivity_table import sensitivity_data
+from bench.leaderboard.shift_gain import shift_gain
 from bench.leaderboard.suite_tables import suite_tables
 from bench.leaderboard.trust import Conflict, conflicts
 from bench.leaderboard.validate import REASONS
@@ -72,11 +74,16 @@ def leaderboard_data(
     twins = same_scores(rows)
     reproduced = reproductions({r.key: r.results for r in rows}, external)
     models = [_with_reproductions(model_json(r, verified, twins.get(r.key)), reproduced.get(r.key, [])) for r in rows]
+    for m in models:
+        m["open_weights"] = submitted_open_weights(m)
     others = [external_json(x) for x in external]
+    for x, row in zip(others, external, strict=True):
+        x["open_weights"] = external_open_weights(row.facts)
     suites = suite_tables(rows, verified, twins, external)
     by_external = {x["id"]: x for x in others}
     for suite in suites:
         suite["sources"] = suite_sources(suite, by_external)
+        suite["shift_gain"] = shift_gain(suite, rows)
     return {
         "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "harness_version": package_versions().get("instruct-bench"),

@@ -1,5 +1,5 @@
-// Sorting, filtering and "Rank by" for the leaderboard tables. The tables are complete without this script
-// (served ranked by mean); the "Model details" toggle is CSS only.
+// Sorting, filtering, "Rank by" and the suite tabs for the leaderboard tables. The tables are complete without
+// this script (served ranked by mean, every suite shown); the "Model details" toggle is CSS only.
 (function () {
   "use strict";
   var each = function (list, fn) { Array.prototype.forEach.call(list, fn); };
@@ -43,6 +43,7 @@
       var cell = row.querySelector("td.rank"), rank = row.getAttribute(attr) || "";
       cell.textContent = rank || "—";
       cell.setAttribute("data-value", rank);
+      cell.classList.toggle("tied", how !== "borda" && row.hasAttribute("data-tied"));  // bands follow the mean
     });
     table.querySelectorAll("th[aria-sort]").forEach(function (h) { h.removeAttribute("aria-sort"); });
     if (how === "borda") {
@@ -71,6 +72,7 @@
     var aware = get("input.f-aware"), verified = get("input.f-verified");
     var source = get("select.f-source"), hideReported = get("input.f-hide-reported");
     var zeroShot = get("select.f-zero-shot"), comparable = get("input.f-comparable");
+    var open = get("input.f-open");
     var terms = text ? text.value.toLowerCase().split(/\s+/).filter(Boolean) : [];
     var shown = 0, rows = table.tBodies[0].rows;
     each(rows, function (row) {
@@ -83,7 +85,8 @@
         (!source || !source.value || row.getAttribute("data-source") === source.value) &&
         (!hideReported || !hideReported.checked || row.getAttribute("data-source") !== "reported") &&
         zeroShotKeeps(zeroShot ? zeroShot.value : "", row.getAttribute("data-zero-shot")) &&
-        (!comparable || !comparable.checked || row.getAttribute("data-comparable") !== "false");
+        (!comparable || !comparable.checked || row.getAttribute("data-comparable") !== "false") &&
+        (!open || !open.checked || row.getAttribute("data-open") === "true");
       row.hidden = !keep;
       if (keep) shown += 1;
     });
@@ -103,7 +106,7 @@
     each(controls.querySelectorAll("details.filters"), function (el) {  // open beside the table; a phone keeps the table near the top
       el.open = window.matchMedia("(min-width: 769px)").matches;
     });
-    each(controls.querySelectorAll("input.filter, select, input.f-aware, input.f-verified, input.f-hide-reported, input.f-comparable"), function (el) {
+    each(controls.querySelectorAll("input.filter, select, input.f-aware, input.f-verified, input.f-hide-reported, input.f-comparable, input.f-open"), function (el) {
       el.addEventListener(el.type === "search" ? "input" : "change", function () { filter(controls); });
     });
     each(controls.querySelectorAll(".rank-by input"), function (radio) {
@@ -111,4 +114,24 @@
     });
     filter(controls);
   });
+
+  // One suite at a time (a board of every suite is megabytes of rows): the tab the address names (#suite-x, or
+  // any element inside that suite, such as a table), else the first; the other suites' sections are hidden.
+  var suites = document.querySelectorAll("section.suite");
+  var tabs = document.querySelectorAll("nav.suites a[data-suite]");
+  function showSuite() {
+    var target = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    var inside = target && target.closest ? target.closest("section.suite") : null;
+    var current = document.querySelector("section.suite:not([hidden])");
+    var shown = inside || (target ? current : null) || suites[0];
+    each(suites, function (s) { s.hidden = s !== shown; });
+    each(tabs, function (a) {
+      if ("suite-" + a.getAttribute("data-suite") === shown.id) a.setAttribute("aria-current", "page");
+      else a.removeAttribute("aria-current");
+    });
+  }
+  if (suites.length > 1) {
+    window.addEventListener("hashchange", showSuite);
+    showSuite();
+  }
 })();
