@@ -15,6 +15,11 @@ for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 sys.path.insert(0, str(Path(__file__).parent))
+# Tests live in one folder per layer of bench/ (tests/<layer>/test_<module>.py); their base names are unique,
+# so a test module may import a fixture or helper from another by its name, wherever it sits.
+for _folder in sorted(Path(__file__).parent.iterdir()):
+    if _folder.is_dir() and any(_folder.glob("test_*.py")):
+        sys.path.insert(1, str(_folder))
 
 ROOT = Path(__file__).resolve().parents[1]
 # Session fixtures shared by several test files (real result folders made once per session), and the

@@ -1,4 +1,4 @@
-"""What each spawned rank of tests/test_distributed.py runs (a module, so `spawn` can import it)."""
+"""What each spawned rank of tests/adapters/test_distributed.py runs (a module, so `spawn` can import it)."""
 
 from __future__ import annotations
 

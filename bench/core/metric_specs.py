@@ -61,7 +61,7 @@ class Metric:
         detail: a sub-score `bench run` prints beside the main score (other than the main score itself).
         label: the detail's short label; for a family, by default the key less the metric's words.
         mteb_type: for a main score, the MTEB task type a task scored by it declares, so MTEB's per-type
-            mean puts it beside scores of its kind (tests/test_mteb_discovery.py checks every task).
+            mean puts it beside scores of its kind (tests/tasks/test_mteb_discovery.py checks every task).
         version: bumped when the computation changes, so numbers of two versions are never compared.
     """
 

@@ -6,7 +6,7 @@ named here is one that every one of them may rely on, and mypy checks each write
 The classes describe the document as it is written; they do not change it (key order is the writers').
 
 Keys named by a mark (`baseline`, `local_copy`, `stand_in`, `subset`, `unregistered`) are the marks' own
-keys (`bench.results.marks`: `Mark.key`); tests/test_row_types.py holds the two in step.
+keys (`bench.results.marks`: `Mark.key`); tests/leaderboard/test_row_types.py holds the two in step.
 """
 
 from __future__ import annotations

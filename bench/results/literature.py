@@ -4,7 +4,7 @@ Why data: a reader places a new model against the field only if the papers' rows
 number copied into code by hand cannot be checked. Each file holds the paper's facts, the table's
 number and caption verbatim, its columns mapped to the harness's tasks and main scores, and per row
 the model as printed, every value exactly as printed (×100, as in the paper), and the `bench run` spec
-that would reproduce it (or why none can). tests/test_reported_tables.py checks every number against
+that would reproduce it (or why none can). tests/results/test_literature.py checks every number against
 the paper's own text in `../shared/seeds`.
 
 Where: the issue (31) suggested `bench/leaderboard/reported/`; the files live under the results layer

@@ -2,7 +2,7 @@
 returns the `inbedder` suite and `mteb.get_benchmarks()` lists every suite's benchmark after MTEB's own.
 
 Names (`BENCHMARK_NAMES`): readable, after the paper whose evaluation the suite reproduces, and never an MTEB
-benchmark's name or alias (`bench.tasks.mteb_compat` refuses one; `tests/test_mteb_discovery.py` checks). A suite
+benchmark's name or alias (`bench.tasks.mteb_compat` refuses one; `tests/tasks/test_mteb_discovery.py` checks). A suite
 without an entry (declared later with `declare_suite`) is offered as `InstructBench-<suite>`.
 
 Nothing is built at import: `bench/tasks/__init__.py` imports this module before most task modules, so it only

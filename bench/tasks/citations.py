@@ -3,7 +3,7 @@
 Every entry is written in MTEB's canonical BibTeX form, the form MTEB's own citation check compares a task's
 `bibtex_citation` and a benchmark's `citation` with: bibtexparser 1.x's writer output (two-space indent,
 one `key = {value},` line per field in alphabetical order, a trailing comma after the last field, several
-entries ordered by key with one blank line between them). `tests/test_mteb_validators.py` formats each
+entries ordered by key with one blank line between them). `tests/tasks/test_mteb_validators.py` formats each
 registered task's and benchmark's citation that way and requires it unchanged, so an entry added in
 another layout fails there with the form to paste.
 

@@ -29,7 +29,7 @@ MTEB offers no public hook to add a task or a benchmark, so three private struct
    out each batch as one column slice; `mteb_query_dataloader` is MTEB's own, the reference the test
    compares every batch with.
 
-`tests/test_mteb_compat.py` and `tests/test_mteb_discovery.py` fail loudly when any of these changes in
+`tests/tasks/test_mteb_compat.py` and `tests/tasks/test_mteb_discovery.py` fail loudly when any of these changes in
 a new MTEB release.
 """
 
@@ -198,7 +198,7 @@ def create_query_dataloader(
     The loader's `dataset` is the HF `Dataset` MTEB's loader would hold after its preparation (columns
     `instruction`, `query` = the text, `text` = text + " " + instruction, in that order), so encoders
     that read `inputs.dataset.features` or iterate and `select` it (MTEB's cache wrapper) see the same
-    thing; every batch equals MTEB's batch on the same rows (`tests/test_mteb_compat.py`). Tasks that are
+    thing; every batch equals MTEB's batch on the same rows (`tests/tasks/test_mteb_compat.py`). Tasks that are
     not text-only get MTEB's own loader.
     """
     from datasets import Dataset
