@@ -186,6 +186,7 @@ def test_instruction_aware_run_encodes_each_sentence_once_per_variant(sts_dir, t
         template="prefix",
         instruction_variants=str(_write(tmp_path / "v.yaml", STS_VARIANTS)),
         output_dir=str(tmp_path / "out"),
+        cache_dir=str(tmp_path / "cache"),  # it counts encodes: a fresh cache, not the session's
         show_progress_bar=False,
     )
     default, *variants = run(options)
