@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser = build_parser(full_run=True)
             args, extra = parser.parse_known_args(argv)
     except BenchError as e:
-        return _error(e)
+        return _error(e, getattr(args, "verbose", False))
     if extra:
         unrecognized(parser, args.command, extra)
     if _other_rank():
@@ -198,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except BenchError as e:
-        return _error(e)
+        return _error(e, getattr(args, "verbose", False))
     except KeyboardInterrupt as e:
         stopped = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
         print(
@@ -213,8 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         restore()
 
 
-def _error(e: BenchError) -> int:
-    """A user's error as one line (`error: ...`, credentials redacted), exit 2."""
+def _error(e: BenchError, verbose: bool = False) -> int:
+    """A user's error as one line (`error: ...`, credentials redacted), exit 2. With `-v`, an error caused by
+    code outside the harness (a plugin's import, a library's exception) first prints that cause's traceback."""
+    if verbose and e.__cause__ is not None and not isinstance(e.__cause__, BenchError):
+        print(redact("".join(traceback.format_exception(e.__cause__))), end="", file=sys.stderr)
     print(f"error: {redact(' '.join(str(e).split()))}", file=sys.stderr)
     return 2
 

@@ -120,7 +120,8 @@ def _training(meta: ModelMeta) -> list[str] | None:
     fails on it: unknown, never a build failure)."""
     try:
         found = meta.get_training_datasets()
-    except Exception:  # noqa: BLE001 - as in `build`
+    except Exception:  # as in `build`: unknown (its cause logged, shown under -v)
+        logger.debug("MTEB cannot list the training datasets of %s", meta.name, exc_info=True)
         return None
     return sorted(str(d) for d in found) if found is not None else None
 

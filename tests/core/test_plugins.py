@@ -268,6 +268,19 @@ def test_a_plugin_that_fails_to_import_is_one_error_line(registries, tmp_path, c
     assert "ModuleNotFoundError: No module named 'not_installed_anywhere_xyz'" in line
 
 
+def test_with_verbose_a_failing_plugin_shows_its_own_traceback_before_the_line(registries, tmp_path, capsys):
+    """`-v`: the plugin's exception keeps its traceback (where in the user's file it failed), then the one line."""
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "divides.py").write_text("x = 1\ny = x / 0\n", encoding="utf-8")
+    code, _, err = _bench(capsys, "list", "tasks", "-v", "--include-path", str(folder))
+    assert code == 2
+    assert "Traceback (most recent call last)" in err and 'divides.py", line 2' in err
+    assert err.rstrip().splitlines()[-1].startswith("error: --include-path file ")
+    code, _, quiet = _bench(capsys, "list", "tasks", "--include-path", str(folder))
+    assert code == 2 and len(quiet.splitlines()) == 1 and "Traceback" not in quiet
+
+
 def test_a_plugin_that_fails_in_bench_run_is_one_error_line(registries, tmp_path, capsys):
     """`bench run` imports the family plugins to build its flags, before its command runs: the same one line."""
     folder = tmp_path / "broken"
@@ -423,7 +436,7 @@ def test_a_plugin_package_installed_in_a_fresh_venv_is_listed_and_runs(tmp_path)
 
     def run(*args: str) -> str:
         proc = subprocess.run(
-            [str(python), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False
+            [str(python), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800, check=False
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         return proc.stdout
