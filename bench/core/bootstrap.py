@@ -194,8 +194,13 @@ def task_interval(task_name: str, items: Items, b: int = REPLICATES) -> tuple[fl
 def average_interval(per_task: Mapping[str, Items], b: int = REPLICATES) -> tuple[float, float]:
     """The 95% interval of the mean of several tasks' main scores: replicate b is the mean of the tasks'
     replicates b, each task resampled independently."""
-    stacked = np.vstack([replicates(name, items, b) for name, items in per_task.items()])
-    return percentile_interval(stacked.mean(axis=0))
+    return mean_interval([replicates(name, items, b) for name, items in per_task.items()])
+
+
+def mean_interval(per_task_replicates: Sequence[np.ndarray]) -> tuple[float, float]:
+    """The percentile interval of the tasks' mean, from each task's replicates (replicate b of the mean is the
+    mean of the tasks' replicates b): `average_interval`'s rule, for callers that keep replicates to reuse."""
+    return percentile_interval(np.vstack(per_task_replicates).mean(axis=0))
 
 
 def count_numbers(items: object) -> int:

@@ -7,7 +7,7 @@ seeded percentile bootstrap of bench/core/bootstrap.py, the one `bench results -
 * `intervals` (task -> [low, high], ×100): each task score of the row whose record kept its items;
 * `interval` ([low, high], ×100): the row's ranking average (the table's `average_label`), when it is complete
   and every one of its tasks kept its items; replicate b of the average is the mean of the tasks' replicates b,
-  each task drawn with its own seed (`bootstrap.average_interval`). None otherwise, and `interval_note` says
+  each task drawn with its own seed (`bootstrap.mean_interval`, as `average_interval`). None otherwise, and `interval_note` says
   why: a published or reported row has no items at all; an older run (or one with too many items) kept none.
 
 Rank bands: walking the ranked rows best first, a row whose interval overlaps the interval of the ranked row
@@ -25,7 +25,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from bench.core.bootstrap import has_items, percentile_interval, replicates
+from bench.core.bootstrap import has_items, mean_interval, percentile_interval, replicates
 from bench.core.run_record import Items
 from bench.leaderboard.external import SUBMITTED
 from bench.leaderboard.row_types import SuiteRow
@@ -100,8 +100,7 @@ def _row_intervals(
     elif not complete:
         note = INCOMPLETE
     elif tasks and all(t in items for t in tasks):
-        stacked = np.vstack([cache.of(model_id, t, items[t]) for t in tasks])
-        interval = _x100(percentile_interval(stacked.mean(axis=0)))
+        interval = _x100(mean_interval([cache.of(model_id, t, items[t]) for t in tasks]))
     else:
         note = NO_RECORD_ITEMS
     return {"intervals": intervals, "interval": interval, "note": note}
