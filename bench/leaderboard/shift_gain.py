@@ -19,6 +19,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 
+from bench.leaderboard.entries import experiment_label
 from bench.leaderboard.external import SUBMITTED
 from bench.leaderboard.row_types import ShiftGain, ShiftGainPoint, SuiteRow, SuiteTable
 from bench.leaderboard.rows import ModelRow
@@ -26,16 +27,11 @@ from bench.leaderboard.rows import ModelRow
 BLIND = {"template": "none"}  # the experiment keys of the ∅ run (`bench run --template none`)
 
 
-def experiment_text(experiment: Mapping[str, object]) -> str:
-    """An experiment's options as a row key names them ("default" without any): `ModelKey.experiment`."""
-    return ", ".join(f"{k}={v}" for k, v in sorted(experiment.items())) or "default"
-
-
 def blind_key(row: ModelRow) -> tuple[str, str, str]:
     """(name, revision, experiment) of the row's ∅ run: its experiment with `template=none`."""
     experiment = row.first.record["model"].get("experiment")
     options = dict(experiment) if isinstance(experiment, Mapping) else {}
-    return row.key.name, row.key.revision, experiment_text({**options, **BLIND})
+    return row.key.name, row.key.revision, experiment_label({**options, **BLIND})
 
 
 def row_shift(row: ModelRow, tasks: Sequence[str]) -> tuple[float, int] | None:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bench.leaderboard import build
-from bench.leaderboard.shift_gain import experiment_text, shift_gain
+from bench.leaderboard.entries import experiment_label
+from bench.leaderboard.shift_gain import shift_gain
 from bench.leaderboard.shift_plot import QUADRANTS, shift_gain_svg
 from leaderboard_fixtures import add_settings, copy_results, edit_json
 
@@ -21,7 +22,7 @@ def add_shifts(root: Path, shifts: dict[str, float] = SHIFTS) -> None:
     """Give the MiniLM settings' run records an `instruction_shift`, as `bench run --shift-sample` writes it."""
     for record in root.rglob("run_records/*.json"):
         model = json.loads(record.read_text(encoding="utf-8"))["model"]
-        setting = experiment_text(model.get("experiment") or {})
+        setting = experiment_label(model.get("experiment") or {})
         if "MiniLM" in model["name"] and setting in shifts:
             block = {"sample": 64, "population": 100, "mean_cosine_distance": shifts[setting], "seed": 7}
             edit_json(record, lambda d, block=block: d.update(instruction_shift=block))
