@@ -29,11 +29,14 @@ GATED: tuple[Gate, ...] = (
 
 
 def hub_ids(spec: str, options: Mapping[str, object]) -> list[str]:
-    """The hub ids a model spec and its options name: the spec's id (after a `family:` prefix) and any option
-    value shaped like `org/name` (a re-encoder, a base model)."""
-    family, sep, rest = spec.partition(":")
-    ids = [rest if sep and "/" not in family else spec]
-    ids += [v for v in options.values() if isinstance(v, str) and v.count("/") == 1 and " " not in v]
+    """The hub ids a model spec and its options name: the model the spec resolves to (`registry.resolve`: a
+    registered name's own, or the id after a `family:` prefix) and any option value, a registered name's
+    defaults included, shaped like `org/name` (a re-encoder, a base model)."""
+    from bench.adapters.registry import resolve
+
+    _family, model, defaults = resolve(spec)
+    values = {**defaults, **options}.values()
+    ids = [model, *(v for v in values if isinstance(v, str) and v.count("/") == 1 and " " not in v)]
     return list(dict.fromkeys(ids))
 
 
